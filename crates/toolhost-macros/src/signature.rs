@@ -1,0 +1,175 @@
+//! What a `#[tool]` fn's signature must look like, and what the expansion needs from it.
+
+use syn::spanned::Spanned;
+use syn::{FnArg, GenericArgument, PathArguments, ReturnType, Signature, Type};
+
+/// How the fn's return value becomes the tool's result.
+pub enum Output {
+    /// `Result<T, E>` (or a `Result<T>` alias): `Ok` is serialized, `Err` becomes a `ToolError`.
+    Result,
+    /// Any other `T: Serialize`, including `()` for a fn with no return type.
+    Value,
+}
+
+/// The parts of a checked signature the expansion uses.
+pub struct ToolSignature {
+    pub arg_type: Type,
+    pub output: Output,
+    pub is_async: bool,
+}
+
+/// Checks a `#[tool]` fn's signature, reporting every problem at its own span.
+///
+/// # Errors
+/// No argument or more than one, a `self` receiver, generics or a `where` clause,
+/// `unsafe`, a borrowed or `impl Trait` argument, or an unsupported return type.
+pub fn check(sig: &Signature) -> syn::Result<ToolSignature> {
+    let mut errors = Vec::new();
+    if sig.unsafety.is_some() {
+        errors.push(syn::Error::new(sig.unsafety.span(), "#[tool] cannot be used on an `unsafe fn`: the engine calls tools from safe code"));
+    }
+    if !sig.generics.params.is_empty() {
+        errors.push(syn::Error::new(
+            sig.generics.span(),
+            "#[tool] fns cannot be generic: the input schema is generated from one concrete argument type",
+        ));
+    }
+    if let Some(clause) = &sig.generics.where_clause {
+        errors.push(syn::Error::new(clause.span(), "#[tool] fns cannot have a `where` clause: the argument type must be concrete"));
+    }
+    let arg_type = match check_inputs(sig) {
+        Ok(ty) => Some(ty),
+        Err(e) => {
+            errors.push(e);
+            None
+        }
+    };
+    let output = match check_output(&sig.output) {
+        Ok(output) => Some(output),
+        Err(e) => {
+            errors.push(e);
+            None
+        }
+    };
+    if let Some(mut combined) = errors.pop() {
+        // Report in source order.
+        for e in errors.into_iter().rev() {
+            let mut first = e;
+            first.combine(combined);
+            combined = first;
+        }
+        return Err(combined);
+    }
+    Ok(ToolSignature {
+        arg_type: arg_type.expect("no error means an argument type"),
+        output: output.expect("no error means an output"),
+        is_async: sig.asyncness.is_some(),
+    })
+}
+
+fn check_inputs(sig: &Signature) -> syn::Result<Type> {
+    if let Some(receiver) = sig.receiver() {
+        return Err(syn::Error::new(
+            receiver.span(),
+            "#[tool] cannot be used on a method: take the arguments struct as the only parameter of a free fn, and reach shared state through a static or a captured handle",
+        ));
+    }
+    let mut inputs = sig.inputs.iter();
+    let Some(first) = inputs.next() else {
+        return Err(syn::Error::new(
+            sig.paren_token.span.join(),
+            "#[tool] fns take exactly one argument, a struct deriving `Deserialize` and `JsonSchema`; this fn takes none",
+        ));
+    };
+    if let Some(second) = inputs.next() {
+        let extra = sig.inputs.len() - 1;
+        return Err(syn::Error::new(
+            second.span(),
+            format!(
+                "#[tool] fns take exactly one argument, a struct deriving `Deserialize` and `JsonSchema`; found {extra} more. Put every parameter in that struct as a field; use `toolhost::current_cancellation()` for the cancellation token"
+            ),
+        ));
+    }
+    let FnArg::Typed(arg) = first else { unreachable!("receivers were handled above") };
+    match &*arg.ty {
+        Type::Reference(r) => Err(syn::Error::new(
+            r.span(),
+            "#[tool] arguments are deserialized from JSON into an owned value: take the type by value, not by reference",
+        )),
+        Type::ImplTrait(t) => Err(syn::Error::new(
+            t.span(),
+            "#[tool] fns cannot take `impl Trait`: the input schema is generated from one concrete argument type",
+        )),
+        ty => Ok(ty.clone()),
+    }
+}
+
+fn check_output(output: &ReturnType) -> syn::Result<Output> {
+    let ty = match output {
+        ReturnType::Default => return Ok(Output::Value),
+        ReturnType::Type(_, ty) => &**ty,
+    };
+    let unsupported = |what: &str| {
+        syn::Error::new(
+            ty.span(),
+            format!(
+                "#[tool] fns cannot return {what}: return `Result<T, E>` with `T: Serialize` and `E: Display`, or a plain `T: Serialize`"
+            ),
+        )
+    };
+    match ty {
+        Type::ImplTrait(_) => Err(unsupported("`impl Trait` (the result is serialized, so name a concrete type)")),
+        Type::TraitObject(_) => Err(unsupported("a trait object")),
+        Type::Never(_) => Err(unsupported("`!`")),
+        Type::BareFn(_) => Err(unsupported("a fn pointer")),
+        Type::Ptr(_) => Err(unsupported("a raw pointer")),
+        Type::Infer(_) => Err(unsupported("`_`")),
+        Type::Path(p) if p.qself.is_none() => Ok(match p.path.segments.last() {
+            Some(last) if last.ident == "Result" && result_arity(&last.arguments).is_some() => Output::Result,
+            _ => Output::Value,
+        }),
+        _ => Ok(Output::Value),
+    }
+}
+
+/// The number of type arguments of a `Result<...>` segment, when it has one or two.
+fn result_arity(args: &PathArguments) -> Option<usize> {
+    let PathArguments::AngleBracketed(args) = args else { return None };
+    let types = args.args.iter().filter(|a| matches!(a, GenericArgument::Type(_))).count();
+    (1..=2).contains(&types).then_some(types)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syn::parse_quote;
+
+    fn sig(item: syn::ItemFn) -> syn::Result<ToolSignature> {
+        check(&item.sig)
+    }
+
+    #[test]
+    fn tells_results_from_plain_values() {
+        let s = sig(parse_quote!(async fn f(a: Args) -> Result<Out, String> {})).unwrap();
+        assert!(matches!(s.output, Output::Result) && s.is_async);
+        assert!(matches!(sig(parse_quote!(fn f(a: Args) -> anyhow::Result<Out> {})).unwrap().output, Output::Result));
+        assert!(matches!(sig(parse_quote!(fn f(a: Args) -> Vec<Out> {})).unwrap().output, Output::Value));
+        assert!(matches!(sig(parse_quote!(fn f(a: Args) {})).unwrap().output, Output::Value));
+    }
+
+    #[test]
+    fn reports_every_problem_at_once() {
+        let e = sig(parse_quote!(fn f<T>() -> impl Serialize {})).err().unwrap();
+        let messages: Vec<String> = e.into_iter().map(|e| e.to_string()).collect();
+        assert_eq!(messages.len(), 3, "{messages:?}");
+        assert!(messages[0].contains("generic"));
+        assert!(messages[1].contains("this fn takes none"));
+        assert!(messages[2].contains("`impl Trait`"));
+    }
+
+    #[test]
+    fn refuses_borrowed_and_unsafe() {
+        assert!(sig(parse_quote!(fn f(a: &Args) {})).err().unwrap().to_string().contains("by value"));
+        assert!(sig(parse_quote!(unsafe fn f(a: Args) {})).err().unwrap().to_string().contains("unsafe"));
+    }
+}

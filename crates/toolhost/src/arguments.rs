@@ -1,0 +1,82 @@
+//! Call arguments as they arrive: JSON text from a model, or a value built in code.
+//!
+//! Limits keep a hostile or broken input from exhausting the process: at most
+//! [`MAX_ARGUMENT_BYTES`] of text and [`MAX_ARGUMENT_DEPTH`] levels of nesting.
+
+use serde_json::Value;
+
+use crate::error::{RegistryError, RegistryErrorCode};
+
+/// Largest argument text accepted (16 MiB).
+pub const MAX_ARGUMENT_BYTES: usize = 16 * 1024 * 1024;
+/// Deepest nesting accepted (serde_json's own recursion limit).
+pub const MAX_ARGUMENT_DEPTH: usize = 128;
+
+fn refuse(tool: &str, why: impl std::fmt::Display) -> RegistryError {
+    RegistryError::new(RegistryErrorCode::InvalidArguments, format!("invalid arguments for tool '{tool}': {why}"))
+}
+
+/// Parses argument JSON text.
+///
+/// # Errors
+/// `INVALID_ARGUMENTS` when the text is too large, too deep or not JSON.
+pub fn parse_arguments(tool: &str, text: &str) -> Result<Value, RegistryError> {
+    if text.len() > MAX_ARGUMENT_BYTES {
+        return Err(refuse(tool, format!("{} bytes of JSON exceed the {MAX_ARGUMENT_BYTES}-byte limit", text.len())));
+    }
+    serde_json::from_str(text).map_err(|e| {
+        if e.to_string().contains("recursion limit") {
+            refuse(tool, format!("nested deeper than {MAX_ARGUMENT_DEPTH} levels"))
+        } else {
+            refuse(tool, format!("malformed JSON: {e}"))
+        }
+    })
+}
+
+/// Checks a value built in code against the depth limit, without recursion.
+///
+/// # Errors
+/// `INVALID_ARGUMENTS` when it nests deeper than [`MAX_ARGUMENT_DEPTH`].
+pub fn check_depth(tool: &str, value: &Value) -> Result<(), RegistryError> {
+    let mut stack = vec![(value, 0usize)];
+    while let Some((v, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(a) => Box::new(a.iter()),
+            Value::Object(o) => Box::new(o.values()),
+            _ => continue,
+        };
+        if depth >= MAX_ARGUMENT_DEPTH {
+            return Err(refuse(tool, format!("nested deeper than {MAX_ARGUMENT_DEPTH} levels")));
+        }
+        stack.extend(children.map(|c| (c, depth + 1)));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_malformed_deep_and_huge_text() {
+        assert!(parse_arguments("t", r#"{"city":"Paris"}"#).is_ok());
+        let e = parse_arguments("t", r#"{"city":"#).unwrap_err();
+        assert_eq!(e.code(), "INVALID_ARGUMENTS");
+        assert!(e.message.contains("malformed JSON") && e.message.contains("'t'"), "{}", e.message);
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        assert!(parse_arguments("t", &deep).unwrap_err().message.contains("deeper than 128"));
+        let huge = format!("\"{}\"", "x".repeat(MAX_ARGUMENT_BYTES));
+        assert!(parse_arguments("t", &huge).unwrap_err().message.contains("limit"));
+        assert!(parse_arguments("t", "NaN").is_err());
+    }
+
+    #[test]
+    fn checks_depth_of_built_values() {
+        let mut v = Value::Null;
+        for _ in 0..200 {
+            v = Value::Array(vec![v]);
+        }
+        assert!(check_depth("t", &v).is_err());
+        assert!(check_depth("t", &serde_json::json!({"a": [[1]]})).is_ok());
+    }
+}

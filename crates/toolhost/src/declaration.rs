@@ -1,0 +1,174 @@
+//! What a tool declares about itself: name, description, input schema and metadata.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::{RegistryError, RegistryErrorCode};
+
+/// Longest tool name providers accept.
+pub const MAX_TOOL_NAME_LEN: usize = 64;
+
+/// A tool as a model sees it, plus the metadata the engine reads.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDeclaration {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    #[serde(default)]
+    pub metadata: ToolMetadata,
+}
+
+impl ToolDeclaration {
+    pub fn new(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            input_schema,
+            output_schema: None,
+            metadata: ToolMetadata::default(),
+        }
+    }
+}
+
+/// Optional facts about a tool. Unknown keys are kept in `extra` and handed back as given.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolMetadata {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world: Option<bool>,
+    /// Per-tool timeout; a call's own `timeoutMs` wins over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Per-tool retry settings; a call's own settings win over them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<RetryOverrides>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub circuit_breaker: Option<CircuitBreakerConfig>,
+    /// Skip the built-in logging and metadata interceptors for this tool.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub self_instrumented: bool,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// Retry settings where every field is optional, layered call > tool > manager > default.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RetryOverrides {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_delay: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_delay: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backoff_multiplier: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retryable_categories: Option<Vec<String>>,
+}
+
+/// Per-tool circuit breaker settings.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CircuitBreakerConfig {
+    /// Consecutive failures that open the circuit.
+    pub failure_threshold: u32,
+    /// How long the circuit stays open before one trial call is let through.
+    pub recovery_timeout_ms: u64,
+    /// Successful trial calls needed to close it again.
+    #[serde(default = "one")]
+    pub success_threshold: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Checks a name against `^[a-zA-Z0-9_-]{1,64}$`.
+///
+/// # Errors
+/// `INVALID_TOOL_NAME` naming the offending name.
+pub fn check_tool_name(name: &str) -> Result<(), RegistryError> {
+    let ok = !name.is_empty()
+        && name.len() <= MAX_TOOL_NAME_LEN
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(RegistryError::new(
+            RegistryErrorCode::InvalidToolName,
+            format!(
+                "tool name {name:?} is invalid: use 1 to {MAX_TOOL_NAME_LEN} letters, digits, '_' or '-'"
+            ),
+        ))
+    }
+}
+
+/// Checks the parts of a declaration that are not the schema.
+///
+/// # Errors
+/// `INVALID_TOOL_NAME` or `INVALID_DEFINITION`.
+pub fn check_declaration(decl: &ToolDeclaration) -> Result<(), RegistryError> {
+    check_tool_name(&decl.name)?;
+    if decl.description.trim().is_empty() {
+        return Err(RegistryError::new(
+            RegistryErrorCode::InvalidDefinition,
+            format!("tool '{}' has no description: models choose tools by it", decl.name),
+        ));
+    }
+    if let Some(cb) = &decl.metadata.circuit_breaker {
+        if cb.failure_threshold == 0 || cb.success_threshold == 0 {
+            return Err(RegistryError::new(
+                RegistryErrorCode::InvalidDefinition,
+                format!("tool '{}': circuitBreaker thresholds must be at least 1", decl.name),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_provider_pattern() {
+        for ok in ["a", "get_weather", "A-1", &"x".repeat(64)] {
+            assert!(check_tool_name(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "has space", "dot.name", "ünï", &"x".repeat(65)] {
+            let e = check_tool_name(bad).unwrap_err();
+            assert_eq!(e.code(), "INVALID_TOOL_NAME", "{bad}");
+        }
+    }
+
+    #[test]
+    fn metadata_keeps_unknown_keys_and_reads_known_ones() {
+        let m: ToolMetadata = serde_json::from_value(serde_json::json!({
+            "category": "weather", "tags": ["read-only"], "timeoutMs": 50,
+            "retry": {"maxAttempts": 5}, "owner": "team-a"
+        }))
+        .unwrap();
+        assert_eq!(m.category.as_deref(), Some("weather"));
+        assert_eq!(m.timeout_ms, Some(50));
+        assert_eq!(m.retry.unwrap().max_attempts, Some(5));
+        assert_eq!(m.extra["owner"], "team-a");
+    }
+}

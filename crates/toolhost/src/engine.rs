@@ -1,0 +1,586 @@
+//! The execution state machine, free of any I/O.
+//!
+//! [`ExecutionEngine`] owns every policy decision: tool resolution, validation, the
+//! concurrency gate, retries and backoff delays, the circuit breakers, records, history,
+//! statistics and which lifecycle events to build. It never runs a handler, sleeps or
+//! calls a listener: each method returns a [`Transition`] saying what the driver must do
+//! next and which events to dispatch. Two drivers use it: [`crate::ToolExecutor`] (tokio,
+//! for Rust handlers) and the Node binding (on the JS thread, for JS handlers), so both
+//! kinds of tool get the same behaviour.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::circuit::CircuitBreaker;
+use crate::declaration::RetryOverrides;
+use crate::error::{ErrorCategory, RegistryError, RegistryErrorCode, ToolError};
+use crate::record::{
+    now_ms, EventMask, EventType, ExecutionEvent, ExecutionRecord, ExecutionStatus, ExecutionTiming, Payload, ToolStats,
+};
+use crate::registry::{RegisteredTool, Scope, ToolRegistry};
+use crate::retry::{Backoff, RetryConfig};
+
+/// A manager's settings. Per call, the call's options win, then the tool's metadata,
+/// then these.
+#[derive(Clone, Debug)]
+pub struct ManagerConfig {
+    pub retry: RetryConfig,
+    /// Per-attempt timeout in ms; `None` for none.
+    pub timeout_ms: Option<f64>,
+    pub max_concurrency: usize,
+    /// Finished records kept, oldest dropped first.
+    pub history_limit: usize,
+    /// Validate arguments before the first attempt.
+    pub validation: bool,
+}
+
+impl Default for ManagerConfig {
+    fn default() -> Self {
+        Self { retry: RetryConfig::default(), timeout_ms: Some(30_000.0), max_concurrency: 16, history_limit: 1000, validation: true }
+    }
+}
+
+impl ManagerConfig {
+    /// # Errors
+    /// `INVALID_CONFIG` for a non-positive timeout or concurrency, or bad retry numbers.
+    pub fn check(&self) -> Result<(), RegistryError> {
+        self.retry.check()?;
+        check_timeout(self.timeout_ms)?;
+        if self.max_concurrency == 0 {
+            return Err(RegistryError::new(RegistryErrorCode::InvalidConfig, "maxConcurrency must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
+fn check_timeout(t: Option<f64>) -> Result<(), RegistryError> {
+    match t {
+        Some(ms) if !ms.is_finite() || ms <= 0.0 => Err(RegistryError::new(
+            RegistryErrorCode::InvalidConfig,
+            format!("timeoutMs must be a finite number of milliseconds > 0, got {ms}"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A call's own options.
+#[derive(Clone, Debug, Default)]
+pub struct CallOptions {
+    pub tool_call_id: Option<String>,
+    pub session_id: Option<String>,
+    pub timeout_ms: Option<f64>,
+    pub retry: Option<RetryOverrides>,
+    /// The caller's signal was already aborted: end `cancelled` without running.
+    pub already_cancelled: bool,
+}
+
+/// Everything a driver needs to run one attempt.
+#[derive(Clone)]
+pub struct AttemptSpec {
+    pub key: u64,
+    pub execution_id: String,
+    pub tool_call_id: Option<String>,
+    pub session_id: Option<String>,
+    pub tool: Arc<RegisteredTool>,
+    pub args: Arc<Value>,
+    pub attempt_number: u32,
+    pub max_attempts: u32,
+    pub timeout: Option<Duration>,
+}
+
+/// What the driver must do next for the execution the call was about.
+pub enum Step {
+    /// Run this attempt now.
+    Run(AttemptSpec),
+    /// Waiting for a concurrency slot; a later transition admits it.
+    Queued,
+    /// Wait `delay`, then call [`ExecutionEngine::begin_attempt`].
+    Retry { delay: Duration },
+    /// The execution ended; this is its final record.
+    Finished(Arc<ExecutionRecord>),
+    /// The call referred to an attempt that is no longer current (a late settlement
+    /// after a timeout or a cancel): nothing to do.
+    Stale,
+}
+
+/// The result of one engine call.
+pub struct Transition {
+    /// The engine key of the execution this transition is about.
+    pub key: u64,
+    pub step: Step,
+    /// Events to dispatch, in order (only the types someone wants).
+    pub events: Vec<ExecutionEvent>,
+    /// Queued executions that got a slot: run these attempts too.
+    pub admitted: Vec<AttemptSpec>,
+    /// When an attempt was running and must be told to stop (cancel), its number.
+    pub interrupted_attempt: Option<u32>,
+}
+
+impl Transition {
+    fn new(key: u64, step: Step) -> Self {
+        Self { key, step, events: Vec::new(), admitted: Vec::new(), interrupted_attempt: None }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Queued,
+    Running,
+    BackingOff,
+}
+
+struct Active {
+    record: ExecutionRecord,
+    tool: Arc<RegisteredTool>,
+    backoff: Backoff,
+    timeout: Option<Duration>,
+    phase: Phase,
+    started: Option<Instant>,
+    queued: Instant,
+    holds_slot: bool,
+    uses_breaker: bool,
+}
+
+/// The execution state machine. See the module docs.
+pub struct ExecutionEngine {
+    registry: ToolRegistry,
+    config: ManagerConfig,
+    wanted: EventMask,
+    next_key: u64,
+    active: HashMap<u64, Active>,
+    queue: VecDeque<u64>,
+    running: usize,
+    history: VecDeque<Arc<ExecutionRecord>>,
+    stats: HashMap<String, ToolStats>,
+    breakers: HashMap<String, CircuitBreaker>,
+    rng: rand::rngs::SmallRng,
+}
+
+impl ExecutionEngine {
+    /// # Errors
+    /// `INVALID_CONFIG` when the config does not [check](ManagerConfig::check).
+    pub fn new(registry: ToolRegistry, config: ManagerConfig) -> Result<Self, RegistryError> {
+        config.check()?;
+        use rand::SeedableRng;
+        Ok(Self {
+            registry,
+            config,
+            wanted: EventMask::default(),
+            next_key: 1,
+            active: HashMap::new(),
+            queue: VecDeque::new(),
+            running: 0,
+            history: VecDeque::new(),
+            stats: HashMap::new(),
+            breakers: HashMap::new(),
+            rng: rand::rngs::SmallRng::from_os_rng(),
+        })
+    }
+
+    pub fn registry(&self) -> &ToolRegistry {
+        &self.registry
+    }
+
+    pub fn config(&self) -> &ManagerConfig {
+        &self.config
+    }
+
+    /// Sets which event types are built.
+    pub fn set_wanted_events(&mut self, mask: EventMask) {
+        self.wanted = mask;
+    }
+
+    pub fn wanted_events(&self) -> EventMask {
+        self.wanted
+    }
+
+    /// Number of executions not yet finished.
+    pub fn in_flight(&self) -> usize {
+        self.active.len()
+    }
+
+    /// Number of attempts running now (holding a concurrency slot).
+    pub fn running(&self) -> usize {
+        self.running
+    }
+
+    /// Starts an execution. `args` is the parsed arguments or why they could not be read.
+    pub fn start(&mut self, tool_name: &str, args: Result<Value, RegistryError>, options: CallOptions) -> Transition {
+        let key = self.next_key;
+        self.next_key += 1;
+        let (args_value, args_error) = match args {
+            Ok(v) => (v, None),
+            Err(e) => (Value::Null, Some(e)),
+        };
+        let record = ExecutionRecord {
+            id: uuid::Uuid::new_v4().to_string(),
+            tool_call_id: options.tool_call_id.clone(),
+            session_id: options.session_id.clone(),
+            tool_name: tool_name.to_string(),
+            args: Arc::new(args_value),
+            status: ExecutionStatus::Pending,
+            result: None,
+            error: None,
+            timing: ExecutionTiming { queued_at: now_ms(), ..Default::default() },
+            attempt_number: 0,
+            max_attempts: self.config.retry.max_attempts,
+            previous_errors: Vec::new(),
+        };
+        let mut events = Vec::new();
+        if self.wanted.wants(EventType::Started) {
+            events.push(ExecutionEvent::Started { execution: Arc::new(record.clone()) });
+        }
+        let scope = match &record.session_id {
+            Some(id) => Scope::Session(id),
+            None => Scope::Global,
+        };
+        let resolved = self.registry.resolve(scope, tool_name);
+        let policy = resolved.as_ref().ok().map(|tool| self.policy_for(tool, &options));
+        let (tool, policy) = match (resolved, policy) {
+            (Ok(tool), Some(Ok(policy))) => (tool, policy),
+            (Err(e), _) | (_, Some(Err(e))) => return self.finish_unstarted(key, record, ToolError::from(e), events),
+            (Ok(_), None) => unreachable!("a policy is computed for every resolved tool"),
+        };
+        let (retry, timeout) = policy;
+        let mut active = Active {
+            record,
+            tool,
+            backoff: Backoff::new(retry),
+            timeout,
+            phase: Phase::Queued,
+            started: None,
+            queued: Instant::now(),
+            holds_slot: false,
+            uses_breaker: false,
+        };
+        active.record.max_attempts = active.backoff.config().max_attempts;
+        self.active.insert(key, active);
+
+        if options.already_cancelled {
+            let mut t = self.finish(key, ExecutionStatus::Cancelled, None, None);
+            events.append(&mut t.events);
+            t.events = events;
+            return t;
+        }
+        if self.config.validation {
+            let a = self.active.get_mut(&key).expect("inserted above");
+            a.record.status = ExecutionStatus::Validating;
+            if self.wanted.wants(EventType::Validating) {
+                events.push(ExecutionEvent::Validating {
+                    execution_id: a.record.id.clone(),
+                    tool_name: a.record.tool_name.clone(),
+                    args: a.record.args.clone(),
+                });
+            }
+            let failure = match args_error {
+                Some(e) => Some(ToolError::from(e)),
+                None if !a.tool.schema.is_valid(&a.record.args) => {
+                    Some(ToolError::invalid_arguments(&a.record.tool_name, a.tool.schema.validate(&a.record.args)))
+                }
+                None => None,
+            };
+            if let Some(e) = failure {
+                let mut t = self.finish(key, ExecutionStatus::Failed, None, Some(e));
+                events.append(&mut t.events);
+                t.events = events;
+                return t;
+            }
+        } else if let Some(e) = args_error {
+            let mut t = self.finish(key, ExecutionStatus::Failed, None, Some(ToolError::from(e)));
+            events.append(&mut t.events);
+            t.events = events;
+            return t;
+        }
+        if let Some(cb) = self.active[&key].tool.declaration.metadata.circuit_breaker {
+            let breaker = self.breakers.entry(tool_name.to_string()).or_insert_with(|| CircuitBreaker::new(cb));
+            if !breaker.try_acquire(Instant::now()) {
+                let mut e = ToolError::new(
+                    ErrorCategory::Permanent,
+                    "CIRCUIT_OPEN",
+                    format!("tool '{tool_name}' is failing repeatedly; its circuit is open, try again later"),
+                );
+                e.retryable = false;
+                let mut t = self.finish(key, ExecutionStatus::Failed, None, Some(e));
+                events.append(&mut t.events);
+                t.events = events;
+                return t;
+            }
+            self.active.get_mut(&key).expect("inserted above").uses_breaker = true;
+        }
+        let a = self.active.get_mut(&key).expect("inserted above");
+        a.record.status = ExecutionStatus::Pending;
+        let mut t = if self.running < self.config.max_concurrency {
+            self.running += 1;
+            self.active.get_mut(&key).expect("inserted above").holds_slot = true;
+            let (spec, ev) = self.begin(key);
+            events.extend(ev);
+            Transition::new(key, Step::Run(spec))
+        } else {
+            self.queue.push_back(key);
+            Transition::new(key, Step::Queued)
+        };
+        t.events = events;
+        t
+    }
+
+    fn policy_for(&self, tool: &RegisteredTool, options: &CallOptions) -> Result<(RetryConfig, Option<Duration>), RegistryError> {
+        let mut retry = self.config.retry.clone();
+        if let Some(o) = &tool.declaration.metadata.retry {
+            retry = retry.with_overrides(o)?;
+        }
+        if let Some(o) = &options.retry {
+            retry = retry.with_overrides(o)?;
+        }
+        let timeout_ms = options
+            .timeout_ms
+            .or(tool.declaration.metadata.timeout_ms.map(|t| t as f64))
+            .or(self.config.timeout_ms);
+        check_timeout(timeout_ms)?;
+        Ok((retry, timeout_ms.map(|ms| Duration::from_secs_f64(ms / 1000.0))))
+    }
+
+    /// Begins the next attempt of an execution that was backing off.
+    pub fn begin_attempt(&mut self, key: u64) -> Transition {
+        match self.active.get(&key) {
+            Some(a) if a.phase == Phase::BackingOff => {
+                let (spec, events) = self.begin(key);
+                let mut t = Transition::new(key, Step::Run(spec));
+                t.events = events;
+                t
+            }
+            _ => Transition::new(key, Step::Stale),
+        }
+    }
+
+    fn begin(&mut self, key: u64) -> (AttemptSpec, Vec<ExecutionEvent>) {
+        let wants = self.wanted.wants(EventType::Executing);
+        let a = self.active.get_mut(&key).expect("begin is called for active executions");
+        a.phase = Phase::Running;
+        a.record.status = ExecutionStatus::Executing;
+        a.record.attempt_number += 1;
+        if a.started.is_none() {
+            a.started = Some(Instant::now());
+            a.record.timing.started_at = Some(now_ms());
+        }
+        let mut events = Vec::new();
+        if wants {
+            events.push(ExecutionEvent::Executing {
+                execution_id: a.record.id.clone(),
+                tool_name: a.record.tool_name.clone(),
+                attempt_number: a.record.attempt_number,
+            });
+        }
+        let spec = AttemptSpec {
+            key,
+            execution_id: a.record.id.clone(),
+            tool_call_id: a.record.tool_call_id.clone(),
+            session_id: a.record.session_id.clone(),
+            tool: a.tool.clone(),
+            args: a.record.args.clone(),
+            attempt_number: a.record.attempt_number,
+            max_attempts: a.record.max_attempts,
+            timeout: a.timeout,
+        };
+        (spec, events)
+    }
+
+    /// Whether `attempt` is the running attempt of execution `key`.
+    pub fn is_current(&self, key: u64, attempt: u32) -> bool {
+        matches!(self.active.get(&key), Some(a) if a.phase == Phase::Running && a.record.attempt_number == attempt)
+    }
+
+    /// The tool name and per-attempt timeout of an execution in flight.
+    pub fn timeout_of(&self, key: u64) -> Option<(&str, Option<Duration>)> {
+        self.active.get(&key).map(|a| (a.record.tool_name.as_str(), a.timeout))
+    }
+
+    /// Reports how an attempt ended.
+    pub fn attempt_finished(&mut self, key: u64, attempt: u32, outcome: Result<Payload, ToolError>) -> Transition {
+        if !self.is_current(key, attempt) {
+            return Transition::new(key, Step::Stale);
+        }
+        match outcome {
+            Ok(result) => self.finish(key, ExecutionStatus::Succeeded, Some(result), None),
+            Err(error) => {
+                let a = self.active.get_mut(&key).expect("checked above");
+                if error.category == ErrorCategory::Cancelled {
+                    return self.finish(key, ExecutionStatus::Cancelled, None, Some(error));
+                }
+                if !a.backoff.config().should_retry(&error, attempt) {
+                    return self.finish(key, ExecutionStatus::Failed, None, Some(error));
+                }
+                let delay = a.backoff.next_delay(attempt, &error, &mut self.rng);
+                a.phase = Phase::BackingOff;
+                let mut t = Transition::new(key, Step::Retry { delay });
+                if self.wanted.wants(EventType::Retrying) {
+                    t.events.push(ExecutionEvent::Retrying {
+                        execution_id: a.record.id.clone(),
+                        tool_name: a.record.tool_name.clone(),
+                        attempt_number: attempt + 1,
+                        max_attempts: a.record.max_attempts,
+                        error: error.clone(),
+                        delay_ms: delay.as_secs_f64() * 1000.0,
+                    });
+                }
+                a.record.previous_errors.push(error);
+                t
+            }
+        }
+    }
+
+    /// Cancels an execution by id. `None` when it is not in flight (finished or unknown).
+    pub fn cancel(&mut self, execution_id: &str) -> Option<Transition> {
+        let key = self.execution_key(execution_id)?;
+        Some(self.cancel_key(key))
+    }
+
+    /// Cancels an execution by its engine key.
+    pub fn cancel_key(&mut self, key: u64) -> Transition {
+        let Some(a) = self.active.get(&key) else {
+            return Transition::new(key, Step::Stale);
+        };
+        let interrupted = (a.phase == Phase::Running).then_some(a.record.attempt_number);
+        let tool = a.record.tool_name.clone();
+        let mut t = self.finish(key, ExecutionStatus::Cancelled, None, Some(ToolError::cancelled(&tool)));
+        t.interrupted_attempt = interrupted;
+        t
+    }
+
+    /// The engine key of an execution in flight.
+    pub fn execution_key(&self, execution_id: &str) -> Option<u64> {
+        self.active.iter().find(|(_, a)| a.record.id == execution_id).map(|(k, _)| *k)
+    }
+
+    /// Keys of every execution in flight, optionally only those of one session.
+    pub fn in_flight_keys(&self, session_id: Option<&str>) -> Vec<u64> {
+        let mut keys: Vec<u64> = self
+            .active
+            .iter()
+            .filter(|(_, a)| session_id.is_none() || a.record.session_id.as_deref() == session_id)
+            .map(|(k, _)| *k)
+            .collect();
+        keys.sort_unstable();
+        keys
+    }
+
+    fn finish_unstarted(&mut self, key: u64, mut record: ExecutionRecord, error: ToolError, mut events: Vec<ExecutionEvent>) -> Transition {
+        record.status = ExecutionStatus::Failed;
+        let now = now_ms();
+        record.timing.completed_at = Some(now);
+        record.timing.duration_ms = Some(0.0);
+        record.error = Some(error);
+        let record = Arc::new(record);
+        self.account(&record);
+        if self.wanted.wants(EventType::Failed) {
+            events.push(ExecutionEvent::Failed { execution: record.clone() });
+        }
+        let mut t = Transition::new(key, Step::Finished(record));
+        t.events = events;
+        t
+    }
+
+    fn finish(&mut self, key: u64, status: ExecutionStatus, result: Option<Payload>, error: Option<ToolError>) -> Transition {
+        let mut a = self.active.remove(&key).expect("finish is called for active executions");
+        if a.phase == Phase::Queued {
+            self.queue.retain(|k| *k != key);
+        }
+        let end = Instant::now();
+        a.record.status = status;
+        a.record.result = result;
+        a.record.error = error;
+        a.record.timing.completed_at = Some(now_ms());
+        a.record.timing.duration_ms = Some(end.duration_since(a.started.unwrap_or(a.queued)).as_secs_f64() * 1000.0);
+        if a.uses_breaker {
+            if let Some(b) = self.breakers.get_mut(&a.record.tool_name) {
+                match status {
+                    ExecutionStatus::Succeeded => b.on_success(),
+                    ExecutionStatus::Failed => b.on_failure(end),
+                    _ => b.on_abandoned(),
+                }
+            }
+        }
+        let record = Arc::new(a.record);
+        self.account(&record);
+        let mut t = Transition::new(key, Step::Finished(record.clone()));
+        let kind = match status {
+            ExecutionStatus::Succeeded => EventType::Succeeded,
+            ExecutionStatus::Cancelled => EventType::Cancelled,
+            _ => EventType::Failed,
+        };
+        if self.wanted.wants(kind) {
+            t.events.push(match kind {
+                EventType::Succeeded => ExecutionEvent::Succeeded { execution: record.clone() },
+                EventType::Cancelled => {
+                    ExecutionEvent::Cancelled { execution_id: record.id.clone(), tool_name: record.tool_name.clone() }
+                }
+                _ => ExecutionEvent::Failed { execution: record.clone() },
+            });
+        }
+        if a.holds_slot {
+            self.running -= 1;
+            while self.running < self.config.max_concurrency {
+                let Some(next) = self.queue.pop_front() else { break };
+                self.running += 1;
+                self.active.get_mut(&next).expect("queued executions are active").holds_slot = true;
+                let (spec, events) = self.begin(next);
+                t.events.extend(events);
+                t.admitted.push(spec);
+            }
+        }
+        t
+    }
+
+    fn account(&mut self, record: &Arc<ExecutionRecord>) {
+        let stats = match self.stats.get_mut(&record.tool_name) {
+            Some(s) => s,
+            None => self.stats.entry(record.tool_name.clone()).or_default(),
+        };
+        stats.execution_count += 1;
+        stats.total_duration_ms += record.timing.duration_ms.unwrap_or(0.0);
+        if record.status == ExecutionStatus::Succeeded {
+            stats.success_count += 1;
+        } else {
+            stats.failure_count += 1;
+            stats.last_error = record.error.clone();
+        }
+        if self.config.history_limit == 0 {
+            return;
+        }
+        if self.history.len() >= self.config.history_limit {
+            self.history.pop_front();
+        }
+        self.history.push_back(record.clone());
+    }
+
+    /// A record by execution id: in flight or among the kept history.
+    pub fn execution(&self, execution_id: &str) -> Option<Arc<ExecutionRecord>> {
+        self.active
+            .values()
+            .find(|a| a.record.id == execution_id)
+            .map(|a| Arc::new(a.record.clone()))
+            .or_else(|| self.history.iter().rev().find(|r| r.id == execution_id).cloned())
+    }
+
+    /// Every record (in flight or kept) of one model tool call, oldest first.
+    pub fn executions_for_tool_call(&self, tool_call_id: &str) -> Vec<Arc<ExecutionRecord>> {
+        let mut out: Vec<Arc<ExecutionRecord>> =
+            self.history.iter().filter(|r| r.tool_call_id.as_deref() == Some(tool_call_id)).cloned().collect();
+        let mut live: Vec<&Active> = self.active.values().filter(|a| a.record.tool_call_id.as_deref() == Some(tool_call_id)).collect();
+        live.sort_by(|a, b| a.record.timing.queued_at.total_cmp(&b.record.timing.queued_at));
+        out.extend(live.into_iter().map(|a| Arc::new(a.record.clone())));
+        out
+    }
+
+    /// Finished records kept in history, oldest first.
+    pub fn history(&self) -> impl Iterator<Item = &Arc<ExecutionRecord>> {
+        self.history.iter()
+    }
+
+    pub fn stats(&self, tool_name: &str) -> ToolStats {
+        self.stats.get(tool_name).cloned().unwrap_or_default()
+    }
+}

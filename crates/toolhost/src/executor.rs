@@ -1,0 +1,241 @@
+//! [`ToolExecutor`]: the tokio driver of the [`ExecutionEngine`], for Rust handlers.
+//!
+//! Timeouts are a `select!` against a tokio sleep, backoff delays are tokio sleeps, and
+//! cancellation is a [`CancellationToken`] per execution with a child token per attempt,
+//! handed to the tool in its [`ToolContext`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::{AttemptSpec, CallOptions, ExecutionEngine, ManagerConfig, Step, Transition};
+use crate::error::{RegistryError, ToolError};
+use crate::handler::ToolContext;
+use crate::record::{payload_json, EventMask, ExecutionEvent, ExecutionRecord, ExecutionStatus, Payload, ToolStats};
+use crate::registry::ToolRegistry;
+
+type Listener = Arc<dyn Fn(&ExecutionEvent) + Send + Sync>;
+
+struct Inner {
+    engine: Mutex<ExecutionEngine>,
+    listeners: Mutex<Vec<Listener>>,
+    /// Queued executions wait here for their slot.
+    admissions: Mutex<HashMap<u64, oneshot::Sender<AttemptSpec>>>,
+    /// The cancellation token of each execution in flight.
+    tokens: Mutex<HashMap<u64, CancellationToken>>,
+}
+
+/// Runs tools of a [`ToolRegistry`] with validation, retries, timeouts, cancellation and
+/// events. Cloning gives another handle to the same executor.
+#[derive(Clone)]
+pub struct ToolExecutor {
+    inner: Arc<Inner>,
+}
+
+/// How an execution ended: the final record, and the result or error.
+#[derive(Clone, Debug)]
+pub struct ExecutionOutcome {
+    pub record: Arc<ExecutionRecord>,
+}
+
+impl ExecutionOutcome {
+    /// The result as JSON, or the error.
+    ///
+    /// # Errors
+    /// The execution's [`ToolError`] when it did not succeed.
+    pub fn result(&self) -> Result<&Value, &ToolError> {
+        match (&self.record.status, &self.record.result, &self.record.error) {
+            (ExecutionStatus::Succeeded, Some(p), _) => Ok(payload_json(p).unwrap_or(&Value::Null)),
+            (_, _, Some(e)) => Err(e),
+            _ => Ok(&Value::Null),
+        }
+    }
+
+    pub fn is_success(&self) -> bool {
+        self.record.status == ExecutionStatus::Succeeded
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl ToolExecutor {
+    /// # Errors
+    /// `INVALID_CONFIG` when the config does not check.
+    pub fn new(registry: ToolRegistry, config: ManagerConfig) -> Result<Self, RegistryError> {
+        let engine = ExecutionEngine::new(registry.clone(), config)?;
+        let inner = Arc::new(Inner {
+            engine: Mutex::new(engine),
+            listeners: Mutex::new(Vec::new()),
+            admissions: Mutex::new(HashMap::new()),
+            tokens: Mutex::new(HashMap::new()),
+        });
+        let weak = Arc::downgrade(&inner);
+        registry.subscribe(move |change| {
+            if change.action != "session-destroyed" {
+                return;
+            }
+            if let (Some(inner), Some(session)) = (weak.upgrade(), change.session_id.as_deref()) {
+                let keys = lock(&inner.engine).in_flight_keys(Some(session));
+                let tokens = lock(&inner.tokens);
+                keys.iter().filter_map(|k| tokens.get(k)).for_each(CancellationToken::cancel);
+            }
+        });
+        Ok(Self { inner })
+    }
+
+    /// Calls `listener` for every lifecycle event (on the thread that caused it).
+    pub fn on_event(&self, listener: impl Fn(&ExecutionEvent) + Send + Sync + 'static) {
+        lock(&self.inner.listeners).push(Arc::new(listener));
+        lock(&self.inner.engine).set_wanted_events(EventMask::ALL);
+    }
+
+    /// Cancels an execution in flight. `false` when it already finished or is unknown.
+    pub fn cancel(&self, execution_id: &str) -> bool {
+        let key = lock(&self.inner.engine).execution_key(execution_id);
+        match key.and_then(|k| lock(&self.inner.tokens).get(&k).cloned()) {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Cancels every execution in flight.
+    pub fn cancel_all(&self) {
+        lock(&self.inner.tokens).values().for_each(CancellationToken::cancel);
+    }
+
+    pub fn execution(&self, execution_id: &str) -> Option<Arc<ExecutionRecord>> {
+        lock(&self.inner.engine).execution(execution_id)
+    }
+
+    pub fn stats(&self, tool_name: &str) -> ToolStats {
+        lock(&self.inner.engine).stats(tool_name)
+    }
+
+    /// Runs a tool to completion. Never panics on a tool failure: failures are in the
+    /// returned outcome.
+    pub async fn execute(&self, tool_name: &str, args: Value, options: CallOptions) -> ExecutionOutcome {
+        self.execute_with(tool_name, args, options, CancellationToken::new()).await
+    }
+
+    /// As [`ToolExecutor::execute`], cancelled when `cancel` is.
+    pub async fn execute_with(&self, tool_name: &str, args: Value, mut options: CallOptions, cancel: CancellationToken) -> ExecutionOutcome {
+        options.already_cancelled |= cancel.is_cancelled();
+        let args = crate::arguments::check_depth(tool_name, &args).map(|()| args);
+        let t = lock(&self.inner.engine).start(tool_name, args, options);
+        let key = t.key;
+        let (t, key) = match t.step {
+            Step::Queued => {
+                let (tx, rx) = oneshot::channel();
+                lock(&self.inner.admissions).insert(key, tx);
+                self.dispatch(&t.events, Vec::new());
+                lock(&self.inner.tokens).insert(key, cancel.clone());
+                tokio::select! {
+                    spec = rx => match spec {
+                        Ok(spec) => (Transition { key, step: Step::Run(spec), events: Vec::new(), admitted: Vec::new(), interrupted_attempt: None }, key),
+                        Err(_) => return self.cancelled(key).await,
+                    },
+                    () = cancel.cancelled() => return self.cancelled(key).await,
+                }
+            }
+            Step::Finished(record) => {
+                self.dispatch(&t.events, t.admitted);
+                return ExecutionOutcome { record };
+            }
+            step => {
+                lock(&self.inner.tokens).insert(key, cancel.clone());
+                (Transition { key, step, events: t.events, admitted: t.admitted, interrupted_attempt: None }, key)
+            }
+        };
+        self.dispatch(&t.events, t.admitted);
+        let mut step = t.step;
+        loop {
+            step = match step {
+                Step::Run(spec) => {
+                    let attempt = spec.attempt_number;
+                    let outcome = self.run_attempt(spec, &cancel).await;
+                    let t = lock(&self.inner.engine).attempt_finished(key, attempt, outcome);
+                    self.dispatch(&t.events, t.admitted);
+                    t.step
+                }
+                Step::Retry { delay } => {
+                    tokio::select! {
+                        () = tokio::time::sleep(delay) => {
+                            let t = lock(&self.inner.engine).begin_attempt(key);
+                            self.dispatch(&t.events, t.admitted);
+                            t.step
+                        }
+                        () = cancel.cancelled() => return self.cancelled(key).await,
+                    }
+                }
+                Step::Finished(record) => {
+                    lock(&self.inner.tokens).remove(&key);
+                    return ExecutionOutcome { record };
+                }
+                Step::Queued | Step::Stale => return self.cancelled(key).await,
+            };
+        }
+    }
+
+    async fn run_attempt(&self, spec: AttemptSpec, cancel: &CancellationToken) -> Result<Payload, ToolError> {
+        let attempt_token = cancel.child_token();
+        let tool_name = spec.tool.name().to_string();
+        let ctx = ToolContext {
+            execution_id: spec.execution_id.clone(),
+            tool_call_id: spec.tool_call_id.clone(),
+            session_id: spec.session_id.clone(),
+            tool_name: tool_name.clone(),
+            attempt_number: spec.attempt_number,
+            max_attempts: spec.max_attempts,
+            cancellation: attempt_token.clone(),
+        };
+        let call = spec.tool.handler.call((*spec.args).clone(), ctx);
+        let timeout = async {
+            match spec.timeout {
+                Some(d) => tokio::time::sleep(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        let outcome = tokio::select! {
+            r = call => r,
+            () = timeout => Err(ToolError::timeout(&tool_name, spec.timeout.map_or(0, |d| d.as_millis() as u64))),
+            () = cancel.cancelled() => Err(ToolError::cancelled(&tool_name)),
+        };
+        attempt_token.cancel();
+        outcome.map(|v| Arc::new(v) as Payload)
+    }
+
+    async fn cancelled(&self, key: u64) -> ExecutionOutcome {
+        lock(&self.inner.admissions).remove(&key);
+        lock(&self.inner.tokens).remove(&key);
+        let t = lock(&self.inner.engine).cancel_key(key);
+        self.dispatch(&t.events, t.admitted);
+        match t.step {
+            Step::Finished(record) => ExecutionOutcome { record },
+            _ => unreachable!("cancelling an execution in flight finishes it"),
+        }
+    }
+
+    fn dispatch(&self, events: &[ExecutionEvent], admitted: Vec<AttemptSpec>) {
+        if !events.is_empty() {
+            let listeners = lock(&self.inner.listeners).clone();
+            for event in events {
+                for l in &listeners {
+                    l(event);
+                }
+            }
+        }
+        for spec in admitted {
+            if let Some(tx) = lock(&self.inner.admissions).remove(&spec.key) {
+                let _ = tx.send(spec);
+            }
+        }
+    }
+}

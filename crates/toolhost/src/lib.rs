@@ -1,0 +1,43 @@
+//! # toolhost
+//!
+//! The runtime between a language model and the functions it may call: a registry of
+//! tools with JSON Schema input validation, and an executor that runs each call with
+//! retries, exponential backoff with jitter, timeouts, cancellation, a circuit breaker,
+//! lifecycle events and execution records.
+//!
+//! The same engine serves Rust tools (through [`ToolExecutor`]) and the Node.js
+//! binding (which drives [`ExecutionEngine`] on the JS thread).
+
+pub mod arguments;
+pub mod circuit;
+pub mod declaration;
+pub mod deadline;
+pub mod engine;
+pub mod error;
+pub mod executor;
+pub mod handler;
+pub mod record;
+pub mod registry;
+pub mod retry;
+pub mod schema;
+pub mod tool_definition;
+
+pub use arguments::{parse_arguments, MAX_ARGUMENT_BYTES, MAX_ARGUMENT_DEPTH};
+pub use circuit::{CircuitBreaker, CircuitState};
+pub use declaration::{CircuitBreakerConfig, RetryOverrides, ToolDeclaration, ToolMetadata};
+pub use deadline::{DeadlineKey, DeadlineTimer};
+pub use engine::{AttemptSpec, CallOptions, ExecutionEngine, ManagerConfig, Step, Transition};
+pub use error::{ErrorCategory, ErrorCause, RegistryError, RegistryErrorCode, ToolError};
+pub use executor::{ExecutionOutcome, ToolExecutor};
+pub use handler::{handler_fn, BoxFuture, ToolContext, ToolHandler};
+pub use record::{
+    payload_json, EventMask, EventType, ExecutionEvent, ExecutionRecord, ExecutionStatus, ExecutionTiming, Payload, ToolStats,
+};
+pub use registry::{RegisteredTool, RegistryChange, Scope, ToolRegistry};
+pub use retry::{Backoff, CategorySet, Jitter, RetryConfig};
+pub use schema::{CompiledSchema, ValidationIssue};
+pub use tokio_util::sync::CancellationToken;
+#[doc(hidden)]
+pub use tool_definition::__private;
+pub use tool_definition::{current_cancellation, current_context, ToolDefinition};
+pub use toolhost_macros::tool;

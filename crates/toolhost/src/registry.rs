@@ -1,0 +1,365 @@
+//! The tool registry: global tools plus per-session tool sets.
+//!
+//! Visibility rules:
+//! - a session's own tools are visible only inside that session;
+//! - global tools are visible in every session not created `isolated`;
+//! - inside a session, its own tool shadows a global tool of the same name.
+//!
+//! Every mutation either succeeds whole or changes nothing. Change listeners run after
+//! the registry's lock is released, so a listener may call back into the registry.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+use serde_json::Value;
+
+use crate::declaration::{check_declaration, ToolDeclaration};
+use crate::error::{RegistryError, RegistryErrorCode};
+use crate::handler::ToolHandler;
+use crate::schema::{CompiledSchema, ValidationIssue};
+
+/// A tool ready to run: its declaration, its compiled schema and its handler.
+pub struct RegisteredTool {
+    pub declaration: ToolDeclaration,
+    pub schema: CompiledSchema,
+    pub handler: Arc<dyn ToolHandler>,
+    /// The session that owns the tool, `None` for a global tool.
+    pub session_id: Option<String>,
+}
+
+impl RegisteredTool {
+    pub fn name(&self) -> &str {
+        &self.declaration.name
+    }
+}
+
+/// What changed, as sent to change listeners.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegistryChange {
+    /// `registered`, `unregistered`, `cleared` or `session-destroyed`.
+    pub action: &'static str,
+    pub tool_name: Option<String>,
+    /// The names registered in the changed scope after the change.
+    pub tool_names: Vec<String>,
+    pub session_id: Option<String>,
+}
+
+type ChangeListener = Arc<dyn Fn(&RegistryChange) + Send + Sync>;
+
+#[derive(Default)]
+struct ToolScope {
+    tools: HashMap<String, Arc<RegisteredTool>>,
+    order: Vec<String>,
+}
+
+impl ToolScope {
+    fn insert(&mut self, tool: Arc<RegisteredTool>) {
+        self.order.push(tool.name().to_string());
+        self.tools.insert(tool.name().to_string(), tool);
+    }
+
+    fn remove(&mut self, name: &str) -> bool {
+        if self.tools.remove(name).is_some() {
+            self.order.retain(|n| n != name);
+            true
+        } else {
+            false
+        }
+    }
+
+    fn in_order(&self) -> impl Iterator<Item = &Arc<RegisteredTool>> {
+        self.order.iter().filter_map(|n| self.tools.get(n))
+    }
+}
+
+struct SessionScope {
+    isolated: bool,
+    scope: ToolScope,
+}
+
+#[derive(Default)]
+struct State {
+    global: ToolScope,
+    sessions: HashMap<String, SessionScope>,
+    session_order: Vec<String>,
+}
+
+/// Where an operation applies: the global scope or one session.
+#[derive(Clone, Copy, Debug)]
+pub enum Scope<'a> {
+    Global,
+    Session(&'a str),
+}
+
+/// Tools by name. Cloning gives another handle to the same registry.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    state: Arc<RwLock<State>>,
+    listeners: Arc<Mutex<Vec<(u64, ChangeListener)>>>,
+}
+
+fn session_not_found(id: &str) -> RegistryError {
+    RegistryError::new(RegistryErrorCode::SessionNotFound, format!("session '{id}' does not exist or was destroyed"))
+}
+
+impl ToolRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers a tool globally.
+    ///
+    /// # Errors
+    /// `INVALID_TOOL_NAME`, `INVALID_DEFINITION`, `INVALID_SCHEMA` or `DUPLICATE_TOOL`;
+    /// the registry is unchanged on error.
+    pub fn register(&self, declaration: ToolDeclaration, handler: Arc<dyn ToolHandler>) -> Result<ToolDeclaration, RegistryError> {
+        self.register_in(Scope::Global, declaration, handler)
+    }
+
+    /// Registers a tool whose handler is an async closure: the explicit form, for a
+    /// hand-written [`ToolDeclaration`].
+    ///
+    /// # Errors
+    /// As [`ToolRegistry::register`].
+    pub fn register_async<F, Fut>(&self, declaration: ToolDeclaration, f: F) -> Result<ToolDeclaration, RegistryError>
+    where
+        F: Fn(Value, crate::handler::ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Value, crate::error::ToolError>> + Send + 'static,
+    {
+        self.register(declaration, crate::handler::handler_fn(f))
+    }
+
+    /// Registers a tool in a scope. See [`ToolRegistry::register`].
+    ///
+    /// # Errors
+    /// As [`ToolRegistry::register`], plus `SESSION_NOT_FOUND`.
+    pub fn register_in(
+        &self,
+        scope: Scope<'_>,
+        declaration: ToolDeclaration,
+        handler: Arc<dyn ToolHandler>,
+    ) -> Result<ToolDeclaration, RegistryError> {
+        check_declaration(&declaration)?;
+        // Compile outside the lock: a large schema must not stall concurrent lookups.
+        let schema = CompiledSchema::compile(&declaration.name, &declaration.input_schema)?;
+        let session_id = match scope {
+            Scope::Global => None,
+            Scope::Session(id) => Some(id.to_string()),
+        };
+        let tool = Arc::new(RegisteredTool { declaration: declaration.clone(), schema, handler, session_id });
+        let change = {
+            let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+            let target = match scope {
+                Scope::Global => &mut state.global,
+                Scope::Session(id) => &mut state.sessions.get_mut(id).ok_or_else(|| session_not_found(id))?.scope,
+            };
+            if target.tools.contains_key(&declaration.name) {
+                return Err(RegistryError::new(
+                    RegistryErrorCode::DuplicateTool,
+                    format!("a tool named '{}' is already registered", declaration.name),
+                ));
+            }
+            target.insert(tool);
+            RegistryChange {
+                action: "registered",
+                tool_name: Some(declaration.name.clone()),
+                tool_names: target.order.clone(),
+                session_id: scope_id(scope),
+            }
+        };
+        self.notify(&change);
+        Ok(declaration)
+    }
+
+    /// Removes a global tool. Returns whether it was there.
+    pub fn unregister(&self, name: &str) -> bool {
+        self.unregister_in(Scope::Global, name).unwrap_or(false)
+    }
+
+    /// Removes a tool from a scope. Returns whether it was there.
+    ///
+    /// # Errors
+    /// `SESSION_NOT_FOUND`.
+    pub fn unregister_in(&self, scope: Scope<'_>, name: &str) -> Result<bool, RegistryError> {
+        let change = {
+            let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+            let target = match scope {
+                Scope::Global => &mut state.global,
+                Scope::Session(id) => &mut state.sessions.get_mut(id).ok_or_else(|| session_not_found(id))?.scope,
+            };
+            if !target.remove(name) {
+                return Ok(false);
+            }
+            RegistryChange {
+                action: "unregistered",
+                tool_name: Some(name.to_string()),
+                tool_names: target.order.clone(),
+                session_id: scope_id(scope),
+            }
+        };
+        self.notify(&change);
+        Ok(true)
+    }
+
+    /// Removes every global tool. Sessions keep their own tools.
+    pub fn clear(&self) {
+        let change = {
+            let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+            state.global = ToolScope::default();
+            RegistryChange { action: "cleared", tool_name: None, tool_names: Vec::new(), session_id: None }
+        };
+        self.notify(&change);
+    }
+
+    /// Finds the tool a call names, as seen from a scope.
+    ///
+    /// # Errors
+    /// `SESSION_NOT_FOUND` or `TOOL_NOT_FOUND`.
+    pub fn resolve(&self, scope: Scope<'_>, name: &str) -> Result<Arc<RegisteredTool>, RegistryError> {
+        let state = self.state.read().unwrap_or_else(|e| e.into_inner());
+        match scope {
+            Scope::Global => state.global.tools.get(name).cloned(),
+            Scope::Session(id) => {
+                let session = state.sessions.get(id).ok_or_else(|| session_not_found(id))?;
+                session
+                    .scope
+                    .tools
+                    .get(name)
+                    .or_else(|| if session.isolated { None } else { state.global.tools.get(name) })
+                    .cloned()
+            }
+        }
+        .ok_or_else(|| match scope {
+            Scope::Global => RegistryError::not_found(name),
+            Scope::Session(id) => {
+                RegistryError::new(RegistryErrorCode::ToolNotFound, format!("tool '{name}' is not visible in session '{id}'"))
+            }
+        })
+    }
+
+    /// Every tool visible from a scope, in registration order (session tools first).
+    ///
+    /// # Errors
+    /// `SESSION_NOT_FOUND`.
+    pub fn visible(&self, scope: Scope<'_>) -> Result<Vec<Arc<RegisteredTool>>, RegistryError> {
+        let state = self.state.read().unwrap_or_else(|e| e.into_inner());
+        match scope {
+            Scope::Global => Ok(state.global.in_order().cloned().collect()),
+            Scope::Session(id) => {
+                let session = state.sessions.get(id).ok_or_else(|| session_not_found(id))?;
+                let mut tools: Vec<_> = session.scope.in_order().cloned().collect();
+                if !session.isolated {
+                    tools.extend(state.global.in_order().filter(|t| !session.scope.tools.contains_key(t.name())).cloned());
+                }
+                Ok(tools)
+            }
+        }
+    }
+
+    /// The declaration of a global tool, `None` when absent.
+    pub fn get(&self, name: &str) -> Option<ToolDeclaration> {
+        self.resolve(Scope::Global, name).ok().map(|t| t.declaration.clone())
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.resolve(Scope::Global, name).is_ok()
+    }
+
+    /// Names of the global tools in registration order.
+    pub fn names(&self) -> Vec<String> {
+        self.state.read().unwrap_or_else(|e| e.into_inner()).global.order.clone()
+    }
+
+    /// Declarations of the global tools in registration order.
+    pub fn declarations(&self) -> Vec<ToolDeclaration> {
+        self.visible(Scope::Global).unwrap_or_default().iter().map(|t| t.declaration.clone()).collect()
+    }
+
+    pub fn by_category(&self, category: &str) -> Vec<ToolDeclaration> {
+        self.declarations().into_iter().filter(|d| d.metadata.category.as_deref() == Some(category)).collect()
+    }
+
+    pub fn by_tag(&self, tag: &str) -> Vec<ToolDeclaration> {
+        self.declarations().into_iter().filter(|d| d.metadata.tags.iter().any(|t| t == tag)).collect()
+    }
+
+    /// Validates arguments against a tool's schema, returning every failure.
+    ///
+    /// # Errors
+    /// `TOOL_NOT_FOUND` or `SESSION_NOT_FOUND`.
+    pub fn validate(&self, scope: Scope<'_>, name: &str, args: &Value) -> Result<Vec<ValidationIssue>, RegistryError> {
+        Ok(self.resolve(scope, name)?.schema.validate(args))
+    }
+
+    /// Creates a session and returns its id (a UUID v4).
+    pub fn create_session(&self, isolated: bool) -> String {
+        let id = uuid::Uuid::new_v4().to_string();
+        let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+        state.sessions.insert(id.clone(), SessionScope { isolated, scope: ToolScope::default() });
+        state.session_order.push(id.clone());
+        id
+    }
+
+    pub fn has_session(&self, id: &str) -> bool {
+        self.state.read().unwrap_or_else(|e| e.into_inner()).sessions.contains_key(id)
+    }
+
+    pub fn session_is_isolated(&self, id: &str) -> Option<bool> {
+        self.state.read().unwrap_or_else(|e| e.into_inner()).sessions.get(id).map(|s| s.isolated)
+    }
+
+    /// Ids of the live sessions, oldest first.
+    pub fn sessions(&self) -> Vec<String> {
+        self.state.read().unwrap_or_else(|e| e.into_inner()).session_order.clone()
+    }
+
+    /// Destroys a session and frees its tools. Returns `false` when it was already gone.
+    /// Executors listening for `session-destroyed` cancel the session's executions.
+    pub fn destroy_session(&self, id: &str) -> bool {
+        let change = {
+            let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+            let Some(session) = state.sessions.remove(id) else {
+                return false;
+            };
+            state.session_order.retain(|s| s != id);
+            RegistryChange {
+                action: "session-destroyed",
+                tool_name: None,
+                tool_names: session.scope.order,
+                session_id: Some(id.to_string()),
+            }
+        };
+        self.notify(&change);
+        true
+    }
+
+    /// Calls `listener` after every change. Returns an id for [`ToolRegistry::unsubscribe`].
+    pub fn subscribe(&self, listener: impl Fn(&RegistryChange) + Send + Sync + 'static) -> u64 {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.listeners.lock().unwrap_or_else(|e| e.into_inner()).push((id, Arc::new(listener)));
+        id
+    }
+
+    pub fn unsubscribe(&self, id: u64) -> bool {
+        let mut listeners = self.listeners.lock().unwrap_or_else(|e| e.into_inner());
+        let before = listeners.len();
+        listeners.retain(|(i, _)| *i != id);
+        listeners.len() != before
+    }
+
+    fn notify(&self, change: &RegistryChange) {
+        let listeners: Vec<ChangeListener> =
+            self.listeners.lock().unwrap_or_else(|e| e.into_inner()).iter().map(|(_, l)| l.clone()).collect();
+        for listener in listeners {
+            listener(change);
+        }
+    }
+}
+
+fn scope_id(scope: Scope<'_>) -> Option<String> {
+    match scope {
+        Scope::Global => None,
+        Scope::Session(id) => Some(id.to_string()),
+    }
+}

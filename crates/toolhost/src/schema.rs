@@ -1,0 +1,290 @@
+//! Input schemas: checked and compiled once at registration, then used to validate
+//! every call's arguments.
+//!
+//! - Drafts: 2020-12 by default; `$schema` selects draft 7 or 2019-09.
+//! - `format` is asserted in every draft: a tool's arguments should honour it.
+//! - `pattern` runs on the linear-time `regex` engine, so no pattern can stall validation.
+//! - `$ref` never leaves the schema: there is no HTTP or file retrieval compiled in, and
+//!   a reference to an http, https or file URI the schema does not itself define is refused.
+
+use std::collections::HashSet;
+use std::fmt;
+
+use jsonschema::{Draft, PatternOptions, Validator};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::RegistryError;
+
+/// One way the arguments fail the schema.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ValidationIssue {
+    /// JSON Pointer into the arguments (`""` is the root).
+    pub path: String,
+    /// JSON Pointer into the schema, to the keyword that failed.
+    pub schema_path: String,
+    /// The keyword that failed (`type`, `required`, `pattern`, ...).
+    pub keyword: String,
+    /// A readable explanation.
+    pub message: String,
+}
+
+/// A schema checked against its meta-schema and compiled for validation.
+pub struct CompiledSchema {
+    validator: Validator,
+    draft: Draft,
+}
+
+impl fmt::Debug for CompiledSchema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CompiledSchema").field("draft", &self.draft).finish()
+    }
+}
+
+impl CompiledSchema {
+    /// Checks and compiles a tool's input schema.
+    ///
+    /// # Errors
+    /// `INVALID_SCHEMA` with the schema path of the problem when the root is not an
+    /// object type, the schema breaks its meta-schema, a `$ref` points outside the
+    /// schema, or a keyword cannot be compiled (an unsupported regex, say).
+    pub fn compile(tool: &str, schema: &Value) -> Result<Self, RegistryError> {
+        let Some(root) = schema.as_object() else {
+            return Err(RegistryError::invalid_schema(
+                format!("tool '{tool}': inputSchema must be a JSON object with type \"object\""),
+                "",
+            ));
+        };
+        let root_is_object = match root.get("type") {
+            Some(Value::String(t)) => t == "object",
+            Some(Value::Array(ts)) => ts.len() == 1 && ts[0] == "object",
+            _ => false,
+        };
+        if !root_is_object {
+            return Err(RegistryError::invalid_schema(
+                format!(
+                    "tool '{tool}': the root of inputSchema must declare type \"object\" (tool arguments are a JSON object)"
+                ),
+                "/type",
+            ));
+        }
+        let draft = draft_of(tool, schema)?;
+        refuse_external_refs(tool, schema)?;
+        let validator = jsonschema::options()
+            .with_draft(draft)
+            .should_validate_formats(true)
+            .with_pattern_options(PatternOptions::regex())
+            .offline()
+            .build(schema)
+            .map_err(|e| {
+                let path = e.instance_path().as_str().to_string();
+                let at = if path.is_empty() { "the root".to_string() } else { path.clone() };
+                RegistryError::invalid_schema(format!("tool '{tool}': invalid inputSchema at {at}: {e}"), path)
+            })?;
+        Ok(Self { validator, draft })
+    }
+
+    /// The draft the schema is validated under.
+    pub fn draft(&self) -> Draft {
+        self.draft
+    }
+
+    /// True when the arguments satisfy the schema. Cheaper than [`Self::validate`].
+    pub fn is_valid(&self, args: &Value) -> bool {
+        self.validator.is_valid(args)
+    }
+
+    /// Every failure, not only the first.
+    pub fn validate(&self, args: &Value) -> Vec<ValidationIssue> {
+        if self.validator.is_valid(args) {
+            return Vec::new();
+        }
+        self.validator
+            .iter_errors(args)
+            .map(|e| ValidationIssue {
+                path: e.instance_path().as_str().to_string(),
+                schema_path: e.schema_path().as_str().to_string(),
+                keyword: e.kind().keyword().to_string(),
+                message: e.to_string(),
+            })
+            .collect()
+    }
+}
+
+fn draft_of(tool: &str, schema: &Value) -> Result<Draft, RegistryError> {
+    let Some(uri) = schema.get("$schema") else {
+        return Ok(Draft::Draft202012);
+    };
+    let Some(uri) = uri.as_str() else {
+        return Err(RegistryError::invalid_schema(format!("tool '{tool}': $schema must be a string"), "/$schema"));
+    };
+    let bare = uri.trim_end_matches('#').trim_start_matches("https://").trim_start_matches("http://");
+    match bare {
+        "json-schema.org/draft/2020-12/schema" => Ok(Draft::Draft202012),
+        "json-schema.org/draft/2019-09/schema" => Ok(Draft::Draft201909),
+        "json-schema.org/draft-07/schema" => Ok(Draft::Draft7),
+        _ => Err(RegistryError::invalid_schema(
+            format!("tool '{tool}': unsupported $schema {uri:?}; use draft 2020-12 (default), 2019-09 or 7"),
+            "/$schema",
+        )),
+    }
+}
+
+/// Refuses `$ref`s to http, https or file URIs that no `$id` inside the schema defines.
+fn refuse_external_refs(tool: &str, schema: &Value) -> Result<(), RegistryError> {
+    let mut ids = HashSet::new();
+    collect_ids(schema, &mut ids);
+    let mut path = String::new();
+    check_refs(tool, schema, &ids, &mut path)
+}
+
+fn strip_fragment(uri: &str) -> &str {
+    uri.split('#').next().unwrap_or(uri).trim_end_matches('/')
+}
+
+fn collect_ids<'a>(v: &'a Value, ids: &mut HashSet<&'a str>) {
+    match v {
+        Value::Object(map) => {
+            for (k, child) in map {
+                if k == "$id" || k == "id" {
+                    if let Value::String(s) = child {
+                        ids.insert(strip_fragment(s));
+                    }
+                }
+                collect_ids(child, ids);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|c| collect_ids(c, ids)),
+        _ => {}
+    }
+}
+
+fn check_refs(tool: &str, v: &Value, ids: &HashSet<&str>, path: &mut String) -> Result<(), RegistryError> {
+    match v {
+        Value::Object(map) => {
+            for (k, child) in map {
+                let len = path.len();
+                path.push('/');
+                path.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                if matches!(k.as_str(), "$ref" | "$dynamicRef" | "$recursiveRef") {
+                    if let Value::String(r) = child {
+                        let lower = r.to_ascii_lowercase();
+                        let external = ["http://", "https://", "file:"].iter().any(|p| lower.starts_with(p));
+                        if external && !ids.contains(strip_fragment(r)) {
+                            return Err(RegistryError::invalid_schema(
+                                format!(
+                                    "tool '{tool}': $ref {r:?} at {path} points outside the schema; toolhost never fetches remote or file schemas, so inline it under $defs"
+                                ),
+                                path.clone(),
+                            ));
+                        }
+                    }
+                }
+                check_refs(tool, child, ids, path)?;
+                path.truncate(len);
+            }
+            Ok(())
+        }
+        Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                let len = path.len();
+                path.push('/');
+                path.push_str(&i.to_string());
+                check_refs(tool, child, ids, path)?;
+                path.truncate(len);
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn weather() -> CompiledSchema {
+        CompiledSchema::compile(
+            "get_weather",
+            &json!({"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer", "minimum": 1}}, "required": ["city"]}),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn reports_every_failure_with_paths_and_keywords() {
+        let issues = weather().validate(&json!({"city": 7, "days": 0}));
+        assert_eq!(issues.len(), 2, "{issues:?}");
+        let city = issues.iter().find(|i| i.path == "/city").unwrap();
+        assert_eq!(city.schema_path, "/properties/city/type");
+        assert_eq!(city.keyword, "type");
+        assert!(city.message.contains("string"), "{}", city.message);
+        let days = issues.iter().find(|i| i.path == "/days").unwrap();
+        assert_eq!(days.keyword, "minimum");
+        assert!(weather().validate(&json!({"city": "Paris"})).is_empty());
+    }
+
+    #[test]
+    fn refuses_non_object_roots() {
+        for s in [json!(true), json!({"type": "string"}), json!({"properties": {}}), json!([1])] {
+            let e = CompiledSchema::compile("t", &s).unwrap_err();
+            assert_eq!(e.code(), "INVALID_SCHEMA", "{s}");
+        }
+    }
+
+    #[test]
+    fn refuses_schemas_that_break_the_meta_schema_with_a_path() {
+        let e = CompiledSchema::compile("t", &json!({"type": "object", "properties": {"a": {"type": "strin"}}})).unwrap_err();
+        assert_eq!(e.code(), "INVALID_SCHEMA");
+        assert!(e.schema_path.as_deref().unwrap().starts_with("/properties/a"), "{e:?}");
+        assert!(e.message.contains("tool 't'"));
+    }
+
+    #[test]
+    fn refuses_external_refs_but_resolves_internal_ones() {
+        for r in ["https://example.com/s.json", "http://example.com/s.json#/x", "file:///etc/passwd"] {
+            let e = CompiledSchema::compile("t", &json!({"type": "object", "properties": {"a": {"$ref": r}}})).unwrap_err();
+            assert_eq!(e.code(), "INVALID_SCHEMA", "{r}");
+            assert_eq!(e.schema_path.as_deref(), Some("/properties/a/$ref"));
+        }
+        let s = CompiledSchema::compile(
+            "t",
+            &json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/pos"}}, "$defs": {"pos": {"type": "integer", "minimum": 1}}}),
+        )
+        .unwrap();
+        assert!(s.is_valid(&json!({"a": 2})));
+        assert!(!s.is_valid(&json!({"a": 0})));
+    }
+
+    #[test]
+    fn selects_drafts_and_asserts_format_in_each() {
+        for (uri, draft) in [
+            (None, Draft::Draft202012),
+            (Some("http://json-schema.org/draft-07/schema#"), Draft::Draft7),
+            (Some("https://json-schema.org/draft/2019-09/schema"), Draft::Draft201909),
+        ] {
+            let mut s = json!({"type": "object", "properties": {"when": {"type": "string", "format": "date"}}});
+            if let Some(uri) = uri {
+                s["$schema"] = json!(uri);
+            }
+            let c = CompiledSchema::compile("t", &s).unwrap();
+            assert_eq!(c.draft(), draft);
+            assert!(c.is_valid(&json!({"when": "2026-11-21"})));
+            assert!(!c.is_valid(&json!({"when": "yesterday"})), "format asserted under {draft:?}");
+        }
+        let e = CompiledSchema::compile("t", &json!({"$schema": "http://json-schema.org/draft-04/schema#", "type": "object"})).unwrap_err();
+        assert_eq!(e.schema_path.as_deref(), Some("/$schema"));
+    }
+
+    #[test]
+    fn catastrophic_patterns_run_in_linear_time() {
+        let s = CompiledSchema::compile("t", &json!({"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a+)+$"}}})).unwrap();
+        let evil = format!("{}!", "a".repeat(100_000));
+        let started = std::time::Instant::now();
+        assert!(!s.is_valid(&json!({ "s": evil })));
+        // A backtracking engine takes longer than the age of the universe here.
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+}

@@ -1,0 +1,205 @@
+//! Rust fns as tools: what `#[tool]` generates, how it is registered, and how a tool
+//! reaches its cancellation token.
+//!
+//! `#[tool]` (from `toolhost-macros`, re-exported as [`crate::tool`]) turns a fn into a
+//! [`ToolDefinition`]: a name, a declaration built from the argument type's
+//! `schemars::JsonSchema`, and a [`ToolHandler`] that deserializes, calls and serializes.
+//! [`ToolRegistry::register_tool`] and [`register_tools!`](crate::register_tools)
+//! register definitions like any hand-written tool, so they run through the same
+//! validation, retries, timeouts, cancellation and events.
+//!
+//! # Cancellation
+//! A `#[tool]` fn takes only its arguments. While it runs under the engine, the call's
+//! [`ToolContext`] is set for the running task: [`current_cancellation`] returns the
+//! attempt's token (cancelled on `cancel`, on timeout, or when the session is
+//! destroyed) and [`current_context`] the whole context. The value is task-local, so a
+//! task the tool spawns must be handed the token explicitly.
+
+use std::fmt;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::declaration::ToolDeclaration;
+use crate::error::RegistryError;
+use crate::handler::{ToolContext, ToolHandler};
+use crate::registry::ToolRegistry;
+
+tokio::task_local! {
+    static CONTEXT: ToolContext;
+}
+
+/// The cancellation token of the tool call running on this task, `None` outside one.
+///
+/// Inside a `#[tool]` fn run by the engine this is the attempt's token: long-running
+/// work should watch it, for example in a `tokio::select!` against
+/// `token.cancelled()`.
+pub fn current_cancellation() -> Option<CancellationToken> {
+    CONTEXT.try_with(|ctx| ctx.cancellation.clone()).ok()
+}
+
+/// The [`ToolContext`] of the tool call running on this task (execution id, attempt
+/// number, session...), `None` outside one.
+pub fn current_context() -> Option<ToolContext> {
+    CONTEXT.try_with(Clone::clone).ok()
+}
+
+/// A tool written in Rust: its name, declaration and handler, as `#[tool]` generates
+/// it (the constant `<fn>_tool`, or `<fn>_tool::definition()`).
+#[derive(Clone, Copy)]
+pub struct ToolDefinition {
+    name: &'static str,
+    declaration: fn() -> ToolDeclaration,
+    handler: fn() -> Arc<dyn ToolHandler>,
+}
+
+impl ToolDefinition {
+    /// A definition from its parts; `#[tool]` calls this, and so may hand-written
+    /// tools that want [`ToolRegistry::register_tool`].
+    pub const fn new(name: &'static str, declaration: fn() -> ToolDeclaration, handler: fn() -> Arc<dyn ToolHandler>) -> Self {
+        Self { name, declaration, handler }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The declaration, built afresh (the schema is generated on each call).
+    pub fn declaration(&self) -> ToolDeclaration {
+        (self.declaration)()
+    }
+
+    pub fn handler(&self) -> Arc<dyn ToolHandler> {
+        (self.handler)()
+    }
+}
+
+impl fmt::Debug for ToolDefinition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolDefinition").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+impl ToolRegistry {
+    /// Registers a `#[tool]` fn globally: `registry.register_tool(add_tool)`.
+    ///
+    /// # Errors
+    /// As [`ToolRegistry::register`].
+    pub fn register_tool(&self, tool: ToolDefinition) -> Result<ToolDeclaration, RegistryError> {
+        self.register(tool.declaration(), tool.handler())
+    }
+
+    /// Registers several tools globally, all or none: when one is refused, the ones
+    /// registered before it are removed again. [`register_tools!`](crate::register_tools)
+    /// calls this.
+    ///
+    /// # Errors
+    /// The first refusal, as [`ToolRegistry::register`].
+    pub fn register_tools(&self, tools: &[ToolDefinition]) -> Result<Vec<ToolDeclaration>, RegistryError> {
+        let mut declarations = Vec::with_capacity(tools.len());
+        for tool in tools {
+            match self.register_tool(*tool) {
+                Ok(d) => declarations.push(d),
+                Err(e) => {
+                    for d in &declarations {
+                        self.unregister(&d.name);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(declarations)
+    }
+}
+
+/// Registers `#[tool]` fns globally, all or none, and returns their declarations.
+///
+/// ```
+/// # use schemars::JsonSchema;
+/// # use serde::Deserialize;
+/// # #[derive(Deserialize, JsonSchema)] struct Args { text: String }
+/// /// Upper-cases a text
+/// #[toolhost::tool]
+/// fn shout(args: Args) -> String { args.text.to_uppercase() }
+///
+/// /// Counts the characters of a text
+/// #[toolhost::tool]
+/// fn count(args: Args) -> usize { args.text.chars().count() }
+///
+/// let registry = toolhost::ToolRegistry::new();
+/// let declarations = toolhost::register_tools!(registry, shout_tool, count_tool)?;
+/// assert_eq!(declarations.len(), 2);
+/// # Ok::<(), toolhost::RegistryError>(())
+/// ```
+///
+/// # Errors
+/// Evaluates to `Result<Vec<ToolDeclaration>, RegistryError>`; see
+/// [`ToolRegistry::register_tools`].
+#[macro_export]
+macro_rules! register_tools {
+    ($registry:expr, $($tool:path),+ $(,)?) => {
+        $crate::ToolRegistry::register_tools(&$registry, &[$($tool),+])
+    };
+}
+
+/// What the code `#[tool]` generates calls. Not a public API.
+#[doc(hidden)]
+pub mod __private {
+    use std::fmt::Display;
+    use std::future::Future;
+
+    use serde::de::DeserializeOwned;
+    use serde::Serialize;
+    use serde_json::Value;
+
+    pub use crate::handler::handler_fn;
+    pub use schemars;
+    pub use serde_json;
+
+    use crate::declaration::ToolDeclaration;
+    use crate::error::{ErrorCategory, ToolError};
+    use crate::handler::ToolContext;
+
+    /// The declaration of a `#[tool]` fn; `examples` were checked to be JSON objects
+    /// at compile time.
+    pub fn declaration(name: &str, description: &str, schema: schemars::Schema, examples: &[&str]) -> ToolDeclaration {
+        let mut d = ToolDeclaration::new(name, description, schema.to_value());
+        if !examples.is_empty() {
+            let parsed = examples.iter().filter_map(|e| serde_json::from_str::<Value>(e).ok()).collect();
+            d.metadata.extra.insert("examples".into(), Value::Array(parsed));
+        }
+        d
+    }
+
+    /// Runs a tool call with its context readable through `current_cancellation`.
+    pub fn in_tool_context<F>(ctx: ToolContext, call: F) -> impl Future<Output = F::Output> + Send + 'static
+    where
+        F: Future + Send + 'static,
+    {
+        super::CONTEXT.scope(ctx, call)
+    }
+
+    /// The arguments as the fn's argument type. The engine validated them against the
+    /// schema first, so this fails only where serde is stricter than the schema.
+    pub fn arguments<A: DeserializeOwned>(tool: &str, args: Value) -> Result<A, ToolError> {
+        serde_json::from_value(args).map_err(|e| {
+            ToolError::new(ErrorCategory::Validation, "INVALID_ARGUMENTS", format!("invalid arguments for tool '{tool}': {e}"))
+        })
+    }
+
+    pub fn value_output<T: Serialize>(value: T) -> Result<Value, ToolError> {
+        serde_json::to_value(value).map_err(|e| ToolError::execution(format!("the tool's result could not be serialized: {e}")))
+    }
+
+    /// `Ok` serialized; `Err` as a [`ToolError`] of category `execution`, or kept as
+    /// it is when it already is a `ToolError`.
+    pub fn result_output<T: Serialize, E: Display + 'static>(result: Result<T, E>) -> Result<Value, ToolError> {
+        match result {
+            Ok(value) => value_output(value),
+            Err(e) => match (&e as &dyn std::any::Any).downcast_ref::<ToolError>() {
+                Some(tool_error) => Err(tool_error.clone()),
+                None => Err(ToolError::execution(e.to_string())),
+            },
+        }
+    }
+}

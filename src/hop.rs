@@ -1,0 +1,179 @@
+//! The only ways back onto the JS thread from elsewhere: one threadsafe function per
+//! env, fed by the deadline thread (timeouts) and by tokio timers (backoff delays).
+//!
+//! The threadsafe function is weak except while executions are in flight, so a script
+//! whose work is done exits at once, and one that awaits a backoff delay or a handler
+//! stays alive until it settles. When Node tears the env down, the function is marked
+//! closed under a lock before any later post can reach it, so a timer firing during
+//! exit is dropped instead of touching a dead env.
+
+use std::cell::{Cell, RefCell};
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use napi::sys;
+use toolhost::DeadlineTimer;
+
+use crate::js::{self, RawEnv};
+
+/// Work for the JS thread.
+pub enum Message {
+    /// An attempt's timeout passed.
+    Timeout { manager: u32, key: u64, attempt: u32 },
+    /// A backoff delay passed: start the next attempt.
+    Resume { manager: u32, key: u64 },
+}
+
+struct TsfnPtr(sys::napi_threadsafe_function);
+// SAFETY: N-API allows calling a threadsafe function from any thread; we guard its
+// lifetime with the mutex in `Hop`.
+unsafe impl Send for TsfnPtr {}
+
+pub struct Hop {
+    tsfn: Mutex<Option<TsfnPtr>>,
+}
+
+impl Hop {
+    /// Queues a message for the JS thread; dropped if the env is gone.
+    pub fn post(&self, message: Message) {
+        let guard = self.tsfn.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(tsfn) = guard.as_ref() {
+            let data = Box::into_raw(Box::new(message));
+            let status = unsafe { sys::napi_call_threadsafe_function(tsfn.0, data as *mut c_void, sys::ThreadsafeFunctionCallMode::nonblocking) };
+            if status != sys::Status::napi_ok {
+                drop(unsafe { Box::from_raw(data) });
+            }
+        }
+    }
+}
+
+thread_local! {
+    static HOP: RefCell<Option<Arc<Hop>>> = const { RefCell::new(None) };
+    static IN_FLIGHT: Cell<usize> = const { Cell::new(0) };
+    static ALIVE: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Whether `env` is this thread's live env (references may be deleted).
+pub fn env_alive(env: RawEnv) -> bool {
+    ALIVE.with(|a| a.get() == env as usize)
+}
+
+unsafe extern "C" fn on_env_cleanup(_arg: *mut c_void) {
+    ALIVE.with(|a| a.set(0));
+}
+
+unsafe extern "C" fn on_tsfn_finalize(_env: RawEnv, data: *mut c_void, _hint: *mut c_void) {
+    let hop = unsafe { &*(data as *const Hop) };
+    hop.tsfn.lock().unwrap_or_else(|e| e.into_inner()).take();
+    drop(unsafe { Arc::from_raw(data as *const Hop) });
+}
+
+unsafe extern "C" fn on_message(env: RawEnv, _js_cb: sys::napi_value, _ctx: *mut c_void, data: *mut c_void) {
+    let message = unsafe { Box::from_raw(data as *mut Message) };
+    if env.is_null() {
+        return;
+    }
+    crate::manager::on_message(env, *message);
+}
+
+/// This thread's hop, created on first use.
+pub fn hop(env: RawEnv) -> Arc<Hop> {
+    HOP.with(|slot| {
+        if let Some(h) = slot.borrow().as_ref() {
+            return h.clone();
+        }
+        ALIVE.with(|a| a.set(env as usize));
+        unsafe { sys::napi_add_env_cleanup_hook(env, Some(on_env_cleanup), ptr::null_mut()) };
+        let hop = Arc::new(Hop { tsfn: Mutex::new(None) });
+        let mut tsfn = ptr::null_mut();
+        let name = js::string(env, "toolhost");
+        let finalize_data = Arc::into_raw(hop.clone()) as *mut c_void;
+        let status = unsafe {
+            sys::napi_create_threadsafe_function(
+                env,
+                ptr::null_mut(),
+                ptr::null_mut(),
+                name,
+                0,
+                1,
+                finalize_data,
+                Some(on_tsfn_finalize),
+                ptr::null_mut(),
+                Some(on_message),
+                &mut tsfn,
+            )
+        };
+        if status == sys::Status::napi_ok {
+            unsafe { sys::napi_unref_threadsafe_function(env, tsfn) };
+            *hop.tsfn.lock().unwrap_or_else(|e| e.into_inner()) = Some(TsfnPtr(tsfn));
+        } else {
+            drop(unsafe { Arc::from_raw(finalize_data as *const Hop) });
+        }
+        *slot.borrow_mut() = Some(hop.clone());
+        hop
+    })
+}
+
+/// An execution started: keep Node alive until it ends.
+pub fn retain(env: RawEnv) {
+    let n = IN_FLIGHT.with(|c| {
+        c.set(c.get() + 1);
+        c.get()
+    });
+    if n == 1 {
+        with_tsfn(env, |t| unsafe { sys::napi_ref_threadsafe_function(env, t) });
+    }
+}
+
+/// An execution ended.
+pub fn release(env: RawEnv) {
+    let n = IN_FLIGHT.with(|c| {
+        c.set(c.get().saturating_sub(1));
+        c.get()
+    });
+    if n == 0 {
+        with_tsfn(env, |t| unsafe { sys::napi_unref_threadsafe_function(env, t) });
+    }
+}
+
+fn with_tsfn(env: RawEnv, f: impl FnOnce(sys::napi_threadsafe_function) -> sys::napi_status) {
+    let hop = hop(env);
+    let guard = hop.tsfn.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(t) = guard.as_ref() {
+        f(t.0);
+    }
+}
+
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("toolhost-timers")
+            .enable_time()
+            .build()
+            .expect("building the toolhost timer runtime")
+    })
+}
+
+/// Posts `message` after `delay`, on a tokio timer.
+pub fn post_after(hop: Arc<Hop>, delay: Duration, message: Message) {
+    runtime().spawn(async move {
+        tokio::time::sleep(delay).await;
+        hop.post(message);
+    });
+}
+
+/// The timeout thread, shared by every env of the process.
+pub fn deadlines() -> &'static DeadlineTimer<(Arc<Hop>, Message)> {
+    static TIMER: OnceLock<DeadlineTimer<(Arc<Hop>, Message)>> = OnceLock::new();
+    TIMER.get_or_init(|| {
+        DeadlineTimer::new(|due: Vec<(Arc<Hop>, Message)>| {
+            for (hop, message) in due {
+                hop.post(message);
+            }
+        })
+    })
+}

@@ -1,0 +1,313 @@
+//! Thin safe-ish wrappers over the raw N-API calls the hot path makes.
+//!
+//! Everything here runs on the JS thread with a live `napi_env`. The hot path uses raw
+//! calls because each napi-rs convenience layer adds a conversion or an allocation, and
+//! FACTS.md measured that the whole budget per call is a few microseconds.
+
+use std::ffi::{c_char, CStr};
+use std::ptr;
+
+use napi::bindgen_prelude::{FromNapiValue, ToNapiValue, TypeName, ValidateNapiValue};
+use napi::{sys, Error, Result, Status, ValueType};
+
+pub type RawEnv = sys::napi_env;
+pub type RawValue = sys::napi_value;
+
+/// A JS value returned from a `#[napi]` method as it is.
+#[derive(Clone, Copy)]
+pub struct Js(pub RawValue);
+
+impl Js {
+    /// `undefined` (a null `napi_value` returned from a callback is `undefined`).
+    pub fn undefined() -> Self {
+        Js(ptr::null_mut())
+    }
+}
+
+impl ToNapiValue for Js {
+    unsafe fn to_napi_value(_env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        Ok(val.0)
+    }
+}
+
+impl FromNapiValue for Js {
+    unsafe fn from_napi_value(_env: sys::napi_env, v: sys::napi_value) -> Result<Self> {
+        Ok(Js(v))
+    }
+}
+
+impl TypeName for Js {
+    fn type_name() -> &'static str {
+        "unknown"
+    }
+    fn value_type() -> ValueType {
+        ValueType::Unknown
+    }
+}
+
+impl ValidateNapiValue for Js {}
+
+#[inline]
+pub fn check(status: sys::napi_status) -> Result<()> {
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(Error::new(Status::from(status), format!("N-API call failed with status {status}")))
+    }
+}
+
+pub fn type_of(env: RawEnv, v: RawValue) -> sys::napi_valuetype {
+    if v.is_null() {
+        return sys::ValueType::napi_undefined;
+    }
+    let mut t = 0;
+    unsafe { sys::napi_typeof(env, v, &mut t) };
+    t
+}
+
+pub fn is_nullish(env: RawEnv, v: RawValue) -> bool {
+    matches!(type_of(env, v), sys::ValueType::napi_undefined | sys::ValueType::napi_null)
+}
+
+pub fn undefined(env: RawEnv) -> RawValue {
+    let mut v = ptr::null_mut();
+    unsafe { sys::napi_get_undefined(env, &mut v) };
+    v
+}
+
+pub fn null(env: RawEnv) -> RawValue {
+    let mut v = ptr::null_mut();
+    unsafe { sys::napi_get_null(env, &mut v) };
+    v
+}
+
+pub fn global(env: RawEnv) -> RawValue {
+    let mut v = ptr::null_mut();
+    unsafe { sys::napi_get_global(env, &mut v) };
+    v
+}
+
+pub fn string(env: RawEnv, s: &str) -> RawValue {
+    let mut v = ptr::null_mut();
+    unsafe { sys::napi_create_string_utf8(env, s.as_ptr() as *const c_char, s.len() as isize, &mut v) };
+    v
+}
+
+pub fn opt_string(env: RawEnv, s: Option<&str>) -> RawValue {
+    s.map_or_else(|| undefined(env), |s| string(env, s))
+}
+
+pub fn number(env: RawEnv, n: f64) -> RawValue {
+    let mut v = ptr::null_mut();
+    unsafe { sys::napi_create_double(env, n, &mut v) };
+    v
+}
+
+pub fn opt_number(env: RawEnv, n: Option<f64>) -> RawValue {
+    n.map_or_else(|| undefined(env), |n| number(env, n))
+}
+
+pub fn boolean(env: RawEnv, b: bool) -> RawValue {
+    let mut v = ptr::null_mut();
+    unsafe { sys::napi_get_boolean(env, b, &mut v) };
+    v
+}
+
+pub fn object(env: RawEnv) -> RawValue {
+    let mut v = ptr::null_mut();
+    unsafe { sys::napi_create_object(env, &mut v) };
+    v
+}
+
+pub fn array(env: RawEnv, items: impl IntoIterator<Item = RawValue>) -> RawValue {
+    let mut arr = ptr::null_mut();
+    unsafe { sys::napi_create_array(env, &mut arr) };
+    for (i, item) in items.into_iter().enumerate() {
+        unsafe { sys::napi_set_element(env, arr, i as u32, item) };
+    }
+    arr
+}
+
+pub fn set(env: RawEnv, obj: RawValue, key: &CStr, v: RawValue) {
+    unsafe { sys::napi_set_named_property(env, obj, key.as_ptr(), v) };
+}
+
+pub fn get(env: RawEnv, obj: RawValue, key: &CStr) -> RawValue {
+    let mut v = ptr::null_mut();
+    let status = unsafe { sys::napi_get_named_property(env, obj, key.as_ptr(), &mut v) };
+    if status != sys::Status::napi_ok {
+        clear_exception(env);
+        return undefined(env);
+    }
+    v
+}
+
+/// Reads a property only from objects and functions; `undefined` otherwise.
+pub fn get_opt(env: RawEnv, obj: RawValue, key: &CStr) -> Option<RawValue> {
+    if !matches!(type_of(env, obj), sys::ValueType::napi_object | sys::ValueType::napi_function) {
+        return None;
+    }
+    let v = get(env, obj, key);
+    (!is_nullish(env, v)).then_some(v)
+}
+
+pub fn get_string(env: RawEnv, v: RawValue) -> Option<String> {
+    if type_of(env, v) != sys::ValueType::napi_string {
+        return None;
+    }
+    let mut len = 0usize;
+    unsafe { sys::napi_get_value_string_utf8(env, v, ptr::null_mut(), 0, &mut len) };
+    let mut buf = vec![0u8; len + 1];
+    let mut written = 0usize;
+    unsafe { sys::napi_get_value_string_utf8(env, v, buf.as_mut_ptr() as *mut c_char, len + 1, &mut written) };
+    buf.truncate(written);
+    // N-API hands out valid UTF-8 (lone surrogates become U+FFFD).
+    Some(String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
+pub fn get_number(env: RawEnv, v: RawValue) -> Option<f64> {
+    if type_of(env, v) != sys::ValueType::napi_number {
+        return None;
+    }
+    let mut n = 0.0;
+    unsafe { sys::napi_get_value_double(env, v, &mut n) };
+    Some(n)
+}
+
+pub fn get_bool(env: RawEnv, v: RawValue) -> Option<bool> {
+    if type_of(env, v) != sys::ValueType::napi_boolean {
+        return None;
+    }
+    let mut b = false;
+    unsafe { sys::napi_get_value_bool(env, v, &mut b) };
+    Some(b)
+}
+
+pub fn is_function(env: RawEnv, v: RawValue) -> bool {
+    type_of(env, v) == sys::ValueType::napi_function
+}
+
+pub fn is_array(env: RawEnv, v: RawValue) -> bool {
+    let mut b = false;
+    unsafe { sys::napi_is_array(env, v, &mut b) };
+    b
+}
+
+pub fn is_promise(env: RawEnv, v: RawValue) -> bool {
+    let mut b = false;
+    unsafe { sys::napi_is_promise(env, v, &mut b) };
+    b
+}
+
+pub fn array_items(env: RawEnv, arr: RawValue) -> Vec<RawValue> {
+    let mut len = 0u32;
+    unsafe { sys::napi_get_array_length(env, arr, &mut len) };
+    (0..len)
+        .map(|i| {
+            let mut v = ptr::null_mut();
+            unsafe { sys::napi_get_element(env, arr, i, &mut v) };
+            v
+        })
+        .collect()
+}
+
+pub fn strict_equals(env: RawEnv, a: RawValue, b: RawValue) -> bool {
+    let mut eq = false;
+    unsafe { sys::napi_strict_equals(env, a, b, &mut eq) };
+    eq
+}
+
+/// Takes the pending exception, if any.
+pub fn take_exception(env: RawEnv) -> Option<RawValue> {
+    let mut pending = false;
+    unsafe { sys::napi_is_exception_pending(env, &mut pending) };
+    if !pending {
+        return None;
+    }
+    let mut e = ptr::null_mut();
+    unsafe { sys::napi_get_and_clear_last_exception(env, &mut e) };
+    Some(e)
+}
+
+pub fn clear_exception(env: RawEnv) {
+    let _ = take_exception(env);
+}
+
+/// Calls `f(args...)` with `this = recv`; a throw comes back as `Err(exception)`.
+pub fn call(env: RawEnv, recv: RawValue, f: RawValue, args: &[RawValue]) -> std::result::Result<RawValue, RawValue> {
+    let mut out = ptr::null_mut();
+    let status = unsafe { sys::napi_call_function(env, recv, f, args.len(), args.as_ptr(), &mut out) };
+    if status == sys::Status::napi_ok {
+        Ok(out)
+    } else {
+        Err(take_exception(env).unwrap_or_else(|| undefined(env)))
+    }
+}
+
+/// Creates an `Error` with a `code` property and optional extra properties.
+pub fn coded_error(env: RawEnv, code: &str, message: &str, extra: &[(&CStr, RawValue)]) -> RawValue {
+    let mut err = ptr::null_mut();
+    unsafe { sys::napi_create_error(env, string(env, code), string(env, message), &mut err) };
+    for (k, v) in extra {
+        set(env, err, k, *v);
+    }
+    err
+}
+
+/// Throws an `Error` with a `code`; the `#[napi]` method then returns `undefined`.
+pub fn throw_coded(env: RawEnv, code: &str, message: &str, extra: &[(&CStr, RawValue)]) -> Result<Js> {
+    let err = coded_error(env, code, message, extra);
+    unsafe { sys::napi_throw(env, err) };
+    Ok(Js::undefined())
+}
+
+/// A strong reference to a JS value, deleted on drop on the thread that made it.
+pub struct JsRef {
+    env: RawEnv,
+    raw: sys::napi_ref,
+    /// Primitives cannot be referenced before Node-API 10: they live in a one-element array.
+    boxed: bool,
+    thread: std::thread::ThreadId,
+}
+
+// SAFETY: the reference is only read and deleted on its own thread (checked in `Drop`
+// and `value`); elsewhere it is only moved around.
+unsafe impl Send for JsRef {}
+unsafe impl Sync for JsRef {}
+
+impl JsRef {
+    pub fn new(env: RawEnv, v: RawValue) -> Self {
+        let boxed = !matches!(
+            type_of(env, v),
+            sys::ValueType::napi_object | sys::ValueType::napi_function | sys::ValueType::napi_symbol | sys::ValueType::napi_external
+        );
+        let target = if boxed { array(env, [v]) } else { v };
+        let mut raw = ptr::null_mut();
+        unsafe { sys::napi_create_reference(env, target, 1, &mut raw) };
+        Self { env, raw, boxed, thread: std::thread::current().id() }
+    }
+
+    pub fn value(&self, env: RawEnv) -> RawValue {
+        debug_assert_eq!(self.thread, std::thread::current().id());
+        let mut v = ptr::null_mut();
+        unsafe { sys::napi_get_reference_value(env, self.raw, &mut v) };
+        if v.is_null() {
+            return undefined(env);
+        }
+        if self.boxed {
+            let mut inner = ptr::null_mut();
+            unsafe { sys::napi_get_element(env, v, 0, &mut inner) };
+            return inner;
+        }
+        v
+    }
+}
+
+impl Drop for JsRef {
+    fn drop(&mut self) {
+        // Deleting from another thread is undefined behaviour; leaking is not.
+        if std::thread::current().id() == self.thread && crate::hop::env_alive(self.env) {
+            unsafe { sys::napi_delete_reference(self.env, self.raw) };
+        }
+    }
+}

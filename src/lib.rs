@@ -1,0 +1,13 @@
+//! The Node.js binding of the toolhost engine: `ToolRegistry`, `ToolSession` and
+//! `ToolExecutionManager`. The engine (`crates/toolhost`) owns every policy; this crate
+//! converts values, calls JS handlers and dispatches events.
+
+mod hop;
+mod js;
+mod json;
+mod manager;
+mod payload;
+mod registry;
+mod runtime;
+mod standard_schema;
+mod tool_error;

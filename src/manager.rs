@@ -1,0 +1,629 @@
+//! `ToolExecutionManager`: drives the engine's execution state machine on the JS thread.
+//!
+//! Per call, on the common path (caller on the JS thread, handler settles before its
+//! timeout, no retry) nothing leaves the JS thread:
+//! - `execute` converts the arguments, asks the engine to start (resolve, validate,
+//!   admit), and calls the JS handler directly;
+//! - an async handler's promise is watched with `then`, and its settlement calls back
+//!   into Rust on the same thread;
+//! - the timeout is an entry in the deadline thread's map, removed when the attempt
+//!   settles; the deadline thread reaches JS only if it fires;
+//! - events are built only for types with listeners (the counts live in shared memory).
+//! A backoff delay is a tokio sleep followed by one hop back through the threadsafe
+//! function.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::ffi::CStr;
+use std::ptr;
+use std::rc::{Rc, Weak};
+use std::sync::Arc;
+
+use napi::{sys, Env};
+use napi_derive::napi;
+use toolhost::{
+    CallOptions, DeadlineKey, EventMask, ExecutionEngine, ExecutionEvent, ExecutionRecord, ManagerConfig, RegistryError,
+    RegistryErrorCode, RetryOverrides, Step, ToolError, Transition,
+};
+
+use crate::hop::{self, Hop, Message};
+use crate::js::{self, Js, JsRef, RawEnv, RawValue};
+use crate::json::{from_json, get_json};
+use crate::payload::{payload, payload_value};
+use crate::registry::{read_arguments, JsToolHandler, RegistryShared, ToolRegistry};
+use crate::runtime::{runtime, Emitter};
+use crate::tool_error::{classify, to_js as error_to_js};
+
+thread_local! {
+    static MANAGERS: RefCell<HashMap<u32, Weak<ManagerCore>>> = RefCell::new(HashMap::new());
+    static NEXT_MANAGER: Cell<u32> = const { Cell::new(1) };
+}
+
+fn find(manager: u32) -> Option<Rc<ManagerCore>> {
+    MANAGERS.with(|m| m.borrow().get(&manager).and_then(Weak::upgrade))
+}
+
+/// JS-side state of one execution in flight.
+struct JsExec {
+    deferred: sys::napi_deferred,
+    /// The arguments as the handler receives them; JSON text until first needed.
+    args: JsRef,
+    args_parsed: bool,
+    /// The running attempt's context, to abort on timeout or cancel.
+    ctx: Option<JsRef>,
+    deadline: Option<DeadlineKey>,
+    signal: Option<(JsRef, JsRef)>,
+}
+
+pub struct ManagerCore {
+    id: u32,
+    registry: Rc<RegistryShared>,
+    engine: RefCell<ExecutionEngine>,
+    execs: RefCell<HashMap<u64, JsExec>>,
+    emitter: Emitter,
+    hop: Arc<Hop>,
+}
+
+fn config_error(env: RawEnv, e: &RegistryError) -> napi::Result<Js> {
+    js::throw_coded(env, e.code(), &e.message, &[])
+}
+
+fn invalid_config(message: impl Into<String>) -> RegistryError {
+    RegistryError::new(RegistryErrorCode::InvalidConfig, message)
+}
+
+fn read_retry(env: RawEnv, obj: RawValue) -> Result<Option<RetryOverrides>, RegistryError> {
+    match get_json(env, obj, c"retry") {
+        Ok(None) => Ok(None),
+        Ok(Some(v)) => serde_json::from_value(v).map(Some).map_err(|e| invalid_config(format!("retry options are invalid: {e}"))),
+        Err(e) => Err(invalid_config(format!("retry options are not JSON: {e}"))),
+    }
+}
+
+/// `timeoutMs`: a number > 0; `null` or `Infinity` for none; absent for the default.
+fn read_timeout(env: RawEnv, obj: RawValue) -> Result<Option<Option<f64>>, RegistryError> {
+    if js::type_of(env, obj) != sys::ValueType::napi_object {
+        return Ok(None);
+    }
+    let v = js::get(env, obj, c"timeoutMs");
+    match js::type_of(env, v) {
+        sys::ValueType::napi_undefined => Ok(None),
+        sys::ValueType::napi_null => Ok(Some(None)),
+        _ => match js::get_number(env, v) {
+            Some(n) if n == f64::INFINITY => Ok(Some(None)),
+            Some(n) if n.is_finite() && n > 0.0 => Ok(Some(Some(n))),
+            _ => Err(invalid_config("timeoutMs must be a number of milliseconds > 0 (or null for no timeout)")),
+        },
+    }
+}
+
+fn read_count(env: RawEnv, obj: RawValue, key: &CStr, min: f64) -> Result<Option<usize>, RegistryError> {
+    let Some(v) = js::get_opt(env, obj, key) else { return Ok(None) };
+    match js::get_number(env, v) {
+        Some(n) if n == f64::INFINITY => Ok(Some(usize::MAX)),
+        Some(n) if n.is_finite() && n >= min && n.fract() == 0.0 => Ok(Some(n as usize)),
+        _ => Err(invalid_config(format!("{} must be a whole number >= {min}", key.to_string_lossy()))),
+    }
+}
+
+fn read_flag(env: RawEnv, obj: RawValue, key: &CStr) -> Option<bool> {
+    js::get_opt(env, obj, key).and_then(|v| js::get_bool(env, v))
+}
+
+fn manager_config(env: RawEnv, options: Option<RawValue>) -> Result<ManagerConfig, RegistryError> {
+    let mut config = ManagerConfig::default();
+    let Some(o) = options.filter(|o| js::type_of(env, *o) == sys::ValueType::napi_object) else {
+        return Ok(config);
+    };
+    if let Some(r) = read_retry(env, o)? {
+        config.retry = config.retry.with_overrides(&r)?;
+    }
+    if let Some(t) = read_timeout(env, o)? {
+        config.timeout_ms = t;
+    }
+    if let Some(n) = read_count(env, o, c"maxConcurrency", 1.0)? {
+        config.max_concurrency = n;
+    }
+    if let Some(n) = read_count(env, o, c"historyLimit", 0.0)? {
+        config.history_limit = n;
+    }
+    if let Some(v) = read_flag(env, o, c"validation") {
+        config.validation = v;
+    }
+    config.check()?;
+    Ok(config)
+}
+
+impl ManagerCore {
+    fn sync_mask(&self) {
+        let mut mask = 0u8;
+        for slot in 0..7 {
+            if self.emitter.count(slot) > 0 {
+                mask |= 1 << slot;
+            }
+        }
+        let mut engine = self.engine.borrow_mut();
+        if engine.wanted_events() != EventMask(mask) {
+            engine.set_wanted_events(EventMask(mask));
+        }
+    }
+
+    /// The arguments' JS value, parsing JSON text on first use.
+    fn js_args(&self, env: RawEnv, key: u64) -> Option<RawValue> {
+        let mut execs = self.execs.borrow_mut();
+        let exec = execs.get_mut(&key)?;
+        let value = exec.args.value(env);
+        if exec.args_parsed {
+            return Some(value);
+        }
+        let rt = runtime(env).ok()?;
+        let parsed = rt.call(env, &rt.parse, &[value]).unwrap_or_else(|_| js::undefined(env));
+        exec.args = JsRef::new(env, parsed);
+        exec.args_parsed = true;
+        Some(parsed)
+    }
+
+    fn drive(self: &Rc<Self>, env: RawEnv, t: Transition) {
+        let key = t.key;
+        if !t.events.is_empty() {
+            self.dispatch(env, &t.events);
+        }
+        if t.interrupted_attempt.is_some() {
+            self.interrupt(env, key, None);
+        }
+        match t.step {
+            Step::Run(spec) => self.run_attempt(env, spec),
+            Step::Retry { delay } => {
+                if let Some(exec) = self.execs.borrow_mut().get_mut(&key) {
+                    exec.ctx = None;
+                }
+                hop::post_after(self.hop.clone(), delay, Message::Resume { manager: self.id, key });
+            }
+            Step::Finished(record) => self.complete(env, key, &record),
+            Step::Queued | Step::Stale => {}
+        }
+        for spec in t.admitted {
+            self.run_attempt(env, spec);
+        }
+    }
+
+    /// Aborts the running attempt's signal and clears its timeout.
+    fn interrupt(&self, env: RawEnv, key: u64, reason: Option<RawValue>) {
+        let (ctx, deadline) = match self.execs.borrow_mut().get_mut(&key) {
+            Some(exec) => (exec.ctx.take(), exec.deadline.take()),
+            None => return,
+        };
+        if let Some(d) = deadline {
+            hop::deadlines().cancel(d);
+        }
+        if let (Some(ctx), Ok(rt)) = (ctx, runtime(env)) {
+            let reason = reason.unwrap_or_else(|| {
+                rt.call(env, &rt.abort_error, &[js::string(env, "the execution was cancelled")]).unwrap_or_else(|_| js::undefined(env))
+            });
+            let _ = rt.call(env, &rt.abort_context, &[ctx.value(env), reason]);
+        }
+    }
+
+    fn run_attempt(self: &Rc<Self>, env: RawEnv, spec: toolhost::AttemptSpec) {
+        let key = spec.key;
+        let attempt = spec.attempt_number;
+        if !self.engine.borrow().is_current(key, attempt) {
+            return;
+        }
+        let Some(args) = self.js_args(env, key) else { return };
+        let Ok(rt) = runtime(env) else { return };
+        let Some(handler) = spec.tool.handler.as_any().downcast_ref::<JsToolHandler>() else {
+            let e = ToolError::permanent(format!("tool '{}' has no JS handler", spec.tool.name()));
+            return self.attempt_done(env, key, attempt, Err(e));
+        };
+        let ctx_args = [
+            js::string(env, &spec.execution_id),
+            js::opt_string(env, spec.tool_call_id.as_deref()),
+            js::opt_string(env, spec.session_id.as_deref()),
+            js::string(env, spec.tool.name()),
+            js::number(env, attempt as f64),
+            js::number(env, spec.max_attempts as f64),
+        ];
+        let ctx = rt.call(env, &rt.make_context, &ctx_args).unwrap_or_else(|_| js::undefined(env));
+        match js::call(env, js::undefined(env), handler.function.value(env), &[args, ctx]) {
+            Err(thrown) => self.attempt_done(env, key, attempt, Err(classify(env, spec.tool.name(), thrown))),
+            Ok(v) if js::is_promise(env, v) => {
+                let deadline = spec.timeout.map(|d| {
+                    hop::deadlines().schedule(d, (self.hop.clone(), Message::Timeout { manager: self.id, key, attempt }))
+                });
+                if let Some(exec) = self.execs.borrow_mut().get_mut(&key) {
+                    exec.ctx = Some(JsRef::new(env, ctx));
+                    exec.deadline = deadline;
+                }
+                let watch_args = [v, js::number(env, self.id as f64), js::number(env, key as f64), js::number(env, attempt as f64)];
+                let _ = rt.call(env, &rt.watch, &watch_args);
+            }
+            Ok(v) => self.attempt_done(env, key, attempt, Ok(payload(env, v))),
+        }
+    }
+
+    fn attempt_done(self: &Rc<Self>, env: RawEnv, key: u64, attempt: u32, outcome: Result<toolhost::Payload, ToolError>) {
+        if let Some(exec) = self.execs.borrow_mut().get_mut(&key) {
+            if let Some(d) = exec.deadline.take() {
+                hop::deadlines().cancel(d);
+            }
+            exec.ctx = None;
+        }
+        self.sync_mask();
+        let t = self.engine.borrow_mut().attempt_finished(key, attempt, outcome);
+        self.drive(env, t);
+    }
+
+    fn complete(&self, env: RawEnv, key: u64, record: &ExecutionRecord) {
+        let Some(exec) = self.execs.borrow_mut().remove(&key) else { return };
+        if let Some(d) = exec.deadline {
+            hop::deadlines().cancel(d);
+        }
+        let Ok(rt) = runtime(env) else { return };
+        if let Some((signal, listener)) = &exec.signal {
+            let _ = rt.call(env, &rt.unlisten_signal, &[signal.value(env), listener.value(env)]);
+        }
+        let args = if exec.args_parsed { exec.args.value(env) } else { from_json(env, &record.args) };
+        let execution = record_to_js(env, record, args);
+        let (success, value) = match (&record.result, &record.error) {
+            (Some(result), _) if record.status == toolhost::ExecutionStatus::Succeeded => (true, payload_value(env, result.as_ref())),
+            (_, Some(e)) => (false, error_to_js(env, e)),
+            _ => (true, js::undefined(env)),
+        };
+        let outcome = rt.call(env, &rt.outcome, &[js::boolean(env, success), value, execution]).unwrap_or_else(|_| js::undefined(env));
+        unsafe { sys::napi_resolve_deferred(env, exec.deferred, outcome) };
+        hop::release(env);
+    }
+
+    fn dispatch(&self, env: RawEnv, events: &[ExecutionEvent]) {
+        for event in events {
+            let detail = js::object(env);
+            match event {
+                ExecutionEvent::Started { execution } => {
+                    let args = self.event_args(env, execution);
+                    js::set(env, detail, c"execution", record_to_js(env, execution, args));
+                }
+                ExecutionEvent::Validating { execution_id, tool_name, args } => {
+                    js::set(env, detail, c"executionId", js::string(env, execution_id));
+                    js::set(env, detail, c"toolName", js::string(env, tool_name));
+                    js::set(env, detail, c"args", from_json(env, args));
+                }
+                ExecutionEvent::Executing { execution_id, tool_name, attempt_number } => {
+                    js::set(env, detail, c"executionId", js::string(env, execution_id));
+                    js::set(env, detail, c"toolName", js::string(env, tool_name));
+                    js::set(env, detail, c"attemptNumber", js::number(env, *attempt_number as f64));
+                }
+                ExecutionEvent::Retrying { execution_id, tool_name, attempt_number, max_attempts, error, delay_ms } => {
+                    js::set(env, detail, c"executionId", js::string(env, execution_id));
+                    js::set(env, detail, c"toolName", js::string(env, tool_name));
+                    js::set(env, detail, c"attemptNumber", js::number(env, *attempt_number as f64));
+                    js::set(env, detail, c"maxAttempts", js::number(env, *max_attempts as f64));
+                    js::set(env, detail, c"error", error_to_js(env, error));
+                    js::set(env, detail, c"delayMs", js::number(env, *delay_ms));
+                }
+                ExecutionEvent::Succeeded { execution } => {
+                    let args = self.event_args(env, execution);
+                    js::set(env, detail, c"execution", record_to_js(env, execution, args));
+                    let result = execution.result.as_ref().map_or_else(|| js::undefined(env), |r| payload_value(env, r.as_ref()));
+                    js::set(env, detail, c"result", result);
+                }
+                ExecutionEvent::Failed { execution } => {
+                    let args = self.event_args(env, execution);
+                    js::set(env, detail, c"execution", record_to_js(env, execution, args));
+                    let error = execution.error.as_ref().map_or_else(|| js::undefined(env), |e| error_to_js(env, e));
+                    js::set(env, detail, c"error", error);
+                }
+                ExecutionEvent::Cancelled { execution_id, tool_name } => {
+                    js::set(env, detail, c"executionId", js::string(env, execution_id));
+                    js::set(env, detail, c"toolName", js::string(env, tool_name));
+                }
+            }
+            self.emitter.emit(env, event.event_type().as_str(), detail, js::undefined(env));
+        }
+    }
+
+    fn event_args(&self, env: RawEnv, record: &ExecutionRecord) -> RawValue {
+        from_json(env, &record.args)
+    }
+
+    /// Cancels the executions of a destroyed session.
+    pub fn destroy_session(self: &Rc<Self>, env: RawEnv, session_id: &str) {
+        let keys = self.engine.borrow().in_flight_keys(Some(session_id));
+        for key in keys {
+            self.sync_mask();
+            let t = self.engine.borrow_mut().cancel_key(key);
+            self.drive(env, t);
+        }
+    }
+}
+
+/// `{ id, toolCallId, sessionId, toolName, args, status, result, error, timing, retry }`
+pub fn record_to_js(env: RawEnv, r: &ExecutionRecord, args: RawValue) -> RawValue {
+    let Ok(rt) = runtime(env) else { return js::undefined(env) };
+    let result = r.result.as_ref().map_or_else(|| js::undefined(env), |p| payload_value(env, p.as_ref()));
+    let error = r.error.as_ref().map_or_else(|| js::undefined(env), |e| error_to_js(env, e));
+    let previous = js::array(env, r.previous_errors.iter().map(|e| error_to_js(env, e)));
+    let values = [
+        js::string(env, &r.id),
+        js::opt_string(env, r.tool_call_id.as_deref()),
+        js::opt_string(env, r.session_id.as_deref()),
+        js::string(env, &r.tool_name),
+        args,
+        js::string(env, r.status.as_str()),
+        result,
+        error,
+        js::number(env, r.timing.queued_at),
+        js::opt_number(env, r.timing.started_at),
+        js::opt_number(env, r.timing.completed_at),
+        js::opt_number(env, r.timing.duration_ms),
+        js::number(env, r.attempt_number as f64),
+        js::number(env, r.max_attempts as f64),
+        previous,
+    ];
+    rt.call(env, &rt.record, &values).unwrap_or_else(|_| js::undefined(env))
+}
+
+pub fn on_settled(env: RawEnv, manager: u32, key: u64, attempt: u32, ok: bool, value: RawValue) {
+    let Some(core) = find(manager) else { return };
+    if !core.engine.borrow().is_current(key, attempt) {
+        return;
+    }
+    let outcome = if ok {
+        Ok(payload(env, value))
+    } else {
+        let tool = core.engine.borrow().timeout_of(key).map(|(t, _)| t.to_string()).unwrap_or_default();
+        Err(classify(env, &tool, value))
+    };
+    core.attempt_done(env, key, attempt, outcome);
+}
+
+pub fn on_signal_aborted(env: RawEnv, manager: u32, key: u64) {
+    let Some(core) = find(manager) else { return };
+    core.sync_mask();
+    let t = core.engine.borrow_mut().cancel_key(key);
+    core.drive(env, t);
+}
+
+pub fn on_message(env: RawEnv, message: Message) {
+    match message {
+        Message::Timeout { manager, key, attempt } => {
+            let Some(core) = find(manager) else { return };
+            let timed_out = {
+                let engine = core.engine.borrow();
+                match engine.timeout_of(key) {
+                    Some((tool, Some(t))) if engine.is_current(key, attempt) => Some(ToolError::timeout(tool, t.as_millis() as u64)),
+                    _ => None,
+                }
+            };
+            let Some(error) = timed_out else { return };
+            if let Some(exec) = core.execs.borrow_mut().get_mut(&key) {
+                exec.deadline = None;
+            }
+            if let Ok(rt) = runtime(env) {
+                let reason = rt.call(env, &rt.timeout_error, &[js::string(env, &error.message)]).unwrap_or_else(|_| js::undefined(env));
+                core.interrupt(env, key, Some(reason));
+            }
+            core.attempt_done(env, key, attempt, Err(error));
+        }
+        Message::Resume { manager, key } => {
+            let Some(core) = find(manager) else { return };
+            core.sync_mask();
+            let t = core.engine.borrow_mut().begin_attempt(key);
+            core.drive(env, t);
+        }
+    }
+}
+
+/// Runs tools with validation, retries, backoff, timeouts, cancellation and events.
+#[napi]
+pub struct ToolExecutionManager {
+    core: Rc<ManagerCore>,
+}
+
+#[napi]
+impl ToolExecutionManager {
+    /// Throws `INVALID_CONFIG` for nonsensical numbers (negative delays,
+    /// `maxAttempts < 1`, `baseDelay > maxDelay`, ...).
+    #[napi(constructor, ts_args_type = "registry: ToolRegistry, options?: ManagerOptions")]
+    pub fn new(env: Env, registry: &ToolRegistry, options: Option<Js>) -> napi::Result<Self> {
+        let raw = env.raw();
+        let config = match manager_config(raw, options.map(|o| o.0)) {
+            Ok(c) => c,
+            Err(e) => {
+                let err = js::coded_error(raw, e.code(), &e.message, &[]);
+                return Err(napi::Error::from(unsafe { napi::bindgen_prelude::Unknown::from_raw_unchecked(raw, err) }));
+            }
+        };
+        let engine = ExecutionEngine::new(registry.shared.engine.clone(), config).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+        let id = NEXT_MANAGER.with(|n| {
+            let id = n.get();
+            n.set(id + 1);
+            id
+        });
+        let core = Rc::new(ManagerCore {
+            id,
+            registry: registry.shared.clone(),
+            engine: RefCell::new(engine),
+            execs: RefCell::new(HashMap::new()),
+            emitter: Emitter::new(raw)?,
+            hop: hop::hop(raw),
+        });
+        MANAGERS.with(|m| m.borrow_mut().insert(id, Rc::downgrade(&core)));
+        registry.shared.managers.borrow_mut().push(Rc::downgrade(&core));
+        Ok(Self { core })
+    }
+
+    /// Runs a tool. `args` is an object or JSON text. Never rejects for a tool-level
+    /// failure: resolves `{ success: true, result, execution }` or
+    /// `{ success: false, error, execution }`.
+    #[napi(ts_args_type = "name: string, args?: unknown, options?: ExecuteOptions", ts_return_type = "Promise<ExecutionResult>")]
+    pub fn execute(&self, env: Env, name: Js, args: Option<Js>, options: Option<Js>) -> napi::Result<Js> {
+        let env = env.raw();
+        let core = &self.core;
+        let Some(name) = js::get_string(env, name.0) else {
+            return js::throw_coded(env, "INVALID_ARGUMENTS", "execute() takes the tool name as a string", &[]);
+        };
+        let args = args.map_or_else(|| js::undefined(env), |a| a.0);
+        let mut call = CallOptions::default();
+        let mut signal = None;
+        if let Some(o) = options.map(|o| o.0).filter(|o| js::type_of(env, *o) == sys::ValueType::napi_object) {
+            call.tool_call_id = js::get_opt(env, o, c"toolCallId").and_then(|v| js::get_string(env, v));
+            call.session_id = js::get_opt(env, o, c"sessionId").and_then(|v| js::get_string(env, v));
+            match read_timeout(env, o) {
+                Ok(Some(Some(ms))) => call.timeout_ms = Some(ms),
+                Ok(Some(None)) => call.timeout_ms = Some(f64::MAX),
+                Ok(None) => {}
+                Err(e) => return config_error(env, &e),
+            }
+            match read_retry(env, o) {
+                Ok(r) => call.retry = r,
+                Err(e) => return config_error(env, &e),
+            }
+            if let Some(s) = js::get_opt(env, o, c"signal") {
+                call.already_cancelled = js::get_opt(env, s, c"aborted").and_then(|a| js::get_bool(env, a)).unwrap_or(false);
+                signal = Some(s);
+            }
+        }
+        let text_args = js::type_of(env, args) == sys::ValueType::napi_string;
+        let parsed = read_arguments(env, &name, args);
+        core.sync_mask();
+        let t = core.engine.borrow_mut().start(&name, parsed, call);
+
+        let mut deferred = ptr::null_mut();
+        let mut promise = ptr::null_mut();
+        js::check(unsafe { sys::napi_create_promise(env, &mut deferred, &mut promise) })?;
+        let rt = runtime(env)?;
+        let signal = match signal {
+            Some(s) if !matches!(t.step, Step::Finished(_)) => {
+                let listener = rt.call(env, &rt.listen_signal, &[s, js::number(env, core.id as f64), js::number(env, t.key as f64)]);
+                listener.ok().map(|l| (JsRef::new(env, s), JsRef::new(env, l)))
+            }
+            _ => None,
+        };
+        let args_parsed = !text_args || js::get_string(env, args).is_some_and(|s| s.trim().is_empty());
+        let args_value = if text_args && args_parsed { js::object(env) } else { args };
+        core.execs.borrow_mut().insert(
+            t.key,
+            JsExec { deferred, args: JsRef::new(env, args_value), args_parsed, ctx: None, deadline: None, signal },
+        );
+        hop::retain(env);
+        core.drive(env, t);
+        Ok(Js(promise))
+    }
+
+    /// Cancels an execution in flight: it ends `cancelled`, its signal aborts, and no
+    /// further attempt starts. `false` when it already finished.
+    #[napi]
+    pub fn cancel(&self, env: Env, execution_id: String) -> bool {
+        self.core.sync_mask();
+        let t = self.core.engine.borrow_mut().cancel(&execution_id);
+        match t {
+            Some(t) => {
+                self.core.drive(env.raw(), t);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Cancels every execution in flight. Returns how many were cancelled.
+    #[napi]
+    pub fn cancel_all(&self, env: Env) -> u32 {
+        let keys = self.core.engine.borrow().in_flight_keys(None);
+        let n = keys.len() as u32;
+        for key in keys {
+            self.core.sync_mask();
+            let t = self.core.engine.borrow_mut().cancel_key(key);
+            self.core.drive(env.raw(), t);
+        }
+        n
+    }
+
+    /// The record of an execution in flight or kept in history, or `undefined`.
+    #[napi(ts_return_type = "ExecutionRecord | undefined")]
+    pub fn get_execution(&self, env: Env, execution_id: String) -> Js {
+        let env = env.raw();
+        match self.core.engine.borrow().execution(&execution_id) {
+            Some(r) => Js(record_to_js(env, &r, from_json(env, &r.args))),
+            None => Js::undefined(),
+        }
+    }
+
+    /// Every record of one model tool call (in flight or kept), oldest first.
+    #[napi(ts_return_type = "ExecutionRecord[]")]
+    pub fn get_executions_for_tool_call(&self, env: Env, tool_call_id: String) -> Js {
+        let env = env.raw();
+        let records = self.core.engine.borrow().executions_for_tool_call(&tool_call_id);
+        Js(js::array(env, records.iter().map(|r| record_to_js(env, r, from_json(env, &r.args)))))
+    }
+
+    /// Statistics of one tool over finished executions.
+    #[napi(ts_return_type = "ToolStats")]
+    pub fn stats(&self, env: Env, tool_name: String) -> Js {
+        let env = env.raw();
+        let s = self.core.engine.borrow().stats(&tool_name);
+        let o = js::object(env);
+        js::set(env, o, c"executionCount", js::number(env, s.execution_count as f64));
+        js::set(env, o, c"successCount", js::number(env, s.success_count as f64));
+        js::set(env, o, c"failureCount", js::number(env, s.failure_count as f64));
+        js::set(env, o, c"totalDurationMs", js::number(env, s.total_duration_ms));
+        js::set(env, o, c"averageDurationMs", js::number(env, s.average_duration_ms()));
+        js::set(env, o, c"successRate", js::number(env, s.success_rate()));
+        let last = s.last_error.as_ref().map_or_else(|| js::undefined(env), |e| error_to_js(env, e));
+        js::set(env, o, c"lastError", last);
+        Js(o)
+    }
+
+    /// Executions not yet finished.
+    #[napi(getter)]
+    pub fn in_flight(&self) -> u32 {
+        self.core.engine.borrow().in_flight() as u32
+    }
+
+    /// Listens to a lifecycle event; the listener receives `{ type, detail }`.
+    #[napi(ts_args_type = "type: ExecutionEventType, listener: (event: { type: string, detail: any }) => void")]
+    pub fn add_event_listener(&self, env: Env, event_type: Js, listener: Js) -> napi::Result<Js> {
+        match self.core.emitter.add(env.raw(), event_type.0, listener.0, false) {
+            Ok(v) => Ok(Js(v)),
+            Err(e) => {
+                unsafe { sys::napi_throw(env.raw(), e) };
+                Ok(Js::undefined())
+            }
+        }
+    }
+
+    #[napi(ts_args_type = "type: string, listener: (...args: any[]) => void")]
+    pub fn remove_event_listener(&self, env: Env, event_type: Js, listener: Js) -> bool {
+        self.core.emitter.remove(env.raw(), event_type.0, listener.0)
+    }
+
+    /// Listens with the detail alone; returns an unsubscribe function.
+    #[napi(ts_args_type = "type: ExecutionEventType, listener: (detail: any) => void", ts_return_type = "() => boolean")]
+    pub fn on(&self, env: Env, event_type: Js, listener: Js) -> napi::Result<Js> {
+        match self.core.emitter.add(env.raw(), event_type.0, listener.0, true) {
+            Ok(v) => Ok(Js(v)),
+            Err(e) => {
+                unsafe { sys::napi_throw(env.raw(), e) };
+                Ok(Js::undefined())
+            }
+        }
+    }
+}
+
+/// An `Error` the manager classifies as `transient` (retried by default).
+#[napi(ts_args_type = "message: string, options?: { retryAfterMs?: number, code?: string, cause?: unknown }", ts_return_type = "Error")]
+pub fn transient_error(env: Env, message: Js, options: Option<Js>) -> napi::Result<Js> {
+    let env = env.raw();
+    let rt = runtime(env)?;
+    let o = options.map_or_else(|| js::undefined(env), |o| o.0);
+    Ok(Js(rt.call(env, &rt.transient_error, &[message.0, o]).unwrap_or_else(|e| e)))
+}
+
+/// An `Error` the manager classifies as `permanent` (never retried).
+#[napi(ts_args_type = "message: string, options?: { code?: string, cause?: unknown }", ts_return_type = "Error")]
+pub fn permanent_error(env: Env, message: Js, options: Option<Js>) -> napi::Result<Js> {
+    let env = env.raw();
+    let rt = runtime(env)?;
+    let o = options.map_or_else(|| js::undefined(env), |o| o.0);
+    Ok(Js(rt.call(env, &rt.permanent_error, &[message.0, o]).unwrap_or_else(|e| e)))
+}

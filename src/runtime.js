@@ -1,0 +1,182 @@
+// The binding's small JS layer, evaluated once per env by src/runtime.rs.
+//
+// It holds what is cheaper or only possible in JS: object literals with a stable shape
+// (records, results, events), the handler context with a lazily created AbortSignal,
+// promise settlement, AbortSignal listeners, and listener lists. Rust calls these
+// functions; `notify` is the one Rust function they call back.
+(function (notify) {
+  'use strict'
+
+  const SETTLED = 0
+  const SIGNAL_ABORTED = 1
+
+  class ToolCallContext {
+    #controller = undefined
+    #reason = undefined
+    constructor(executionId, toolCallId, sessionId, toolName, attemptNumber, maxAttempts) {
+      this.executionId = executionId
+      this.toolCallId = toolCallId
+      this.sessionId = sessionId
+      this.toolName = toolName
+      this.attemptNumber = attemptNumber
+      this.maxAttempts = maxAttempts
+    }
+    /** Aborted when the execution is cancelled or this attempt times out. */
+    get signal() {
+      if (this.#controller === undefined) {
+        this.#controller = new AbortController()
+        if (this.#reason !== undefined) this.#controller.abort(this.#reason)
+      }
+      return this.#controller.signal
+    }
+    static abort(ctx, reason) {
+      if (ctx.#reason !== undefined) return
+      ctx.#reason = reason
+      if (ctx.#controller !== undefined) ctx.#controller.abort(reason)
+    }
+  }
+
+  function makeContext(executionId, toolCallId, sessionId, toolName, attemptNumber, maxAttempts) {
+    return new ToolCallContext(executionId, toolCallId, sessionId, toolName, attemptNumber, maxAttempts)
+  }
+
+  function watch(promise, manager, key, attempt) {
+    promise.then(
+      (value) => notify(SETTLED, manager, key, attempt, true, value),
+      (error) => notify(SETTLED, manager, key, attempt, false, error),
+    )
+  }
+
+  function listenSignal(signal, manager, key) {
+    const onAbort = () => notify(SIGNAL_ABORTED, manager, key, 0, false, signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+    return onAbort
+  }
+
+  function unlistenSignal(signal, onAbort) {
+    signal.removeEventListener('abort', onAbort)
+  }
+
+  function record(id, toolCallId, sessionId, toolName, args, status, result, error, queuedAt, startedAt, completedAt, duration, attemptNumber, maxAttempts, previousErrors) {
+    return {
+      id, toolCallId, sessionId, toolName, args, status, result, error,
+      timing: { queuedAt, startedAt, completedAt, duration },
+      retry: { attemptNumber, maxAttempts, previousErrors },
+    }
+  }
+
+  function outcome(success, value, execution) {
+    return success ? { success: true, result: value, execution } : { success: false, error: value, execution }
+  }
+
+  function toolError(category, code, message, retryable, retryAfterMs, validationErrors, cause) {
+    const e = { category, code, message, retryable }
+    if (retryAfterMs !== undefined) e.retryAfterMs = retryAfterMs
+    if (validationErrors !== undefined) e.validationErrors = validationErrors
+    if (cause !== undefined) e.cause = cause
+    return e
+  }
+
+  function abortError(message) {
+    return new DOMException(message, 'AbortError')
+  }
+
+  function timeoutError(message) {
+    return new DOMException(message, 'TimeoutError')
+  }
+
+  function classifiedError(message, options, category, code, retryable) {
+    const error = new Error(String(message), options && options.cause !== undefined ? { cause: options.cause } : undefined)
+    error.name = category === 'transient' ? 'TransientError' : 'PermanentError'
+    error.code = (options && options.code) || code
+    error.category = category
+    error.retryable = retryable
+    if (options && options.retryAfterMs !== undefined) error.retryAfterMs = options.retryAfterMs
+    return error
+  }
+
+  function transientError(message, options) {
+    return classifiedError(message, options, 'transient', 'TRANSIENT_ERROR', true)
+  }
+
+  function permanentError(message, options) {
+    return classifiedError(message, options, 'permanent', 'PERMANENT_ERROR', false)
+  }
+
+  // Listener lists. `counts[i]` is read by Rust straight from memory to skip building
+  // events nobody listens to; TYPES gives each event type its slot.
+  const TYPES = [
+    'tool-execution-started', 'tool-execution-validating', 'tool-execution-executing',
+    'tool-execution-retrying', 'tool-execution-succeeded', 'tool-execution-failed',
+    'tool-execution-cancelled', 'tool-invocation-recorded', 'tool-registry-change', 'audit-error',
+  ]
+  const SLOT = new Map(TYPES.map((t, i) => [t, i]))
+
+  function emitter() {
+    return { lists: new Map(), counts: new Uint32Array(16) }
+  }
+
+  function addListener(em, type, fn, detailOnly) {
+    type = String(type)
+    if (typeof fn !== 'function' && !(fn && typeof fn.handleEvent === 'function')) {
+      throw new TypeError(`listener for '${type}' must be a function or an object with handleEvent()`)
+    }
+    let list = em.lists.get(type)
+    if (list === undefined) em.lists.set(type, (list = []))
+    if (!list.some((l) => l.fn === fn && l.detailOnly === detailOnly)) {
+      list.push({ fn, detailOnly })
+      const slot = SLOT.get(type)
+      if (slot !== undefined) em.counts[slot]++
+    }
+    return detailOnly ? () => removeListener(em, type, fn, true) : undefined
+  }
+
+  function removeListener(em, type, fn, detailOnly) {
+    type = String(type)
+    const list = em.lists.get(type)
+    if (list === undefined) return false
+    const i = list.findIndex((l) => l.fn === fn && l.detailOnly === detailOnly)
+    if (i < 0) return false
+    list.splice(i, 1)
+    const slot = SLOT.get(type)
+    if (slot !== undefined) em.counts[slot]--
+    return true
+  }
+
+  function emit(em, type, detail, target) {
+    const list = em.lists.get(type)
+    if (list === undefined || list.length === 0) return
+    const event = { type, detail, target, timeStamp: performance.now() }
+    for (const l of list.slice()) {
+      try {
+        if (l.detailOnly) l.fn.call(target, detail)
+        else if (typeof l.fn === 'function') l.fn.call(target, event)
+        else l.fn.handleEvent(event)
+      } catch (err) {
+        // A throwing listener must not disturb the execution or the other listeners.
+        process.emitWarning(`a '${type}' listener threw: ${err && err.stack ? err.stack : err}`, 'ToolhostListenerWarning')
+      }
+    }
+  }
+
+  return {
+    makeContext,
+    abortContext: (ctx, reason) => ToolCallContext.abort(ctx, reason),
+    watch,
+    listenSignal,
+    unlistenSignal,
+    record,
+    outcome,
+    toolError,
+    abortError,
+    timeoutError,
+    transientError,
+    permanentError,
+    emitter,
+    addListener,
+    removeListener,
+    emit,
+    parse: JSON.parse,
+    stringify: JSON.stringify,
+  }
+})
