@@ -165,9 +165,7 @@ impl ManagerCore {
 
     fn drive(self: &Rc<Self>, env: RawEnv, t: Transition) {
         let key = t.key;
-        if !t.events.is_empty() {
-            self.dispatch(env, &t.events);
-        }
+        let terminal = if t.events.is_empty() { None } else { self.dispatch(env, key, &t.events) };
         if t.interrupted_attempt.is_some() {
             self.interrupt(env, key, None);
         }
@@ -179,7 +177,7 @@ impl ManagerCore {
                 }
                 hop::post_after(self.hop.clone(), delay, Message::Resume { manager: self.id, key });
             }
-            Step::Finished(record) => self.complete(env, key, &record),
+            Step::Finished(record) => self.complete(env, key, &record, terminal),
             Step::Queued | Step::Stale => {}
         }
         for spec in t.admitted {
@@ -254,7 +252,7 @@ impl ManagerCore {
         self.drive(env, t);
     }
 
-    fn complete(&self, env: RawEnv, key: u64, record: &ExecutionRecord) {
+    fn complete(&self, env: RawEnv, key: u64, record: &ExecutionRecord, built: Option<RawValue>) {
         let Some(exec) = self.execs.borrow_mut().remove(&key) else { return };
         if let Some(d) = exec.deadline {
             hop::deadlines().cancel(d);
@@ -263,8 +261,10 @@ impl ManagerCore {
         if let Some((signal, listener)) = &exec.signal {
             let _ = rt.call(env, &rt.unlisten_signal, &[signal.value(env), listener.value(env)]);
         }
-        let args = if exec.args_parsed { exec.args.value(env) } else { from_json(env, &record.args) };
-        let execution = record_to_js(env, record, args);
+        let execution = built.unwrap_or_else(|| {
+            let args = if exec.args_parsed { exec.args.value(env) } else { from_json(env, &record.args) };
+            record_to_js(env, record, args)
+        });
         let (success, value) = match (&record.result, &record.error) {
             (Some(result), _) if record.status == toolhost::ExecutionStatus::Succeeded => (true, payload_value(env, result.as_ref())),
             (_, Some(e)) => (false, error_to_js(env, e)),
@@ -275,55 +275,68 @@ impl ManagerCore {
         hop::release(env);
     }
 
-    fn dispatch(&self, env: RawEnv, events: &[ExecutionEvent]) {
+    /// Dispatches events. Returns the JS record built for the terminal event of
+    /// execution `key`, so the result can reuse it.
+    fn dispatch(&self, env: RawEnv, key: u64, events: &[ExecutionEvent]) -> Option<RawValue> {
+        let Ok(rt) = runtime(env) else { return None };
+        let em = self.emitter.object(env);
+        let mut terminal = None;
         for event in events {
-            let detail = js::object(env);
-            match event {
+            let _ = match event {
                 ExecutionEvent::Started { execution } => {
-                    let args = self.event_args(env, execution);
-                    js::set(env, detail, c"execution", record_to_js(env, execution, args));
+                    let record = record_to_js(env, execution, self.event_args(env, key, execution));
+                    rt.call(env, &rt.emit_started, &[em, record])
                 }
                 ExecutionEvent::Validating { execution_id, tool_name, args } => {
-                    js::set(env, detail, c"executionId", js::string(env, execution_id));
-                    js::set(env, detail, c"toolName", js::string(env, tool_name));
-                    js::set(env, detail, c"args", from_json(env, args));
+                    let args = match self.execs.borrow().get(&key) {
+                        Some(exec) if exec.args_parsed => exec.args.value(env),
+                        _ => from_json(env, args),
+                    };
+                    rt.call(env, &rt.emit_validating, &[em, js::string(env, execution_id), js::string(env, tool_name), args])
                 }
                 ExecutionEvent::Executing { execution_id, tool_name, attempt_number } => {
-                    js::set(env, detail, c"executionId", js::string(env, execution_id));
-                    js::set(env, detail, c"toolName", js::string(env, tool_name));
-                    js::set(env, detail, c"attemptNumber", js::number(env, *attempt_number as f64));
+                    let values = [em, js::string(env, execution_id), js::string(env, tool_name), js::number(env, *attempt_number as f64)];
+                    rt.call(env, &rt.emit_executing, &values)
                 }
                 ExecutionEvent::Retrying { execution_id, tool_name, attempt_number, max_attempts, error, delay_ms } => {
-                    js::set(env, detail, c"executionId", js::string(env, execution_id));
-                    js::set(env, detail, c"toolName", js::string(env, tool_name));
-                    js::set(env, detail, c"attemptNumber", js::number(env, *attempt_number as f64));
-                    js::set(env, detail, c"maxAttempts", js::number(env, *max_attempts as f64));
-                    js::set(env, detail, c"error", error_to_js(env, error));
-                    js::set(env, detail, c"delayMs", js::number(env, *delay_ms));
+                    let values = [
+                        em,
+                        js::string(env, execution_id),
+                        js::string(env, tool_name),
+                        js::number(env, *attempt_number as f64),
+                        js::number(env, *max_attempts as f64),
+                        error_to_js(env, error),
+                        js::number(env, *delay_ms),
+                    ];
+                    rt.call(env, &rt.emit_retrying, &values)
                 }
-                ExecutionEvent::Succeeded { execution } => {
-                    let args = self.event_args(env, execution);
-                    js::set(env, detail, c"execution", record_to_js(env, execution, args));
-                    let result = execution.result.as_ref().map_or_else(|| js::undefined(env), |r| payload_value(env, r.as_ref()));
-                    js::set(env, detail, c"result", result);
-                }
-                ExecutionEvent::Failed { execution } => {
-                    let args = self.event_args(env, execution);
-                    js::set(env, detail, c"execution", record_to_js(env, execution, args));
-                    let error = execution.error.as_ref().map_or_else(|| js::undefined(env), |e| error_to_js(env, e));
-                    js::set(env, detail, c"error", error);
+                ExecutionEvent::Succeeded { execution } | ExecutionEvent::Failed { execution } => {
+                    // Terminal events only come for the transition's own execution.
+                    let record = record_to_js(env, execution, self.event_args(env, key, execution));
+                    terminal = Some(record);
+                    if let ExecutionEvent::Succeeded { .. } = event {
+                        let result = execution.result.as_ref().map_or_else(|| js::undefined(env), |r| payload_value(env, r.as_ref()));
+                        rt.call(env, &rt.emit_succeeded, &[em, record, result])
+                    } else {
+                        let error = execution.error.as_ref().map_or_else(|| js::undefined(env), |e| error_to_js(env, e));
+                        rt.call(env, &rt.emit_failed, &[em, record, error])
+                    }
                 }
                 ExecutionEvent::Cancelled { execution_id, tool_name } => {
-                    js::set(env, detail, c"executionId", js::string(env, execution_id));
-                    js::set(env, detail, c"toolName", js::string(env, tool_name));
+                    rt.call(env, &rt.emit_cancelled, &[em, js::string(env, execution_id), js::string(env, tool_name)])
                 }
-            }
-            self.emitter.emit(env, event.event_type().as_str(), detail, js::undefined(env));
+            };
         }
+        terminal
     }
 
-    fn event_args(&self, env: RawEnv, record: &ExecutionRecord) -> RawValue {
-        from_json(env, &record.args)
+    /// The arguments of execution `key` for an event: the handler's own JS object when
+    /// it exists, JSON built anew otherwise.
+    fn event_args(&self, env: RawEnv, key: u64, record: &ExecutionRecord) -> RawValue {
+        match self.execs.borrow().get(&key) {
+            Some(exec) if exec.args_parsed => exec.args.value(env),
+            _ => from_json(env, &record.args),
+        }
     }
 
     /// Cancels the executions of a destroyed session.

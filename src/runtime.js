@@ -146,8 +146,8 @@
   function emit(em, type, detail, target) {
     const list = em.lists.get(type)
     if (list === undefined || list.length === 0) return
-    const event = { type, detail, target, timeStamp: performance.now() }
-    for (const l of list.slice()) {
+    const event = { type, detail, target }
+    for (const l of list.length === 1 ? list : list.slice()) {
       try {
         if (l.detailOnly) l.fn.call(target, detail)
         else if (typeof l.fn === 'function') l.fn.call(target, event)
@@ -159,7 +159,19 @@
     }
   }
 
+  // Lifecycle event builders: positional arguments keep each detail's shape stable.
+  const emitStarted = (em, execution) => emit(em, 'tool-execution-started', { execution })
+  const emitValidating = (em, executionId, toolName, args) => emit(em, 'tool-execution-validating', { executionId, toolName, args })
+  const emitExecuting = (em, executionId, toolName, attemptNumber) =>
+    emit(em, 'tool-execution-executing', { executionId, toolName, attemptNumber })
+  const emitRetrying = (em, executionId, toolName, attemptNumber, maxAttempts, error, delayMs) =>
+    emit(em, 'tool-execution-retrying', { executionId, toolName, attemptNumber, maxAttempts, error, delayMs })
+  const emitSucceeded = (em, execution, result) => emit(em, 'tool-execution-succeeded', { execution, result })
+  const emitFailed = (em, execution, error) => emit(em, 'tool-execution-failed', { execution, error })
+  const emitCancelled = (em, executionId, toolName) => emit(em, 'tool-execution-cancelled', { executionId, toolName })
+
   return {
+    emitStarted, emitValidating, emitExecuting, emitRetrying, emitSucceeded, emitFailed, emitCancelled,
     makeContext,
     abortContext: (ctx, reason) => ToolCallContext.abort(ctx, reason),
     watch,

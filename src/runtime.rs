@@ -13,6 +13,13 @@ const SOURCE: &str = include_str!("runtime.js");
 
 /// The functions of `runtime.js`.
 pub struct Runtime {
+    pub emit_started: JsRef,
+    pub emit_validating: JsRef,
+    pub emit_executing: JsRef,
+    pub emit_retrying: JsRef,
+    pub emit_succeeded: JsRef,
+    pub emit_failed: JsRef,
+    pub emit_cancelled: JsRef,
     pub make_context: JsRef,
     pub abort_context: JsRef,
     pub watch: JsRef,
@@ -70,6 +77,13 @@ pub fn runtime(env: RawEnv) -> napi::Result<Rc<Runtime>> {
         .map_err(|_| napi::Error::from_reason("toolhost: loading runtime.js failed"))?;
     let f = |name: &CStr| JsRef::new(env, js::get(env, exports, name));
     let rt = Rc::new(Runtime {
+        emit_started: f(c"emitStarted"),
+        emit_validating: f(c"emitValidating"),
+        emit_executing: f(c"emitExecuting"),
+        emit_retrying: f(c"emitRetrying"),
+        emit_succeeded: f(c"emitSucceeded"),
+        emit_failed: f(c"emitFailed"),
+        emit_cancelled: f(c"emitCancelled"),
         make_context: f(c"makeContext"),
         abort_context: f(c"abortContext"),
         watch: f(c"watch"),
@@ -141,6 +155,10 @@ impl Emitter {
             .ok()
             .and_then(|v| js::get_bool(env, v))
             .unwrap_or(false)
+    }
+
+    pub fn object(&self, env: RawEnv) -> RawValue {
+        self.object.value(env)
     }
 
     pub fn emit(&self, env: RawEnv, event_type: &str, detail: RawValue, target: RawValue) {
