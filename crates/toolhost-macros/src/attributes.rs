@@ -40,7 +40,10 @@ impl ToolAttributes {
             "description" => {
                 let value = string_value(&meta, "description")?;
                 if value.value().trim().is_empty() {
-                    return Err(syn::Error::new(value.span(), "#[tool] `description` must not be empty: models choose tools by it"));
+                    return Err(syn::Error::new(
+                        value.span(),
+                        "#[tool] `description` must not be empty: models choose tools by it",
+                    ));
                 }
                 set_once(&mut self.description, value, &meta, "description")
             }
@@ -60,7 +63,9 @@ impl ToolAttributes {
 
 fn string_value(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<LitStr> {
     let value = meta.value()?;
-    value.parse::<LitStr>().map_err(|e| syn::Error::new(e.span(), format!("#[tool] `{key}` takes a string literal: {key} = \"...\"")))
+    value
+        .parse::<LitStr>()
+        .map_err(|e| syn::Error::new(e.span(), format!("#[tool] `{key}` takes a string literal: {key} = \"...\"")))
 }
 
 fn set_once(slot: &mut Option<LitStr>, value: LitStr, meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<()> {
@@ -97,7 +102,10 @@ fn check_name(lit: &LitStr) -> syn::Result<()> {
 fn check_example(lit: &LitStr) -> syn::Result<()> {
     match serde_json::from_str::<serde_json::Value>(&lit.value()) {
         Ok(serde_json::Value::Object(_)) => Ok(()),
-        Ok(_) => Err(syn::Error::new(lit.span(), "#[tool] `example` must be a JSON object of arguments, like \"{\\\"a\\\": 1}\"")),
+        Ok(_) => Err(syn::Error::new(
+            lit.span(),
+            "#[tool] `example` must be a JSON object of arguments, like \"{\\\"a\\\": 1}\"",
+        )),
         Err(e) => Err(syn::Error::new(lit.span(), format!("#[tool] `example` is not valid JSON: {e}"))),
     }
 }
@@ -109,8 +117,13 @@ mod tests {
 
     #[test]
     fn reads_every_key_and_repeated_examples() {
-        let a = ToolAttributes::parse(quote!(name = "calc", description = "Does maths", example = "{\"a\": 1}", example = "{}"))
-            .unwrap();
+        let a = ToolAttributes::parse(quote!(
+            name = "calc",
+            description = "Does maths",
+            example = "{\"a\": 1}",
+            example = "{}"
+        ))
+        .unwrap();
         assert_eq!(a.name.unwrap().value(), "calc");
         assert_eq!(a.description.unwrap().value(), "Does maths");
         assert_eq!(a.examples.len(), 2);

@@ -33,11 +33,13 @@ use proc_macro::TokenStream;
 ///     args.a + args.b
 /// }
 ///
-/// let registry = toolhost::ToolRegistry::new();
-/// let declaration = registry.register_tool(add_tool).unwrap();
-/// assert_eq!(declaration.name, "add");
-/// assert_eq!(declaration.description, "Adds two integers");
-/// assert_eq!(add_tool::NAME, "add");
+/// fn main() {
+///     let registry = toolhost::ToolRegistry::new();
+///     let declaration = registry.register_tool(add_tool).unwrap();
+///     assert_eq!(declaration.name, "add");
+///     assert_eq!(declaration.description, "Adds two integers");
+///     assert_eq!(add_tool::NAME, "add");
+/// }
 /// ```
 ///
 /// # Accepted fns
@@ -61,7 +63,9 @@ use proc_macro::TokenStream;
 /// constant of the same name holding the [`ToolDefinition`](../toolhost/tool_definition/struct.ToolDefinition.html),
 /// so `registry.register_tool(add_tool)` and `toolhost::register_tools!(registry, add_tool)`
 /// read as if the module were passed. The generated items refer to the fn's scope
-/// through `super`, so `#[tool]` belongs on a fn at module level, not inside a block.
+/// through `super`, so `#[tool]` belongs on a fn at module level, not inside a fn body
+/// (where the module could not see the fn: the error is then "cannot find value
+/// `<fn>_tool` in module `super`").
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item = proc_macro2::TokenStream::from(item);

@@ -1,6 +1,5 @@
 //! What a `#[tool]` fn's signature must look like, and what the expansion needs from it.
 
-use syn::spanned::Spanned;
 use syn::{FnArg, GenericArgument, PathArguments, ReturnType, Signature, Type};
 
 /// How the fn's return value becomes the tool's result.
@@ -26,16 +25,22 @@ pub struct ToolSignature {
 pub fn check(sig: &Signature) -> syn::Result<ToolSignature> {
     let mut errors = Vec::new();
     if sig.unsafety.is_some() {
-        errors.push(syn::Error::new(sig.unsafety.span(), "#[tool] cannot be used on an `unsafe fn`: the engine calls tools from safe code"));
+        errors.push(syn::Error::new_spanned(
+            sig.unsafety,
+            "#[tool] cannot be used on an `unsafe fn`: the engine calls tools from safe code",
+        ));
     }
     if !sig.generics.params.is_empty() {
-        errors.push(syn::Error::new(
-            sig.generics.span(),
+        errors.push(syn::Error::new_spanned(
+            &sig.generics,
             "#[tool] fns cannot be generic: the input schema is generated from one concrete argument type",
         ));
     }
     if let Some(clause) = &sig.generics.where_clause {
-        errors.push(syn::Error::new(clause.span(), "#[tool] fns cannot have a `where` clause: the argument type must be concrete"));
+        errors.push(syn::Error::new_spanned(
+            clause,
+            "#[tool] fns cannot have a `where` clause: the argument type must be concrete",
+        ));
     }
     let arg_type = match check_inputs(sig) {
         Ok(ty) => Some(ty),
@@ -69,9 +74,9 @@ pub fn check(sig: &Signature) -> syn::Result<ToolSignature> {
 
 fn check_inputs(sig: &Signature) -> syn::Result<Type> {
     if let Some(receiver) = sig.receiver() {
-        return Err(syn::Error::new(
-            receiver.span(),
-            "#[tool] cannot be used on a method: take the arguments struct as the only parameter of a free fn, and reach shared state through a static or a captured handle",
+        return Err(syn::Error::new_spanned(
+            receiver,
+            "#[tool] cannot be used on a method: write a free fn taking the arguments struct as its only parameter, and keep shared state in a static (a `OnceLock`, say) or implement `ToolHandler` by hand",
         ));
     }
     let mut inputs = sig.inputs.iter();
@@ -81,23 +86,24 @@ fn check_inputs(sig: &Signature) -> syn::Result<Type> {
             "#[tool] fns take exactly one argument, a struct deriving `Deserialize` and `JsonSchema`; this fn takes none",
         ));
     };
-    if let Some(second) = inputs.next() {
-        let extra = sig.inputs.len() - 1;
-        return Err(syn::Error::new(
-            second.span(),
+    if inputs.next().is_some() {
+        let extra: Vec<&FnArg> = sig.inputs.iter().skip(1).collect();
+        return Err(syn::Error::new_spanned(
+            quote::quote!(#(#extra),*),
             format!(
-                "#[tool] fns take exactly one argument, a struct deriving `Deserialize` and `JsonSchema`; found {extra} more. Put every parameter in that struct as a field; use `toolhost::current_cancellation()` for the cancellation token"
+                "#[tool] fns take exactly one argument, a struct deriving `Deserialize` and `JsonSchema`; this fn takes {}. Move the other parameters into that struct as fields (the cancellation token comes from `toolhost::current_cancellation()`)",
+                sig.inputs.len()
             ),
         ));
     }
     let FnArg::Typed(arg) = first else { unreachable!("receivers were handled above") };
     match &*arg.ty {
-        Type::Reference(r) => Err(syn::Error::new(
-            r.span(),
+        Type::Reference(r) => Err(syn::Error::new_spanned(
+            r,
             "#[tool] arguments are deserialized from JSON into an owned value: take the type by value, not by reference",
         )),
-        Type::ImplTrait(t) => Err(syn::Error::new(
-            t.span(),
+        Type::ImplTrait(t) => Err(syn::Error::new_spanned(
+            t,
             "#[tool] fns cannot take `impl Trait`: the input schema is generated from one concrete argument type",
         )),
         ty => Ok(ty.clone()),
@@ -110,8 +116,8 @@ fn check_output(output: &ReturnType) -> syn::Result<Output> {
         ReturnType::Type(_, ty) => &**ty,
     };
     let unsupported = |what: &str| {
-        syn::Error::new(
-            ty.span(),
+        syn::Error::new_spanned(
+            ty,
             format!(
                 "#[tool] fns cannot return {what}: return `Result<T, E>` with `T: Serialize` and `E: Display`, or a plain `T: Serialize`"
             ),
@@ -150,16 +156,44 @@ mod tests {
 
     #[test]
     fn tells_results_from_plain_values() {
-        let s = sig(parse_quote!(async fn f(a: Args) -> Result<Out, String> {})).unwrap();
+        let s = sig(parse_quote!(
+            async fn f(a: Args) -> Result<Out, String> {}
+        ))
+        .unwrap();
         assert!(matches!(s.output, Output::Result) && s.is_async);
-        assert!(matches!(sig(parse_quote!(fn f(a: Args) -> anyhow::Result<Out> {})).unwrap().output, Output::Result));
-        assert!(matches!(sig(parse_quote!(fn f(a: Args) -> Vec<Out> {})).unwrap().output, Output::Value));
-        assert!(matches!(sig(parse_quote!(fn f(a: Args) {})).unwrap().output, Output::Value));
+        assert!(matches!(
+            sig(parse_quote!(
+                fn f(a: Args) -> anyhow::Result<Out> {}
+            ))
+            .unwrap()
+            .output,
+            Output::Result
+        ));
+        assert!(matches!(
+            sig(parse_quote!(
+                fn f(a: Args) -> Vec<Out> {}
+            ))
+            .unwrap()
+            .output,
+            Output::Value
+        ));
+        assert!(matches!(
+            sig(parse_quote!(
+                fn f(a: Args) {}
+            ))
+            .unwrap()
+            .output,
+            Output::Value
+        ));
     }
 
     #[test]
     fn reports_every_problem_at_once() {
-        let e = sig(parse_quote!(fn f<T>() -> impl Serialize {})).err().unwrap();
+        let e = sig(parse_quote!(
+            fn f<T>() -> impl Serialize {}
+        ))
+        .err()
+        .unwrap();
         let messages: Vec<String> = e.into_iter().map(|e| e.to_string()).collect();
         assert_eq!(messages.len(), 3, "{messages:?}");
         assert!(messages[0].contains("generic"));
@@ -169,7 +203,19 @@ mod tests {
 
     #[test]
     fn refuses_borrowed_and_unsafe() {
-        assert!(sig(parse_quote!(fn f(a: &Args) {})).err().unwrap().to_string().contains("by value"));
-        assert!(sig(parse_quote!(unsafe fn f(a: Args) {})).err().unwrap().to_string().contains("unsafe"));
+        assert!(sig(parse_quote!(
+            fn f(a: &Args) {}
+        ))
+        .err()
+        .unwrap()
+        .to_string()
+        .contains("by value"));
+        assert!(sig(parse_quote!(
+            unsafe fn f(a: Args) {}
+        ))
+        .err()
+        .unwrap()
+        .to_string()
+        .contains("unsafe"));
     }
 }

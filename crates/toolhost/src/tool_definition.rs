@@ -56,7 +56,11 @@ pub struct ToolDefinition {
 impl ToolDefinition {
     /// A definition from its parts; `#[tool]` calls this, and so may hand-written
     /// tools that want [`ToolRegistry::register_tool`].
-    pub const fn new(name: &'static str, declaration: fn() -> ToolDeclaration, handler: fn() -> Arc<dyn ToolHandler>) -> Self {
+    pub const fn new(
+        name: &'static str,
+        declaration: fn() -> ToolDeclaration,
+        handler: fn() -> Arc<dyn ToolHandler>,
+    ) -> Self {
         Self { name, declaration, handler }
     }
 
@@ -115,21 +119,32 @@ impl ToolRegistry {
 /// Registers `#[tool]` fns globally, all or none, and returns their declarations.
 ///
 /// ```
-/// # use schemars::JsonSchema;
-/// # use serde::Deserialize;
-/// # #[derive(Deserialize, JsonSchema)] struct Args { text: String }
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Args {
+///     text: String,
+/// }
+///
 /// /// Upper-cases a text
 /// #[toolhost::tool]
-/// fn shout(args: Args) -> String { args.text.to_uppercase() }
+/// fn shout(args: Args) -> String {
+///     args.text.to_uppercase()
+/// }
 ///
 /// /// Counts the characters of a text
 /// #[toolhost::tool]
-/// fn count(args: Args) -> usize { args.text.chars().count() }
+/// fn count(args: Args) -> usize {
+///     args.text.chars().count()
+/// }
 ///
-/// let registry = toolhost::ToolRegistry::new();
-/// let declarations = toolhost::register_tools!(registry, shout_tool, count_tool)?;
-/// assert_eq!(declarations.len(), 2);
-/// # Ok::<(), toolhost::RegistryError>(())
+/// fn main() -> Result<(), toolhost::RegistryError> {
+///     let registry = toolhost::ToolRegistry::new();
+///     let declarations = toolhost::register_tools!(registry, shout_tool, count_tool)?;
+///     assert_eq!(declarations.len(), 2);
+///     Ok(())
+/// }
 /// ```
 ///
 /// # Errors
@@ -144,6 +159,9 @@ macro_rules! register_tools {
 
 /// What the code `#[tool]` generates calls. Not a public API.
 #[doc(hidden)]
+// These return what a handler returns, `Result<Value, ToolError>`; boxing the error here
+// would only be unboxed again at once.
+#[allow(clippy::result_large_err)]
 pub mod __private {
     use std::fmt::Display;
     use std::future::Future;
@@ -183,12 +201,17 @@ pub mod __private {
     /// schema first, so this fails only where serde is stricter than the schema.
     pub fn arguments<A: DeserializeOwned>(tool: &str, args: Value) -> Result<A, ToolError> {
         serde_json::from_value(args).map_err(|e| {
-            ToolError::new(ErrorCategory::Validation, "INVALID_ARGUMENTS", format!("invalid arguments for tool '{tool}': {e}"))
+            ToolError::new(
+                ErrorCategory::Validation,
+                "INVALID_ARGUMENTS",
+                format!("invalid arguments for tool '{tool}': {e}"),
+            )
         })
     }
 
     pub fn value_output<T: Serialize>(value: T) -> Result<Value, ToolError> {
-        serde_json::to_value(value).map_err(|e| ToolError::execution(format!("the tool's result could not be serialized: {e}")))
+        serde_json::to_value(value)
+            .map_err(|e| ToolError::execution(format!("the tool's result could not be serialized: {e}")))
     }
 
     /// `Ok` serialized; `Err` as a [`ToolError`] of category `execution`, or kept as

@@ -145,7 +145,9 @@ static FORECAST_CALLS: AtomicUsize = AtomicUsize::new(0);
 #[tool]
 async fn forecast(args: Forecast) -> Result<Value, String> {
     FORECAST_CALLS.fetch_add(1, Ordering::SeqCst);
-    Ok(json!({"place": args.place.airport, "lat": args.place.lat, "stops": args.stops.len(), "unit": args.unit, "days": args.days}))
+    Ok(
+        json!({"place": args.place.airport, "lat": args.place.lat, "stops": args.stops.len(), "unit": args.unit, "days": args.days}),
+    )
 }
 
 fn forecast_schema() -> Value {
@@ -310,12 +312,29 @@ async fn a_returned_tool_error_keeps_its_category_so_the_engine_retries_it() {
     let registry = ToolRegistry::new();
     registry.register_tool(flaky_tool).unwrap();
     let executor = ToolExecutor::new(registry, ManagerConfig::default()).unwrap();
-    let options = CallOptions { retry: Some(RetryOverrides { max_attempts: Some(3), ..Default::default() }), ..Default::default() };
+    let options = CallOptions {
+        retry: Some(RetryOverrides { max_attempts: Some(3), ..Default::default() }),
+        ..Default::default()
+    };
     let outcome = executor.execute("flaky", json!({}), options).await;
     assert_eq!(outcome.result().unwrap(), &json!("third time lucky"));
     assert_eq!(FLAKY_CALLS.load(Ordering::SeqCst), 3);
     let previous: Vec<_> = outcome.record.previous_errors.iter().map(|e| (e.category, e.message.as_str())).collect();
-    assert_eq!(previous, vec![(ErrorCategory::Transient, "attempt 1 failed"), (ErrorCategory::Transient, "attempt 2 failed")]);
+    assert_eq!(
+        previous,
+        vec![(ErrorCategory::Transient, "attempt 1 failed"), (ErrorCategory::Transient, "attempt 2 failed")]
+    );
+}
+
+/// Does nothing, and says so with `null`
+#[tool]
+fn noop(_args: Nothing) {}
+
+#[tokio::test]
+async fn a_fn_without_a_return_type_returns_null() {
+    let registry = ToolRegistry::new();
+    registry.register_tool(noop_tool).unwrap();
+    assert_eq!(run(&registry, "noop", json!({})).await.unwrap(), Value::Null);
 }
 
 static SAW_TOKEN: AtomicBool = AtomicBool::new(false);
@@ -354,7 +373,12 @@ async fn the_attempt_cancellation_token_reaches_the_tool_and_fires_on_timeout() 
 // ---- attributes and registration ----------------------------------------------------
 
 /// This doc comment loses to the attribute
-#[tool(name = "add_numbers", description = "Adds a and b", example = r#"{"a": 1, "b": 2}"#, example = r#"{"a": -1.5, "b": 0}"#)]
+#[tool(
+    name = "add_numbers",
+    description = "Adds a and b",
+    example = r#"{"a": 1, "b": 2}"#,
+    example = r#"{"a": -1.5, "b": 0}"#
+)]
 fn add(args: Pair) -> f64 {
     args.a + args.b
 }
