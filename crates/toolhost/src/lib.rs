@@ -9,6 +9,8 @@
 //! binding (which drives [`ExecutionEngine`] on the JS thread).
 
 pub mod arguments;
+pub mod audit;
+pub mod canonical;
 pub mod circuit;
 pub mod declaration;
 pub mod deadline;
@@ -16,10 +18,15 @@ pub mod engine;
 pub mod error;
 pub mod executor;
 pub mod handler;
+pub mod log_lines;
+pub mod providers;
 pub mod record;
+pub mod redaction;
 pub mod registry;
 pub mod retry;
 pub mod schema;
+pub mod timestamp;
+pub mod truncation;
 pub mod tool_definition;
 
 pub use arguments::{parse_arguments, MAX_ARGUMENT_BYTES, MAX_ARGUMENT_DEPTH};

@@ -1,0 +1,298 @@
+//! Line formatting for the built-in logging interceptor.
+//!
+//! Each builder returns a [`LogLine`]: a level, a human message and a map of
+//! structured fields (camelCase keys). Payloads (`args`, `result`) are only
+//! included when [`LogOptions::log_arguments`] is set, and then as a
+//! preview string: redacted first (see [`crate::redaction`]), then
+//! serialised compactly and cut to [`LogOptions::truncate_logs`] chars (see
+//! [`crate::truncation`]). [`emit_tracing`] sends a line through `tracing`.
+
+use crate::redaction::redact;
+use crate::truncation::preview;
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// Number of stack lines kept in an error line's `stack` field.
+pub const STACK_LINES: usize = 5;
+
+/// Severity of a log line. Displays in lower case (`debug`, `info`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LogLevel {
+    Debug,
+    Info,
+    Warn,
+    Error,
+}
+
+impl fmt::Display for LogLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Warn => "warn",
+            LogLevel::Error => "error",
+        })
+    }
+}
+
+/// Options of the logging interceptor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogOptions {
+    /// Include `args` (and `result`) previews. Default `true`.
+    pub log_arguments: bool,
+    /// Max chars of a payload preview, "…" excluded. Default `100`.
+    pub truncate_logs: usize,
+    /// Object keys whose values are redacted (case-insensitive). Default empty.
+    pub redact: Vec<String>,
+}
+
+impl Default for LogOptions {
+    fn default() -> Self {
+        LogOptions {
+            log_arguments: true,
+            truncate_logs: 100,
+            redact: Vec::new(),
+        }
+    }
+}
+
+/// A formatted line: level, message, structured fields.
+pub type LogLine = (LogLevel, String, Map<String, Value>);
+
+fn base_fields(tool: &str, execution_id: &str) -> Map<String, Value> {
+    let mut fields = Map::new();
+    fields.insert("executionId".into(), Value::String(execution_id.to_owned()));
+    fields.insert("toolName".into(), Value::String(tool.to_owned()));
+    fields
+}
+
+fn payload_preview(v: &Value, opts: &LogOptions) -> Value {
+    Value::String(preview(&redact(v, &opts.redact), opts.truncate_logs))
+}
+
+/// `info`: `[TOOL EXECUTION] Starting {tool}`; fields `executionId`,
+/// `toolName`, and `args` (preview) when `log_arguments` and args given.
+pub fn starting(
+    tool: &str,
+    execution_id: &str,
+    args: Option<&Value>,
+    opts: &LogOptions,
+) -> LogLine {
+    let mut fields = base_fields(tool, execution_id);
+    if let (true, Some(args)) = (opts.log_arguments, args) {
+        fields.insert("args".into(), payload_preview(args, opts));
+    }
+    (
+        LogLevel::Info,
+        format!("[TOOL EXECUTION] Starting {tool}"),
+        fields,
+    )
+}
+
+/// `info`: `[TOOL EXECUTION] Completed {tool} ({duration}ms)` with the
+/// duration to 2 decimals; fields `executionId`, `toolName`, `durationMs`
+/// (number), and `result` (preview) when `log_arguments` and a result given.
+pub fn completed(
+    tool: &str,
+    execution_id: &str,
+    duration_ms: f64,
+    result: Option<&Value>,
+    opts: &LogOptions,
+) -> LogLine {
+    let mut fields = base_fields(tool, execution_id);
+    fields.insert("durationMs".into(), Value::from(duration_ms));
+    if let (true, Some(result)) = (opts.log_arguments, result) {
+        fields.insert("result".into(), payload_preview(result, opts));
+    }
+    (
+        LogLevel::Info,
+        format!("[TOOL EXECUTION] Completed {tool} ({duration_ms:.2}ms)"),
+        fields,
+    )
+}
+
+/// `error`: `[TOOL EXECUTION] Error in {tool}: {message}`; fields
+/// `executionId`, `toolName`, `error` (the message) and, when given,
+/// `stack` holding only its first [`STACK_LINES`] lines (joined by `\n`).
+/// `_opts` is taken for a uniform signature; nothing in it applies here.
+pub fn error(
+    tool: &str,
+    execution_id: &str,
+    message: &str,
+    stack: Option<&str>,
+    _opts: &LogOptions,
+) -> LogLine {
+    let mut fields = base_fields(tool, execution_id);
+    fields.insert("error".into(), Value::String(message.to_owned()));
+    if let Some(stack) = stack {
+        let head: Vec<&str> = stack.lines().take(STACK_LINES).collect();
+        fields.insert("stack".into(), Value::String(head.join("\n")));
+    }
+    (
+        LogLevel::Error,
+        format!("[TOOL EXECUTION] Error in {tool}: {message}"),
+        fields,
+    )
+}
+
+/// Displays a field map as compact JSON without cloning it.
+struct FieldsDisplay<'a>(&'a Map<String, Value>);
+
+impl fmt::Display for FieldsDisplay<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let json = serde_json::to_string(self.0).map_err(|_| fmt::Error)?;
+        f.write_str(&json)
+    }
+}
+
+/// Log `message` through `tracing` at `level`, with `fields` attached as a
+/// structured `fields` value displayed as compact JSON.
+pub fn emit_tracing(level: LogLevel, message: &str, fields: &Map<String, Value>) {
+    let fields = FieldsDisplay(fields);
+    match level {
+        LogLevel::Debug => tracing::debug!(fields = %fields, "{}", message),
+        LogLevel::Info => tracing::info!(fields = %fields, "{}", message),
+        LogLevel::Warn => tracing::warn!(fields = %fields, "{}", message),
+        LogLevel::Error => tracing::error!(fields = %fields, "{}", message),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::sync::{Arc, Mutex};
+    use tracing::field::{Field, Visit};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Level, Metadata, Subscriber};
+
+    fn with(log_arguments: bool, truncate_logs: usize, redact: &[&str]) -> LogOptions {
+        let redact = redact.iter().map(|s| s.to_string()).collect();
+        LogOptions {
+            log_arguments,
+            truncate_logs,
+            redact,
+        }
+    }
+
+    #[test]
+    fn level_display_and_defaults() {
+        use LogLevel::*;
+        let shown = [Debug, Info, Warn, Error].map(|l| l.to_string());
+        assert_eq!(shown, ["debug", "info", "warn", "error"]);
+        assert_eq!(LogOptions::default(), with(true, 100, &[]));
+    }
+
+    #[test]
+    fn starting_line() {
+        let args = json!({"q": "rust"});
+        let (level, msg, fields) = starting("ls", "ex-1", Some(&args), &LogOptions::default());
+        assert_eq!(level, LogLevel::Info);
+        assert_eq!(msg, "[TOOL EXECUTION] Starting ls");
+        let expected = json!({"executionId": "ex-1", "toolName": "ls", "args": "{\"q\":\"rust\"}"});
+        assert_eq!(Value::Object(fields), expected);
+        let (_, _, fields) = starting("t", "e", Some(&args), &with(false, 100, &[]));
+        assert!(!fields.contains_key("args"));
+        let (_, _, fields) = starting("t", "e", None, &LogOptions::default());
+        assert!(!fields.contains_key("args"));
+        assert_eq!(fields.len(), 2);
+    }
+
+    #[test]
+    fn args_are_redacted_then_truncated() {
+        let opts = with(true, 100, &["Password"]);
+        // Keys in sorted order so the preview is the same with serde_json's
+        // `preserve_order` feature on or off.
+        let args = json!({"auth": {"password": "hunter2"}, "user": "bob"});
+        let (_, _, fields) = starting("login", "e", Some(&args), &opts);
+        let redacted = r#"{"auth":{"password":"[REDACTED]"},"user":"bob"}"#;
+        assert_eq!(fields["args"], redacted);
+
+        let secret = json!({"password": "hunter2"});
+        let (_, _, fields) = starting("login", "e", Some(&secret), &with(true, 10, &["password"]));
+        // Redaction happens before the cut: the secret never appears.
+        assert_eq!(fields["args"], "{\"password…");
+        let long = json!("é".repeat(500));
+        let (_, _, fields) = starting("t", "e", Some(&long), &LogOptions::default());
+        assert_eq!(fields["args"].as_str().unwrap().chars().count(), 101);
+    }
+
+    #[test]
+    fn completed_line() {
+        let opts = with(true, 5, &[]);
+        let (level, msg, fields) = completed("ls", "e", 12.3456, Some(&json!([1, 2, 3])), &opts);
+        assert_eq!(level, LogLevel::Info);
+        assert_eq!(msg, "[TOOL EXECUTION] Completed ls (12.35ms)");
+        assert_eq!(fields["durationMs"], json!(12.3456));
+        assert_eq!(fields["result"], "[1,2,…");
+        let (_, msg, fields) = completed("t", "e", 7.0, None, &opts);
+        assert_eq!(msg, "[TOOL EXECUTION] Completed t (7.00ms)");
+        assert!(!fields.contains_key("result"));
+    }
+
+    #[test]
+    fn error_line_keeps_five_stack_lines() {
+        let stack = "Error: boom\n  at a\n  at b\r\n  at c\n  at d\n  at e\n  at f";
+        let (level, msg, fields) =
+            error("fetch", "ex-9", "boom", Some(stack), &LogOptions::default());
+        assert_eq!(level, LogLevel::Error);
+        assert_eq!(msg, "[TOOL EXECUTION] Error in fetch: boom");
+        let stack = "Error: boom\n  at a\n  at b\n  at c\n  at d";
+        let expected =
+            json!({"executionId": "ex-9", "toolName": "fetch", "error": "boom", "stack": stack});
+        assert_eq!(Value::Object(fields), expected);
+        let (_, _, fields) = error("fetch", "ex-9", "boom", None, &LogOptions::default());
+        assert!(!fields.contains_key("stack"));
+    }
+
+    /// Minimal subscriber recording each event field as "LEVEL name=value".
+    #[derive(Clone, Default)]
+    struct Capture(Arc<Mutex<Vec<String>>>);
+
+    struct Visitor<'a>(&'a Capture, Level);
+
+    impl Visit for Visitor<'_> {
+        fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+            let entry = format!("{} {}={value:?}", self.1, field.name());
+            self.0 .0.lock().unwrap().push(entry);
+        }
+    }
+
+    impl Subscriber for Capture {
+        fn enabled(&self, _: &Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &Attributes<'_>) -> Id {
+            Id::from_u64(1)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, event: &Event<'_>) {
+            event.record(&mut Visitor(self, *event.metadata().level()));
+        }
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+
+    #[test]
+    fn emit_tracing_logs_level_message_and_fields() {
+        let capture = Capture::default();
+        let (_, msg, mut fields) = error("fetch", "ex-9", "boom", None, &LogOptions::default());
+        fields.retain(|k, _| k == "toolName"); // one key: same order with or without preserve_order
+        tracing::subscriber::with_default(capture.clone(), || {
+            emit_tracing(LogLevel::Error, &msg, &fields);
+            emit_tracing(LogLevel::Warn, "w", &Map::new());
+        });
+        let got = capture.0.lock().unwrap().clone();
+        let want = [
+            "ERROR message=[TOOL EXECUTION] Error in fetch: boom",
+            r#"ERROR fields={"toolName":"fetch"}"#,
+            "WARN message=w",
+            "WARN fields={}",
+        ];
+        assert_eq!(got.len(), want.len(), "{got:?}");
+        for line in want {
+            assert!(got.iter().any(|g| g == line), "{line:?} not in {got:?}");
+        }
+    }
+}

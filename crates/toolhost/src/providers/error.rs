@@ -1,0 +1,68 @@
+//! The error type shared by every provider adapter.
+
+use std::fmt;
+
+use super::Provider;
+
+/// Why a declaration could not be converted or a payload could not be read.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProviderError {
+    /// `Provider::from_str` was given a name it does not know.
+    UnknownProvider { name: String },
+    /// A tool's schema cannot be expressed in the target format.
+    UnsupportedSchema {
+        /// The target format, e.g. `"OpenAI strict mode"` or `"Gemini"`.
+        target: &'static str,
+        tool: String,
+        /// JSON pointer into the tool's input schema (`""` = root).
+        schema_path: String,
+        reason: String,
+    },
+    /// A provider payload does not have the shape the provider documents.
+    InvalidPayload {
+        provider: Provider,
+        /// JSON pointer into the payload that was passed in.
+        path: String,
+        reason: String,
+    },
+    /// An AG-UI tool call was started but no `TOOL_CALL_END` arrived.
+    UnterminatedToolCall { call_id: String, name: String },
+}
+
+impl ProviderError {
+    pub(crate) fn payload(
+        provider: Provider,
+        path: impl Into<String>,
+        reason: impl Into<String>,
+    ) -> Self {
+        ProviderError::InvalidPayload {
+            provider,
+            path: path.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for ProviderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProviderError::UnknownProvider { name } => write!(
+                f,
+                "unknown provider `{name}`; expected one of: openai, openai-responses, anthropic, gemini, ag-ui"
+            ),
+            ProviderError::UnsupportedSchema { target, tool, schema_path, reason } => write!(
+                f,
+                "tool `{tool}`: input schema at `#{schema_path}` cannot be converted for {target}: {reason}"
+            ),
+            ProviderError::InvalidPayload { provider, path, reason } => {
+                write!(f, "invalid {provider} payload at `{path}`: {reason}")
+            }
+            ProviderError::UnterminatedToolCall { call_id, name } => write!(
+                f,
+                "AG-UI tool call `{call_id}` (tool `{name}`) was started but never ended (no TOOL_CALL_END event)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ProviderError {}

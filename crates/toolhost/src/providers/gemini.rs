@@ -1,0 +1,186 @@
+//! Google Gemini: `functionDeclarations`, `functionCall` parts and
+//! `functionResponse` parts.
+//!
+//! Accepted call payloads: a `GenerateContentResponse` `{candidates: [...]}`
+//! (every candidate, in order), a `Candidate` `{content}`, a `Content`
+//! `{parts}`, a single `Part` `{functionCall}` or `FunctionCall` `{name, args}`,
+//! or an array of `FunctionCall`s or parts (parts without `functionCall`
+//! are skipped). Calls without an `id` get `gemini-call-<n>`, `n` counting
+//! calls from 0 in order of appearance, so the same payload always yields
+//! the same ids.
+
+use serde_json::{json, Map, Value};
+
+use super::payload::{kind, str_field, structured_args};
+use super::{gemini_schema_to_json_schema, json_schema_to_gemini_schema};
+use super::{Provider, ProviderError, ToolCall, ToolCallArguments, ToolReply};
+use crate::declaration::{ToolDeclaration, ToolMetadata};
+
+const P: Provider = Provider::Gemini;
+
+/// Prefix of the ids generated for Gemini calls that came without one.
+/// Replies to such calls are sent without an `id`.
+pub const GENERATED_ID_PREFIX: &str = "gemini-call-";
+
+/// A Gemini `Tool`: `{functionDeclarations: [{name, description, parameters}]}`,
+/// schemas converted by [`json_schema_to_gemini_schema`].
+///
+/// `parameters` is omitted for tools whose input schema is an object with no
+/// properties: Gemini rejects an `OBJECT` schema with empty `properties`.
+pub fn gemini_tools(tools: &[ToolDeclaration]) -> Result<Value, ProviderError> {
+    let mut declarations = Vec::with_capacity(tools.len());
+    for tool in tools {
+        let mut declaration = json!({"name": tool.name, "description": tool.description});
+        let parameters = json_schema_to_gemini_schema(&tool.name, &tool.input_schema)?;
+        let no_properties = parameters
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_none_or(Map::is_empty);
+        if !(parameters.get("type") == Some(&json!("OBJECT")) && no_properties) {
+            declaration["parameters"] = parameters;
+        }
+        declarations.push(declaration);
+    }
+    Ok(json!({ "functionDeclarations": declarations }))
+}
+
+/// Reads a Gemini `FunctionDeclaration` `{name, description?, parameters?}`
+/// into a [`ToolDeclaration`]. `parameters` (Gemini `Schema`) is converted by
+/// [`gemini_schema_to_json_schema`]; `parametersJsonSchema` is taken as is;
+/// with neither, the tool takes no arguments. `response` /
+/// `responseJsonSchema` likewise become the output schema.
+pub fn gemini_function_declaration_to_tool(
+    declaration: &Value,
+) -> Result<ToolDeclaration, ProviderError> {
+    let name = str_field(P, declaration, "", "name")?;
+    let description = match declaration.get("description") {
+        None | Some(Value::Null) => "",
+        Some(Value::String(s)) => s,
+        Some(other) => {
+            return Err(ProviderError::payload(
+                P,
+                "/description",
+                format!("expected a string, found {}", kind(other)),
+            ));
+        }
+    };
+    let schema = |gemini: &str, json_schema: &str| {
+        declaration
+            .get(json_schema)
+            .cloned()
+            .or_else(|| declaration.get(gemini).map(gemini_schema_to_json_schema))
+    };
+    Ok(ToolDeclaration {
+        name: name.to_string(),
+        description: description.to_string(),
+        input_schema: schema("parameters", "parametersJsonSchema")
+            .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+        output_schema: schema("response", "responseJsonSchema"),
+        metadata: ToolMetadata::default(),
+    })
+}
+
+pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, ProviderError> {
+    let mut calls = Vec::new();
+    collect(payload, "", &mut calls)?;
+    Ok(calls)
+}
+
+fn collect(value: &Value, path: &str, calls: &mut Vec<ToolCall>) -> Result<(), ProviderError> {
+    let each =
+        |list: &Value, path: String, calls: &mut Vec<ToolCall>| -> Result<(), ProviderError> {
+            let Value::Array(items) = list else {
+                return Err(ProviderError::payload(
+                    P,
+                    path,
+                    format!("expected an array, found {}", kind(list)),
+                ));
+            };
+            items
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, item)| collect(item, &format!("{path}/{i}"), calls))
+        };
+    match value {
+        Value::Array(_) => each(value, path.to_string(), calls),
+        Value::Object(map) => {
+            if let Some(candidates) = map.get("candidates") {
+                each(candidates, format!("{path}/candidates"), calls)
+            } else if let Some(content) = map.get("content") {
+                collect(content, &format!("{path}/content"), calls)
+            } else if let Some(parts) = map.get("parts") {
+                each(parts, format!("{path}/parts"), calls)
+            } else if let Some(call) = map.get("functionCall") {
+                calls.push(function_call(
+                    call,
+                    &format!("{path}/functionCall"),
+                    calls.len(),
+                )?);
+                Ok(())
+            } else if map.contains_key("name") {
+                calls.push(function_call(value, path, calls.len())?);
+                Ok(())
+            } else if [
+                "text",
+                "thought",
+                "thoughtSignature",
+                "inlineData",
+                "finishReason",
+                "functionResponse",
+            ]
+            .iter()
+            .any(|k| map.contains_key(*k))
+            {
+                Ok(()) // a part or candidate without a function call
+            } else {
+                Err(ProviderError::payload(
+                    P,
+                    path,
+                    "expected a GenerateContentResponse, Candidate, Content, Part or FunctionCall",
+                ))
+            }
+        }
+        other => Err(ProviderError::payload(
+            P,
+            path,
+            format!("expected an object or an array, found {}", kind(other)),
+        )),
+    }
+}
+
+fn function_call(call: &Value, path: &str, index: usize) -> Result<ToolCall, ProviderError> {
+    let name = str_field(P, call, path, "name")?;
+    let id = match call.get("id") {
+        Some(Value::String(id)) if !id.is_empty() => id.clone(),
+        _ => format!("{GENERATED_ID_PREFIX}{index}"),
+    };
+    let args = structured_args(call.get("args"));
+    Ok(ToolCall {
+        id,
+        name: name.to_string(),
+        arguments: ToolCallArguments::Parsed(args),
+    })
+}
+
+/// One user `Content` holding a `functionResponse` part per reply.
+pub(super) fn format_replies(replies: &[ToolReply]) -> Vec<Value> {
+    if replies.is_empty() {
+        return Vec::new();
+    }
+    let parts: Vec<Value> = replies
+        .iter()
+        .map(|reply| {
+            let response = match &reply.outcome {
+                Ok(value @ Value::Object(_)) => value.clone(),
+                Ok(value) => json!({ "result": value }),
+                Err(text) => json!({ "error": text }),
+            };
+            let mut function_response = json!({"name": reply.name, "response": response});
+            if !reply.call_id.starts_with(GENERATED_ID_PREFIX) {
+                function_response["id"] = json!(reply.call_id);
+            }
+            json!({ "functionResponse": function_response })
+        })
+        .collect();
+    vec![json!({"role": "user", "parts": parts})]
+}

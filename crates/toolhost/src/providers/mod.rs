@@ -1,0 +1,149 @@
+//! Provider adapters: tool declarations out, tool calls in, tool replies out.
+//!
+//! | provider            | declarations                         | calls / replies         |
+//! |---------------------|--------------------------------------|-------------------------|
+//! | OpenAI Chat         | [`openai_chat_tools`]                | [`Provider::OpenAi`]    |
+//! | OpenAI Responses    | [`openai_responses_tools`]           | [`Provider::OpenAiResponses`] |
+//! | Anthropic Messages  | [`anthropic_tools`]                  | [`Provider::Anthropic`] |
+//! | Gemini              | [`gemini_tools`]                     | [`Provider::Gemini`]    |
+//! | AG-UI               | [`ag_ui_tools`]                      | [`Provider::AgUi`]      |
+//! | MCP                 | [`mcp_tools`]                        | (MCP has its own transport) |
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::Value;
+
+mod ag_ui;
+mod anthropic;
+mod call;
+mod error;
+mod from_gemini_schema;
+mod gemini;
+mod mcp;
+pub mod model_errors;
+mod openai;
+mod payload;
+mod responses;
+mod strict;
+mod to_gemini_schema;
+
+pub use ag_ui::ag_ui_tools;
+pub use anthropic::anthropic_tools;
+pub use call::{ToolCall, ToolCallArguments, ToolReply};
+pub use error::ProviderError;
+pub use from_gemini_schema::gemini_schema_to_json_schema;
+pub use gemini::{gemini_function_declaration_to_tool, gemini_tools, GENERATED_ID_PREFIX};
+pub use mcp::{mcp_tool, mcp_tools};
+pub use openai::openai_chat_tools;
+pub use responses::openai_responses_tools;
+pub use strict::make_strict_schema;
+pub use to_gemini_schema::json_schema_to_gemini_schema;
+
+/// A model provider whose tool-call wire format toolhost speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Provider {
+    /// OpenAI Chat Completions (and compatible servers).
+    OpenAi,
+    /// OpenAI Responses API.
+    OpenAiResponses,
+    /// Anthropic Messages API.
+    Anthropic,
+    /// Google Gemini `generateContent`.
+    Gemini,
+    /// AG-UI event streams.
+    AgUi,
+}
+
+impl Provider {
+    /// The name accepted by [`FromStr`].
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai",
+            Provider::OpenAiResponses => "openai-responses",
+            Provider::Anthropic => "anthropic",
+            Provider::Gemini => "gemini",
+            Provider::AgUi => "ag-ui",
+        }
+    }
+}
+
+impl fmt::Display for Provider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Provider {
+    type Err = ProviderError;
+
+    /// Accepts `openai`, `openai-responses`, `anthropic`, `gemini`, `ag-ui`
+    /// (ASCII case-insensitive, surrounding whitespace ignored).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "openai" => Ok(Provider::OpenAi),
+            "openai-responses" => Ok(Provider::OpenAiResponses),
+            "anthropic" => Ok(Provider::Anthropic),
+            "gemini" => Ok(Provider::Gemini),
+            "ag-ui" => Ok(Provider::AgUi),
+            _ => Err(ProviderError::UnknownProvider {
+                name: s.to_string(),
+            }),
+        }
+    }
+}
+
+/// Extracts the tool calls from a provider payload, in order of appearance.
+///
+/// See each provider's module for the accepted shapes. Argument text that is
+/// not valid JSON becomes [`ToolCallArguments::Malformed`], not an error.
+pub fn parse_tool_calls(
+    provider: Provider,
+    payload: &Value,
+) -> Result<Vec<ToolCall>, ProviderError> {
+    match provider {
+        Provider::OpenAi => openai::parse_tool_calls(payload),
+        Provider::OpenAiResponses => responses::parse_tool_calls(payload),
+        Provider::Anthropic => anthropic::parse_tool_calls(payload),
+        Provider::Gemini => gemini::parse_tool_calls(payload),
+        Provider::AgUi => ag_ui::parse_tool_calls(payload),
+    }
+}
+
+/// Formats tool replies as the provider's input items, in call order.
+///
+/// OpenAI, Responses and AG-UI get one item per reply; Anthropic and Gemini
+/// get a single message carrying every reply (none if `replies` is empty).
+pub fn format_replies(provider: Provider, replies: &[ToolReply]) -> Vec<Value> {
+    match provider {
+        Provider::OpenAi => openai::format_replies(replies),
+        Provider::OpenAiResponses => responses::format_replies(replies),
+        Provider::Anthropic => anthropic::format_replies(replies),
+        Provider::Gemini => gemini::format_replies(replies),
+        Provider::AgUi => ag_ui::format_replies(replies),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_names_round_trip() {
+        for p in [
+            Provider::OpenAi,
+            Provider::OpenAiResponses,
+            Provider::Anthropic,
+            Provider::Gemini,
+            Provider::AgUi,
+        ] {
+            assert_eq!(p.as_str().parse::<Provider>(), Ok(p));
+        }
+        assert_eq!(" Gemini ".parse::<Provider>(), Ok(Provider::Gemini));
+        let err = "cohere".parse::<Provider>().unwrap_err();
+        assert!(
+            err.to_string().contains("unknown provider `cohere`"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,135 @@
+//! Error text written for the model.
+//!
+//! Each message names the tool, says what went wrong in plain words, and
+//! says what the model can do next. The text goes into a tool reply
+//! (`ToolReply { outcome: Err(text) }`), so it is self-contained.
+
+use serde_json::Value;
+
+use crate::schema::ValidationIssue;
+
+/// Raw argument text longer than this is cut in error messages.
+const MAX_ECHOED_CHARS: usize = 1000;
+
+/// The arguments of `tool` failed schema validation.
+pub fn validation_failed(tool: &str, issues: &[ValidationIssue], schema: &Value) -> String {
+    let mut text =
+        format!("Tool `{tool}` was not run: its arguments do not match its input schema.\n");
+    if !issues.is_empty() {
+        text.push_str("Problems:\n");
+    }
+    for issue in issues {
+        let place = if issue.path.is_empty() {
+            "arguments (top level)".to_string()
+        } else {
+            format!("`{}`", issue.path)
+        };
+        text.push_str(&format!(
+            "- {place}: {} (rule `{}`)\n",
+            issue.message, issue.keyword
+        ));
+    }
+    let schema_text = serde_json::to_string_pretty(schema).unwrap_or_else(|_| schema.to_string());
+    text.push_str(&format!(
+        "Fix the arguments and call `{tool}` again. The arguments must be a JSON object matching this schema:\n{schema_text}"
+    ));
+    text
+}
+
+/// The model called a tool that does not exist.
+pub fn unknown_tool(name: &str, available: &[String]) -> String {
+    if available.is_empty() {
+        return format!("There is no tool named `{name}`, and no tools are available right now. Continue without calling a tool.");
+    }
+    let list: Vec<String> = available.iter().map(|t| format!("`{t}`")).collect();
+    let mut text = format!(
+        "There is no tool named `{name}`. Available tools: {}.",
+        list.join(", ")
+    );
+    if let Some(close) = closest(name, available) {
+        text.push_str(&format!(" Did you mean `{close}`?"));
+    }
+    text.push_str(" Call one of the available tools by its exact name.");
+    text
+}
+
+/// The arguments of `tool` were not valid JSON.
+pub fn malformed_arguments(tool: &str, raw: &str, parse_error: &str) -> String {
+    let shown: String = raw.chars().take(MAX_ECHOED_CHARS).collect();
+    let cut = raw.chars().count().saturating_sub(MAX_ECHOED_CHARS);
+    let more = if cut > 0 {
+        format!(" ... ({cut} more characters)")
+    } else {
+        String::new()
+    };
+    format!(
+        "Tool `{tool}` was not run: its arguments are not valid JSON ({parse_error}).\n\
+         Arguments received: {shown}{more}\n\
+         Call `{tool}` again with the arguments as a single JSON object that matches its input schema, with nothing before or after it."
+    )
+}
+
+/// `tool` ran and failed.
+pub fn tool_failed(
+    tool: &str,
+    category: &str,
+    code: &str,
+    message: &str,
+    retryable: bool,
+) -> String {
+    let next = if retryable {
+        "This failure may be temporary: you may retry the same call."
+    } else {
+        "Retrying the same call will not help: change the arguments, use another tool, or tell the user what went wrong."
+    };
+    format!("Tool `{tool}` failed: {message} (category: {category}, code: {code}). {next}")
+}
+
+/// The available name closest to `name`, if it is a plausible typo.
+fn closest<'a>(name: &str, available: &'a [String]) -> Option<&'a str> {
+    let lower = name.to_lowercase();
+    available
+        .iter()
+        .map(|candidate| (edit_distance(&lower, &candidate.to_lowercase()), candidate))
+        .filter(|(distance, candidate)| *distance <= (candidate.chars().count() / 3).max(2))
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate.as_str())
+}
+
+/// Levenshtein distance over chars.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distance_counts_edits() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("same", "same"), 0);
+    }
+
+    #[test]
+    fn closest_suggests_only_plausible_typos() {
+        let tools = vec!["get_weather".to_string(), "send_email".to_string()];
+        assert_eq!(closest("get_wether", &tools), Some("get_weather"));
+        assert_eq!(closest("Send_Email", &tools), Some("send_email"));
+        assert_eq!(closest("delete_everything", &tools), None);
+    }
+}

@@ -1,0 +1,143 @@
+//! OpenAI Chat Completions: `tools`, `tool_calls` and `role: "tool"` messages.
+//!
+//! Accepted call payloads: an assistant message
+//! `{role: "assistant", tool_calls: [{id, type: "function", function: {name, arguments}}]}`,
+//! a full ChatCompletion `{choices: [{message}, ...]}` (every choice, in
+//! order), or the bare `tool_calls` array.
+
+use serde_json::{json, Value};
+
+use super::payload::{kind, opt_array_field, str_field};
+use super::{make_strict_schema, Provider, ProviderError, ToolCall, ToolCallArguments, ToolReply};
+use crate::declaration::ToolDeclaration;
+
+const P: Provider = Provider::OpenAi;
+
+/// Chat Completions tool definitions:
+/// `{type: "function", function: {name, description, parameters, strict?}}`.
+///
+/// With `strict`, each schema is rewritten by [`make_strict_schema`] and
+/// `strict: true` is set; without it, schemas pass through and `strict` is omitted.
+pub fn openai_chat_tools(
+    tools: &[ToolDeclaration],
+    strict: bool,
+) -> Result<Vec<Value>, ProviderError> {
+    tools
+        .iter()
+        .map(|tool| {
+            let mut function = json!({
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": parameters(tool, strict)?,
+            });
+            if strict {
+                function["strict"] = Value::Bool(true);
+            }
+            Ok(json!({"type": "function", "function": function}))
+        })
+        .collect()
+}
+
+/// The `parameters` schema for a tool, made strict-compatible when asked.
+pub(crate) fn parameters(tool: &ToolDeclaration, strict: bool) -> Result<Value, ProviderError> {
+    if strict {
+        make_strict_schema(&tool.name, &tool.input_schema)
+    } else {
+        Ok(tool.input_schema.clone())
+    }
+}
+
+pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, ProviderError> {
+    if let Value::Array(calls) = payload {
+        return calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| parse_call(c, &format!("/{i}")))
+            .collect();
+    }
+    if !payload.is_object() {
+        return Err(ProviderError::payload(
+            P,
+            "",
+            format!(
+                "expected a message or ChatCompletion object, found {}",
+                kind(payload)
+            ),
+        ));
+    }
+    let Some(choices) = opt_array_field(P, payload, "", "choices")? else {
+        return message_calls(payload, "");
+    };
+    let mut calls = Vec::new();
+    for (i, choice) in choices.iter().enumerate() {
+        let path = format!("/choices/{i}");
+        let message = choice
+            .get("message")
+            .filter(|m| m.is_object())
+            .ok_or_else(|| {
+                ProviderError::payload(P, path.as_str(), "choice has no `message` object")
+            })?;
+        calls.extend(message_calls(message, &format!("{path}/message"))?);
+    }
+    Ok(calls)
+}
+
+fn message_calls(message: &Value, path: &str) -> Result<Vec<ToolCall>, ProviderError> {
+    let calls = opt_array_field(P, message, path, "tool_calls")?.unwrap_or_default();
+    calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| parse_call(c, &format!("{path}/tool_calls/{i}")))
+        .collect()
+}
+
+fn parse_call(call: &Value, path: &str) -> Result<ToolCall, ProviderError> {
+    let id = str_field(P, call, path, "id")?;
+    match call.get("type").and_then(Value::as_str) {
+        None | Some("function") => {}
+        Some(other) => {
+            return Err(ProviderError::payload(
+                P,
+                format!("{path}/type"),
+                format!("unsupported tool call type `{other}` (call `{id}`); only `function` calls are supported"),
+            ));
+        }
+    }
+    let function_path = format!("{path}/function");
+    let function = call
+        .get("function")
+        .filter(|f| f.is_object())
+        .ok_or_else(|| {
+            ProviderError::payload(
+                P,
+                path,
+                format!("tool call `{id}` has no `function` object"),
+            )
+        })?;
+    let name = str_field(P, function, &function_path, "name")?;
+    let arguments = match function.get("arguments") {
+        Some(Value::String(text)) => ToolCallArguments::from_json_text(text),
+        None | Some(Value::Null) => ToolCallArguments::Parsed(json!({})),
+        // Some OpenAI-compatible servers send the arguments already decoded.
+        Some(value @ Value::Object(_)) => ToolCallArguments::Parsed(value.clone()),
+        Some(other) => {
+            return Err(ProviderError::payload(
+                P,
+                format!("{function_path}/arguments"),
+                format!("expected JSON text, found {}", kind(other)),
+            ));
+        }
+    };
+    Ok(ToolCall {
+        id: id.to_string(),
+        name: name.to_string(),
+        arguments,
+    })
+}
+
+pub(super) fn format_replies(replies: &[ToolReply]) -> Vec<Value> {
+    replies
+        .iter()
+        .map(|r| json!({"role": "tool", "tool_call_id": r.call_id, "content": r.content_text()}))
+        .collect()
+}

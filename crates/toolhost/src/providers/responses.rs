@@ -1,0 +1,105 @@
+//! OpenAI Responses API: function tools, `function_call` output items and
+//! `function_call_output` input items.
+//!
+//! Accepted call payloads: a Response `{output: [...]}` or the bare output
+//! array. Only `type: "function_call"` items are read; messages, reasoning
+//! and built-in tool items are skipped.
+
+use serde_json::{json, Value};
+
+use super::openai::parameters;
+use super::payload::{kind, str_field};
+use super::{Provider, ProviderError, ToolCall, ToolCallArguments, ToolReply};
+use crate::declaration::ToolDeclaration;
+
+const P: Provider = Provider::OpenAiResponses;
+
+/// Responses API tool definitions:
+/// `{type: "function", name, description, parameters, strict}`.
+///
+/// `strict` is always written because the Responses API defaults it to
+/// `true`; with `strict`, schemas are rewritten by
+/// [`make_strict_schema`](super::make_strict_schema).
+pub fn openai_responses_tools(
+    tools: &[ToolDeclaration],
+    strict: bool,
+) -> Result<Vec<Value>, ProviderError> {
+    tools
+        .iter()
+        .map(|tool| {
+            Ok(json!({
+                "type": "function",
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": parameters(tool, strict)?,
+                "strict": strict,
+            }))
+        })
+        .collect()
+}
+
+pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, ProviderError> {
+    let (items, base) = match payload {
+        Value::Array(items) => (items, String::new()),
+        Value::Object(map) => match map.get("output") {
+            Some(Value::Array(items)) => (items, "/output".to_string()),
+            Some(other) => {
+                return Err(ProviderError::payload(
+                    P,
+                    "/output",
+                    format!("expected an array, found {}", kind(other)),
+                ));
+            }
+            None => {
+                return Err(ProviderError::payload(
+                    P,
+                    "",
+                    "missing required field `output`",
+                ))
+            }
+        },
+        other => {
+            return Err(ProviderError::payload(
+                P,
+                "",
+                format!(
+                    "expected a Response or an output array, found {}",
+                    kind(other)
+                ),
+            ));
+        }
+    };
+    let mut calls = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        if item.get("type").and_then(Value::as_str) != Some("function_call") {
+            continue;
+        }
+        let path = format!("{base}/{i}");
+        let id = str_field(P, item, &path, "call_id")?;
+        let name = str_field(P, item, &path, "name")?;
+        let arguments = match item.get("arguments") {
+            Some(Value::String(text)) => ToolCallArguments::from_json_text(text),
+            None | Some(Value::Null) => ToolCallArguments::Parsed(json!({})),
+            Some(other) => {
+                return Err(ProviderError::payload(
+                    P,
+                    format!("{path}/arguments"),
+                    format!("expected JSON text, found {}", kind(other)),
+                ));
+            }
+        };
+        calls.push(ToolCall {
+            id: id.to_string(),
+            name: name.to_string(),
+            arguments,
+        });
+    }
+    Ok(calls)
+}
+
+pub(super) fn format_replies(replies: &[ToolReply]) -> Vec<Value> {
+    replies
+        .iter()
+        .map(|r| json!({"type": "function_call_output", "call_id": r.call_id, "output": r.content_text()}))
+        .collect()
+}

@@ -1,0 +1,101 @@
+//! Gemini schema dialect: `$ref` inlining, unions, recursion errors, reverse conversion.
+
+mod common;
+
+use toolhost::providers::{
+    gemini_schema_to_json_schema, gemini_tools, json_schema_to_gemini_schema, ProviderError,
+};
+use serde_json::json;
+
+#[test]
+fn definitions_refs_all_of_and_multi_type_unions_convert() {
+    let schema = json!({
+        "type": "object",
+        "definitions": {"base": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}},
+        "properties": {
+            "item": {"allOf": [{"$ref": "#/definitions/base"}, {"properties": {"size": {"type": "number"}}, "required": ["size"]}]},
+            "value": {"type": ["string", "number"], "description": "Text or number"}
+        }
+    });
+    assert_eq!(
+        json_schema_to_gemini_schema("t", &schema).unwrap(),
+        json!({
+            "type": "OBJECT",
+            "properties": {
+                "item": {
+                    "type": "OBJECT",
+                    "properties": {"id": {"type": "STRING"}, "size": {"type": "NUMBER"}},
+                    "required": ["id", "size"]
+                },
+                "value": {"description": "Text or number", "anyOf": [{"type": "STRING"}, {"type": "NUMBER"}]}
+            }
+        })
+    );
+}
+
+#[test]
+fn recursive_and_dangling_refs_are_errors() {
+    let tree = common::tool(
+        "save_tree",
+        "Save a tree.",
+        json!({
+            "type": "object",
+            "properties": {"root": {"$ref": "#/$defs/node"}},
+            "$defs": {"node": {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}}
+        }),
+    );
+    assert_eq!(
+        gemini_tools(&[tree]).unwrap_err(),
+        ProviderError::UnsupportedSchema {
+            target: "Gemini",
+            tool: "save_tree".into(),
+            schema_path: "/properties/root/properties/children/items".into(),
+            reason: "`$ref` \"#/$defs/node\" is recursive; Gemini schemas cannot express recursion"
+                .into(),
+        }
+    );
+    let dangling = json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/missing"}}});
+    let err = json_schema_to_gemini_schema("t", &dangling).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("`$ref` \"#/$defs/missing\" points at nothing"),
+        "{err}"
+    );
+    let remote =
+        json!({"type": "object", "properties": {"x": {"$ref": "https://example.com/s.json"}}});
+    assert!(json_schema_to_gemini_schema("t", &remote)
+        .unwrap_err()
+        .to_string()
+        .contains("not a local reference"));
+}
+
+#[test]
+fn gemini_schema_converts_back_to_json_schema() {
+    let gemini = json!({
+        "type": "OBJECT",
+        "properties": {
+            "city": {"type": "STRING", "description": "City name"},
+            "days": {"type": "INTEGER", "nullable": true},
+            "unit": {"type": "STRING", "format": "enum", "enum": ["C", "F"], "nullable": true},
+            "tags": {"type": "ARRAY", "items": {"type": "STRING"}},
+            "either": {"anyOf": [{"type": "STRING"}, {"type": "NUMBER"}], "nullable": true}
+        },
+        "required": ["city"],
+        "propertyOrdering": ["city", "days", "unit", "tags", "either"]
+    });
+    assert_eq!(
+        gemini_schema_to_json_schema(&gemini),
+        json!({
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "description": "City name"},
+                "days": {"type": ["integer", "null"]},
+                "unit": {"type": ["string", "null"], "format": "enum", "enum": ["C", "F", null]},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "either": {"anyOf": [{"type": "string"}, {"type": "number"}, {"type": "null"}]}
+            },
+            "required": ["city"],
+            "propertyOrdering": ["city", "days", "unit", "tags", "either"]
+        })
+    );
+}

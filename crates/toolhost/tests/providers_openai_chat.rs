@@ -1,0 +1,166 @@
+//! OpenAI Chat Completions: declarations out, a recorded response in, replies out.
+
+mod common;
+
+use toolhost::providers::{
+    format_replies, openai_chat_tools, parse_tool_calls, Provider, ToolCall, ToolCallArguments,
+    ToolReply,
+};
+use serde_json::json;
+
+#[test]
+fn declarations_without_strict_pass_the_schema_through() {
+    let tools = openai_chat_tools(&[common::get_weather()], false).unwrap();
+    assert_eq!(
+        tools,
+        vec![json!({
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "description": "Get the current weather for a city.",
+                "parameters": common::get_weather().input_schema
+            }
+        })]
+    );
+}
+
+#[test]
+fn strict_declarations_rewrite_nested_schemas() {
+    let tools = openai_chat_tools(&[common::create_event()], true).unwrap();
+    assert_eq!(
+        tools,
+        vec![json!({
+            "type": "function",
+            "function": {
+                "name": "create_event",
+                "description": "Create a calendar event.",
+                "parameters": common::create_event_strict_schema(),
+                "strict": true
+            }
+        })]
+    );
+}
+
+/// Recorded from a Chat Completions response with parallel tool calls.
+fn recorded_completion() -> serde_json::Value {
+    json!({
+        "id": "chatcmpl-B9MHDbslfQhuSHK9C1GNwz1nJrm1b",
+        "object": "chat.completion",
+        "created": 1741570283,
+        "model": "gpt-4o-2024-08-06",
+        "choices": [{
+            "index": 0,
+            "message": {
+                "role": "assistant",
+                "content": null,
+                "tool_calls": [
+                    {"id": "call_12345xyz", "type": "function",
+                     "function": {"name": "get_weather", "arguments": "{\"location\":\"Paris, France\"}"}},
+                    {"id": "call_67890abc", "type": "function",
+                     "function": {"name": "get_weather", "arguments": "{\"location\":\"Bogotá, Colombia\",\"unit\":\"celsius\"}"}}
+                ],
+                "refusal": null,
+                "annotations": []
+            },
+            "logprobs": null,
+            "finish_reason": "tool_calls"
+        }],
+        "usage": {"prompt_tokens": 82, "completion_tokens": 50, "total_tokens": 132},
+        "service_tier": "default",
+        "system_fingerprint": "fp_fc9f1d7035"
+    })
+}
+
+#[test]
+fn parses_a_recorded_chat_completion() {
+    let calls = parse_tool_calls(Provider::OpenAi, &recorded_completion()).unwrap();
+    assert_eq!(
+        calls,
+        vec![
+            ToolCall {
+                id: "call_12345xyz".into(),
+                name: "get_weather".into(),
+                arguments: ToolCallArguments::Parsed(json!({"location": "Paris, France"})),
+            },
+            ToolCall {
+                id: "call_67890abc".into(),
+                name: "get_weather".into(),
+                arguments: ToolCallArguments::Parsed(
+                    json!({"location": "Bogotá, Colombia", "unit": "celsius"})
+                ),
+            },
+        ]
+    );
+    // The assistant message alone gives the same calls.
+    let message = &recorded_completion()["choices"][0]["message"];
+    assert_eq!(parse_tool_calls(Provider::OpenAi, message).unwrap(), calls);
+}
+
+#[test]
+fn message_without_tool_calls_has_none() {
+    let message = json!({"role": "assistant", "content": "Hello!", "tool_calls": null});
+    assert_eq!(
+        parse_tool_calls(Provider::OpenAi, &message).unwrap(),
+        vec![]
+    );
+}
+
+#[test]
+fn malformed_argument_text_is_kept_not_rejected() {
+    let message = json!({"role": "assistant", "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"location\": \"Par"}}
+    ]});
+    let calls = parse_tool_calls(Provider::OpenAi, &message).unwrap();
+    assert_eq!(calls.len(), 1);
+    match &calls[0].arguments {
+        ToolCallArguments::Malformed { raw, error } => {
+            assert_eq!(raw, "{\"location\": \"Par");
+            assert!(error.contains("EOF while parsing"), "{error}");
+        }
+        other => panic!("expected Malformed, got {other:?}"),
+    }
+}
+
+#[test]
+fn missing_call_id_is_an_error_with_its_path() {
+    let message = json!({"role": "assistant", "tool_calls": [
+        {"type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+    ]});
+    let err = parse_tool_calls(Provider::OpenAi, &message).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid openai payload at `/tool_calls/0`: missing required field `id`"
+    );
+}
+
+#[test]
+fn non_function_tool_calls_are_refused() {
+    let message = json!({"role": "assistant", "tool_calls": [
+        {"id": "call_9", "type": "custom", "custom": {"name": "grammar", "input": "x"}}
+    ]});
+    let err = parse_tool_calls(Provider::OpenAi, &message).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("unsupported tool call type `custom` (call `call_9`)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn replies_are_tool_messages_in_call_order() {
+    let replies = [
+        ToolReply::ok("call_12345xyz", "get_weather", json!({"temperature": 14})),
+        ToolReply::err(
+            "call_67890abc",
+            "get_weather",
+            "Tool `get_weather` failed: upstream timeout.",
+        ),
+    ];
+    assert_eq!(
+        format_replies(Provider::OpenAi, &replies),
+        vec![
+            json!({"role": "tool", "tool_call_id": "call_12345xyz", "content": "{\"temperature\":14}"}),
+            json!({"role": "tool", "tool_call_id": "call_67890abc", "content": "Tool `get_weather` failed: upstream timeout."}),
+        ]
+    );
+}

@@ -1,0 +1,186 @@
+//! OpenAI strict-mode schema rewriting and refusals.
+
+use toolhost::providers::{
+    make_strict_schema, openai_chat_tools, openai_responses_tools, ProviderError,
+};
+use serde_json::json;
+
+mod common;
+
+#[test]
+fn refs_defs_and_any_of_are_rewritten_recursively() {
+    let schema = json!({
+        "type": "object",
+        "$defs": {
+            "address": {
+                "type": "object",
+                "properties": {"street": {"type": "string"}, "zip": {"type": "string"}},
+                "required": ["street"]
+            }
+        },
+        "properties": {
+            "contact": {
+                "anyOf": [
+                    {"type": "object", "properties": {"email": {"type": "string"}}},
+                    {"type": "object", "properties": {"phone": {"type": "string"}}, "required": ["phone"]}
+                ]
+            },
+            "home": {"$ref": "#/$defs/address", "description": "Home address"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "mode": {"const": "fast"}
+        },
+        "required": ["tags"]
+    });
+    let strict = make_strict_schema("save_contact", &schema).unwrap();
+    assert_eq!(
+        strict,
+        json!({
+            "type": "object",
+            "$defs": {
+                "address": {
+                    "type": "object",
+                    "properties": {"street": {"type": "string"}, "zip": {"type": ["string", "null"]}},
+                    "required": ["street", "zip"],
+                    "additionalProperties": false
+                }
+            },
+            "properties": {
+                "home": {"anyOf": [{"$ref": "#/$defs/address", "description": "Home address"}, {"type": "null"}]},
+                "contact": {
+                    "anyOf": [
+                        {"type": "object", "properties": {"email": {"type": ["string", "null"]}},
+                         "required": ["email"], "additionalProperties": false},
+                        {"type": "object", "properties": {"phone": {"type": "string"}},
+                         "required": ["phone"], "additionalProperties": false},
+                        {"type": "null"}
+                    ]
+                },
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "mode": {"anyOf": [{"const": "fast"}, {"type": "null"}]}
+            },
+            "required": ["tags", "contact", "home", "mode"],
+            "additionalProperties": false
+        })
+    );
+}
+
+#[test]
+fn already_nullable_and_required_fields_are_left_alone() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"note": {"type": ["string", "null"]}, "count": {"type": "integer"}},
+        "required": ["count"],
+        "additionalProperties": false
+    });
+    assert_eq!(
+        make_strict_schema("t", &schema).unwrap(),
+        json!({
+            "type": "object",
+            "properties": {"note": {"type": ["string", "null"]}, "count": {"type": "integer"}},
+            "required": ["count", "note"],
+            "additionalProperties": false
+        })
+    );
+}
+
+#[test]
+fn root_object_without_properties_is_a_tool_without_arguments() {
+    assert_eq!(
+        make_strict_schema("ping", &json!({"type": "object"})).unwrap(),
+        json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false})
+    );
+}
+
+fn refusal(schema: serde_json::Value) -> ProviderError {
+    make_strict_schema("search_docs", &schema).unwrap_err()
+}
+
+#[test]
+fn explicit_additional_properties_schema_is_refused_with_tool_and_path() {
+    let err = refusal(json!({
+        "type": "object",
+        "properties": {
+            "filters": {"type": "object", "properties": {}, "additionalProperties": {"type": "string"}}
+        }
+    }));
+    assert_eq!(
+        err,
+        ProviderError::UnsupportedSchema {
+            target: "OpenAI strict mode",
+            tool: "search_docs".into(),
+            schema_path: "/properties/filters".into(),
+            reason: "`additionalProperties` is a schema (a free-form map); strict mode requires `additionalProperties: false` and fixed `properties`".into(),
+        }
+    );
+    assert!(err.to_string().starts_with("tool `search_docs`: input schema at `#/properties/filters` cannot be converted for OpenAI strict mode"));
+}
+
+#[test]
+fn other_unrepresentable_schemas_are_refused() {
+    let cases = [
+        (
+            json!({"type": "object", "properties": {}, "additionalProperties": true}),
+            "",
+            "additionalProperties: true",
+        ),
+        (
+            json!({"type": "object", "properties": {"meta": {"type": "object", "patternProperties": {"^x-": {}}}}}),
+            "/properties/meta",
+            "`patternProperties` is not supported",
+        ),
+        (
+            json!({"type": "object", "properties": {"rows": {"type": "array", "items": {"type": "object"}}}}),
+            "/properties/rows/items",
+            "free-form map",
+        ),
+        (
+            json!({"type": "object", "properties": {"x": {"allOf": [{"type": "string"}]}}}),
+            "/properties/x",
+            "`allOf`",
+        ),
+        (
+            json!({"type": "string"}),
+            "",
+            "root schema must be an object",
+        ),
+    ];
+    for (schema, path, reason) in cases {
+        match refusal(schema.clone()) {
+            ProviderError::UnsupportedSchema {
+                schema_path,
+                reason: why,
+                tool,
+                ..
+            } => {
+                assert_eq!(tool, "search_docs");
+                assert_eq!(schema_path, path, "{schema}");
+                assert!(why.contains(reason), "{why} should mention {reason}");
+            }
+            other => panic!("unexpected error {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn refusals_propagate_from_declaration_builders() {
+    let bad = common::tool(
+        "kv_put",
+        "Store values.",
+        json!({
+            "type": "object", "properties": {"values": {"type": "object", "additionalProperties": {"type": "string"}}}
+        }),
+    );
+    let one = std::slice::from_ref(&bad);
+    for err in [
+        openai_chat_tools(one, true).unwrap_err(),
+        openai_responses_tools(one, true).unwrap_err(),
+    ] {
+        assert!(
+            err.to_string()
+                .contains("tool `kv_put`: input schema at `#/properties/values`"),
+            "{err}"
+        );
+    }
+    // Without strict mode the same schema is fine.
+    assert!(openai_chat_tools(one, false).is_ok());
+}
