@@ -15,7 +15,9 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::time::Instant;
 
+use crate::audit::AuditRecord;
 use crate::circuit::CircuitBreaker;
+use crate::log_lines::{self, LogLine, LogOptions};
 use crate::declaration::RetryOverrides;
 use crate::error::{ErrorCategory, RegistryError, RegistryErrorCode, ToolError};
 use crate::record::{
@@ -36,11 +38,26 @@ pub struct ManagerConfig {
     pub history_limit: usize,
     /// Validate arguments before the first attempt.
     pub validation: bool,
+    /// The built-in logging interceptor; `None` when off.
+    pub logging: Option<LogOptions>,
+    /// The built-in metadata interceptor: stamp `_execution_metadata` on object results.
+    pub metadata: bool,
+    /// Argument fields shown as `[REDACTED]` in logs and left out of audit hashes.
+    pub redact: Vec<String>,
 }
 
 impl Default for ManagerConfig {
     fn default() -> Self {
-        Self { retry: RetryConfig::default(), timeout_ms: Some(30_000.0), max_concurrency: 16, history_limit: 1000, validation: true }
+        Self {
+            retry: RetryConfig::default(),
+            timeout_ms: Some(30_000.0),
+            max_concurrency: 16,
+            history_limit: 1000,
+            validation: true,
+            logging: None,
+            metadata: false,
+            redact: Vec::new(),
+        }
     }
 }
 
@@ -118,11 +135,15 @@ pub struct Transition {
     pub admitted: Vec<AttemptSpec>,
     /// When an attempt was running and must be told to stop (cancel), its number.
     pub interrupted_attempt: Option<u32>,
+    /// Lines of the built-in logging interceptor, in order.
+    pub logs: Vec<LogLine>,
+    /// The audit record of the execution that finished, when audit records are wanted.
+    pub audit: Option<AuditRecord>,
 }
 
 impl Transition {
     fn new(key: u64, step: Step) -> Self {
-        Self { key, step, events: Vec::new(), admitted: Vec::new(), interrupted_attempt: None }
+        Self { key, step, events: Vec::new(), admitted: Vec::new(), interrupted_attempt: None, logs: Vec::new(), audit: None }
     }
 }
 
@@ -143,6 +164,8 @@ struct Active {
     queued: Instant,
     holds_slot: bool,
     uses_breaker: bool,
+    /// The last attempt's error was already logged.
+    error_logged: bool,
 }
 
 /// The execution state machine. See the module docs.
@@ -158,6 +181,9 @@ pub struct ExecutionEngine {
     stats: HashMap<String, ToolStats>,
     breakers: HashMap<String, CircuitBreaker>,
     rng: rand::rngs::SmallRng,
+    audit_wanted: bool,
+    /// Lines logged by `begin` for executions admitted from the queue.
+    pending_logs: Vec<LogLine>,
 }
 
 impl ExecutionEngine {
@@ -178,6 +204,8 @@ impl ExecutionEngine {
             stats: HashMap::new(),
             breakers: HashMap::new(),
             rng: rand::rngs::SmallRng::from_os_rng(),
+            audit_wanted: false,
+            pending_logs: Vec::new(),
         })
     }
 
@@ -196,6 +224,31 @@ impl ExecutionEngine {
 
     pub fn wanted_events(&self) -> EventMask {
         self.wanted
+    }
+
+    /// Whether finished executions produce an [`AuditRecord`].
+    pub fn set_audit_wanted(&mut self, wanted: bool) {
+        self.audit_wanted = wanted;
+    }
+
+    fn logs_for(&self, tool: &RegisteredTool) -> Option<&LogOptions> {
+        self.config.logging.as_ref().filter(|_| !tool.declaration.metadata.self_instrumented)
+    }
+
+    /// The `_execution_metadata` to stamp on a successful result of execution `key`,
+    /// when the metadata interceptor is on and the tool does not instrument itself:
+    /// `{ duration_ms (2 decimals), tool_name, timestamp (ISO 8601) }`.
+    pub fn metadata_for(&self, key: u64) -> Option<Value> {
+        let a = self.active.get(&key)?;
+        if !self.config.metadata || a.tool.declaration.metadata.self_instrumented {
+            return None;
+        }
+        let ms = Instant::now().duration_since(a.started.unwrap_or(a.queued)).as_secs_f64() * 1000.0;
+        Some(serde_json::json!({
+            "duration_ms": (ms * 100.0).round() / 100.0,
+            "tool_name": a.record.tool_name,
+            "timestamp": crate::timestamp::iso8601_millis(std::time::SystemTime::now()),
+        }))
     }
 
     /// Number of executions not yet finished.
@@ -256,6 +309,7 @@ impl ExecutionEngine {
             queued: Instant::now(),
             holds_slot: false,
             uses_breaker: false,
+            error_logged: false,
         };
         active.record.max_attempts = active.backoff.config().max_attempts;
         self.active.insert(key, active);
@@ -324,6 +378,7 @@ impl ExecutionEngine {
             Transition::new(key, Step::Queued)
         };
         t.events = events;
+        t.logs = std::mem::take(&mut self.pending_logs);
         t
     }
 
@@ -350,6 +405,7 @@ impl ExecutionEngine {
                 let (spec, events) = self.begin(key);
                 let mut t = Transition::new(key, Step::Run(spec));
                 t.events = events;
+                t.logs = std::mem::take(&mut self.pending_logs);
                 t
             }
             _ => Transition::new(key, Step::Stale),
@@ -365,6 +421,12 @@ impl ExecutionEngine {
         if a.started.is_none() {
             a.started = Some(Instant::now());
             a.record.timing.started_at = Some(now_ms());
+        }
+        a.error_logged = false;
+        if let Some(opts) = self.config.logging.as_ref().filter(|_| !a.tool.declaration.metadata.self_instrumented) {
+            let mut line = log_lines::starting(&a.record.tool_name, &a.record.id, Some(&a.record.args), opts);
+            line.2.insert("attemptNumber".into(), a.record.attempt_number.into());
+            self.pending_logs.push(line);
         }
         let mut events = Vec::new();
         if wants {
@@ -406,7 +468,15 @@ impl ExecutionEngine {
         match outcome {
             Ok(result) => self.finish(key, ExecutionStatus::Succeeded, Some(result), None),
             Err(error) => {
+                let line = self.active.get(&key).and_then(|a| {
+                    let opts = self.logs_for(&a.tool)?;
+                    Some(log_lines::error(&a.record.tool_name, &a.record.id, &error.message, error.stack.as_deref(), opts))
+                });
                 let a = self.active.get_mut(&key).expect("checked above");
+                a.error_logged = line.is_some();
+                if let Some(line) = line {
+                    self.pending_logs.push(line);
+                }
                 if error.category == ErrorCategory::Cancelled {
                     return self.finish(key, ExecutionStatus::Cancelled, None, Some(error));
                 }
@@ -416,6 +486,7 @@ impl ExecutionEngine {
                 let delay = a.backoff.next_delay(attempt, &error, &mut self.rng);
                 a.phase = Phase::BackingOff;
                 let mut t = Transition::new(key, Step::Retry { delay });
+                t.logs = std::mem::take(&mut self.pending_logs);
                 if self.wanted.wants(EventType::Retrying) {
                     t.events.push(ExecutionEvent::Retrying {
                         execution_id: a.record.id.clone(),
@@ -478,9 +549,42 @@ impl ExecutionEngine {
         if self.wanted.wants(EventType::Failed) {
             events.push(ExecutionEvent::Failed { execution: record.clone() });
         }
-        let mut t = Transition::new(key, Step::Finished(record));
+        let mut t = Transition::new(key, Step::Finished(record.clone()));
         t.events = events;
+        if let (Some(opts), Some(e)) = (&self.config.logging, &record.error) {
+            t.logs.push(log_lines::error(&record.tool_name, &record.id, &e.message, None, opts));
+        }
+        if self.audit_wanted {
+            t.audit = Some(self.audit_record(&record));
+        }
         t
+    }
+
+    fn audit_record(&self, record: &ExecutionRecord) -> AuditRecord {
+        let args = if self.config.redact.is_empty() {
+            crate::canonical::input_hash(&record.args)
+        } else {
+            crate::canonical::input_hash(&crate::redaction::redact(&record.args, &self.config.redact))
+        };
+        let iso = |ms: f64| crate::timestamp::iso8601_millis(std::time::UNIX_EPOCH + Duration::from_secs_f64(ms.max(0.0) / 1000.0));
+        AuditRecord {
+            execution_id: record.id.clone(),
+            tool_call_id: record.tool_call_id.clone(),
+            session_id: record.session_id.clone(),
+            tool_name: record.tool_name.clone(),
+            input_hash: args,
+            started_at: iso(record.timing.started_at.unwrap_or(record.timing.queued_at)),
+            finished_at: iso(record.timing.completed_at.unwrap_or(record.timing.queued_at)),
+            duration_ms: record.timing.duration_ms.unwrap_or(0.0),
+            status: record.status.as_str().to_string(),
+            attempts: record.attempt_number,
+            error_code: record.error.as_ref().map(|e| e.code.clone()),
+        }
+    }
+
+    /// Drops the kept records of a destroyed session.
+    pub fn forget_session(&mut self, session_id: &str) {
+        self.history.retain(|r| r.session_id.as_deref() != Some(session_id));
     }
 
     fn finish(&mut self, key: u64, status: ExecutionStatus, result: Option<Payload>, error: Option<ToolError>) -> Transition {
@@ -503,9 +607,27 @@ impl ExecutionEngine {
                 }
             }
         }
+        let line = self.logs_for(&a.tool).and_then(|opts| match (status, &a.record.error) {
+            (ExecutionStatus::Succeeded, _) => Some(log_lines::completed(
+                &a.record.tool_name,
+                &a.record.id,
+                a.record.timing.duration_ms.unwrap_or(0.0),
+                None,
+                opts,
+            )),
+            (_, Some(e)) if !a.error_logged => {
+                Some(log_lines::error(&a.record.tool_name, &a.record.id, &e.message, e.stack.as_deref(), opts))
+            }
+            _ => None,
+        });
         let record = Arc::new(a.record);
         self.account(&record);
         let mut t = Transition::new(key, Step::Finished(record.clone()));
+        t.logs = std::mem::take(&mut self.pending_logs);
+        t.logs.extend(line);
+        if self.audit_wanted {
+            t.audit = Some(self.audit_record(&record));
+        }
         let kind = match status {
             ExecutionStatus::Succeeded => EventType::Succeeded,
             ExecutionStatus::Cancelled => EventType::Cancelled,
@@ -530,6 +652,7 @@ impl ExecutionEngine {
                 t.events.extend(events);
                 t.admitted.push(spec);
             }
+            t.logs.append(&mut self.pending_logs);
         }
         t
     }

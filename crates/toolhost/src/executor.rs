@@ -11,13 +11,17 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
+use crate::audit::{AuditLog, AuditRecord};
 use crate::engine::{AttemptSpec, CallOptions, ExecutionEngine, ManagerConfig, Step, Transition};
+use crate::log_lines::{self, LogLevel};
 use crate::error::{RegistryError, ToolError};
 use crate::handler::ToolContext;
 use crate::record::{payload_json, EventMask, ExecutionEvent, ExecutionRecord, ExecutionStatus, Payload, ToolStats};
 use crate::registry::ToolRegistry;
 
 type Listener = Arc<dyn Fn(&ExecutionEvent) + Send + Sync>;
+type Logger = Arc<dyn Fn(LogLevel, &str, &serde_json::Map<String, Value>) + Send + Sync>;
+type AuditListener = Arc<dyn Fn(&AuditRecord) + Send + Sync>;
 
 struct Inner {
     engine: Mutex<ExecutionEngine>,
@@ -26,6 +30,9 @@ struct Inner {
     admissions: Mutex<HashMap<u64, oneshot::Sender<AttemptSpec>>>,
     /// The cancellation token of each execution in flight.
     tokens: Mutex<HashMap<u64, CancellationToken>>,
+    logger: Mutex<Option<Logger>>,
+    audit_log: Mutex<Option<AuditLog>>,
+    audit_listeners: Mutex<Vec<AuditListener>>,
 }
 
 /// Runs tools of a [`ToolRegistry`] with validation, retries, timeouts, cancellation and
@@ -73,6 +80,9 @@ impl ToolExecutor {
             listeners: Mutex::new(Vec::new()),
             admissions: Mutex::new(HashMap::new()),
             tokens: Mutex::new(HashMap::new()),
+            logger: Mutex::new(None),
+            audit_log: Mutex::new(None),
+            audit_listeners: Mutex::new(Vec::new()),
         });
         let weak = Arc::downgrade(&inner);
         registry.subscribe(move |change| {
@@ -80,6 +90,7 @@ impl ToolExecutor {
                 return;
             }
             if let (Some(inner), Some(session)) = (weak.upgrade(), change.session_id.as_deref()) {
+                lock(&inner.engine).forget_session(session);
                 let keys = lock(&inner.engine).in_flight_keys(Some(session));
                 let tokens = lock(&inner.tokens);
                 keys.iter().filter_map(|k| tokens.get(k)).for_each(CancellationToken::cancel);
@@ -131,46 +142,50 @@ impl ToolExecutor {
         let args = crate::arguments::check_depth(tool_name, &args).map(|()| args);
         let t = lock(&self.inner.engine).start(tool_name, args, options);
         let key = t.key;
-        let (t, key) = match t.step {
+        let mut step = match t.step {
             Step::Queued => {
                 let (tx, rx) = oneshot::channel();
                 lock(&self.inner.admissions).insert(key, tx);
-                self.dispatch(&t.events, Vec::new());
                 lock(&self.inner.tokens).insert(key, cancel.clone());
+                self.apply(Transition { step: Step::Queued, ..t });
                 tokio::select! {
                     spec = rx => match spec {
-                        Ok(spec) => (Transition { key, step: Step::Run(spec), events: Vec::new(), admitted: Vec::new(), interrupted_attempt: None }, key),
+                        Ok(spec) => Step::Run(spec),
                         Err(_) => return self.cancelled(key).await,
                     },
                     () = cancel.cancelled() => return self.cancelled(key).await,
                 }
             }
-            Step::Finished(record) => {
-                self.dispatch(&t.events, t.admitted);
-                return ExecutionOutcome { record };
+            Step::Finished(_) => {
+                return match self.apply(t) {
+                    Step::Finished(record) => ExecutionOutcome { record },
+                    _ => unreachable!("apply returns the transition's step"),
+                }
             }
-            step => {
+            _ => {
                 lock(&self.inner.tokens).insert(key, cancel.clone());
-                (Transition { key, step, events: t.events, admitted: t.admitted, interrupted_attempt: None }, key)
+                self.apply(t)
             }
         };
-        self.dispatch(&t.events, t.admitted);
-        let mut step = t.step;
         loop {
             step = match step {
                 Step::Run(spec) => {
                     let attempt = spec.attempt_number;
                     let outcome = self.run_attempt(spec, &cancel).await;
+                    let outcome = outcome.map(|mut v| {
+                        if let (Some(meta), Value::Object(map)) = (lock(&self.inner.engine).metadata_for(key), &mut v) {
+                            map.insert("_execution_metadata".into(), meta);
+                        }
+                        Arc::new(v) as Payload
+                    });
                     let t = lock(&self.inner.engine).attempt_finished(key, attempt, outcome);
-                    self.dispatch(&t.events, t.admitted);
-                    t.step
+                    self.apply(t)
                 }
                 Step::Retry { delay } => {
                     tokio::select! {
                         () = tokio::time::sleep(delay) => {
                             let t = lock(&self.inner.engine).begin_attempt(key);
-                            self.dispatch(&t.events, t.admitted);
-                            t.step
+                            self.apply(t)
                         }
                         () = cancel.cancelled() => return self.cancelled(key).await,
                     }
@@ -184,7 +199,7 @@ impl ToolExecutor {
         }
     }
 
-    async fn run_attempt(&self, spec: AttemptSpec, cancel: &CancellationToken) -> Result<Payload, ToolError> {
+    async fn run_attempt(&self, spec: AttemptSpec, cancel: &CancellationToken) -> Result<Value, ToolError> {
         let attempt_token = cancel.child_token();
         let tool_name = spec.tool.name().to_string();
         let ctx = ToolContext {
@@ -209,33 +224,78 @@ impl ToolExecutor {
             () = cancel.cancelled() => Err(ToolError::cancelled(&tool_name)),
         };
         attempt_token.cancel();
-        outcome.map(|v| Arc::new(v) as Payload)
+        outcome
     }
 
     async fn cancelled(&self, key: u64) -> ExecutionOutcome {
         lock(&self.inner.admissions).remove(&key);
         lock(&self.inner.tokens).remove(&key);
         let t = lock(&self.inner.engine).cancel_key(key);
-        self.dispatch(&t.events, t.admitted);
-        match t.step {
+        match self.apply(t) {
             Step::Finished(record) => ExecutionOutcome { record },
             _ => unreachable!("cancelling an execution in flight finishes it"),
         }
     }
 
-    fn dispatch(&self, events: &[ExecutionEvent], admitted: Vec<AttemptSpec>) {
-        if !events.is_empty() {
+    /// Delivers a transition's events, log lines and audit record, hands admitted
+    /// attempts to their waiting tasks, and returns the step.
+    fn apply(&self, t: Transition) -> Step {
+        if !t.events.is_empty() {
             let listeners = lock(&self.inner.listeners).clone();
-            for event in events {
+            for event in &t.events {
                 for l in &listeners {
                     l(event);
                 }
             }
         }
-        for spec in admitted {
+        let logger = lock(&self.inner.logger).clone();
+        for (level, message, fields) in &t.logs {
+            match &logger {
+                Some(log) => log(*level, message, fields),
+                None => log_lines::emit_tracing(*level, message, fields),
+            }
+        }
+        if let Some(record) = &t.audit {
+            if let Some(file) = lock(&self.inner.audit_log).as_ref() {
+                if let Err(e) = file.append(record) {
+                    let message = format!("[TOOL EXECUTION] Audit log {} could not be written: {e}", file.path().display());
+                    match &logger {
+                        Some(log) => log(LogLevel::Error, &message, &Default::default()),
+                        None => log_lines::emit_tracing(LogLevel::Error, &message, &Default::default()),
+                    }
+                }
+            }
+            for l in lock(&self.inner.audit_listeners).iter() {
+                l(record);
+            }
+        }
+        for spec in t.admitted {
             if let Some(tx) = lock(&self.inner.admissions).remove(&spec.key) {
                 let _ = tx.send(spec);
             }
         }
+        t.step
+    }
+
+    /// Sends the built-in logging interceptor's lines to `logger` instead of `tracing`.
+    pub fn set_logger(&self, logger: impl Fn(LogLevel, &str, &serde_json::Map<String, Value>) + Send + Sync + 'static) {
+        *lock(&self.inner.logger) = Some(Arc::new(logger));
+    }
+
+    /// Appends one JSON line per finished execution to `path`, flushed before the
+    /// execution's outcome is returned.
+    ///
+    /// # Errors
+    /// The file could not be opened for appending.
+    pub fn set_audit_log(&self, path: impl AsRef<std::path::Path>) -> std::io::Result<()> {
+        *lock(&self.inner.audit_log) = Some(AuditLog::open(path)?);
+        lock(&self.inner.engine).set_audit_wanted(true);
+        Ok(())
+    }
+
+    /// Calls `listener` with the audit record of every finished execution.
+    pub fn on_audit(&self, listener: impl Fn(&AuditRecord) + Send + Sync + 'static) {
+        lock(&self.inner.audit_listeners).push(Arc::new(listener));
+        lock(&self.inner.engine).set_audit_wanted(true);
     }
 }

@@ -27,6 +27,12 @@ pub struct RegisteredTool {
     pub session_id: Option<String>,
 }
 
+impl std::fmt::Debug for RegisteredTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegisteredTool").field("name", &self.declaration.name).field("session_id", &self.session_id).finish()
+    }
+}
+
 impl RegisteredTool {
     pub fn name(&self) -> &str {
         &self.declaration.name

@@ -1,0 +1,178 @@
+//! The tokio driver under a paused clock: exact backoff schedules, retry hints,
+//! timeouts, cancellation, and the built-in interceptors.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::time::Instant;
+use toolhost::log_lines::{LogLevel, LogOptions};
+use toolhost::{CallOptions, ManagerConfig, RetryConfig, ToolContext, ToolDeclaration, ToolError, ToolExecutor, ToolRegistry};
+
+fn config(jitter: toolhost::Jitter) -> ManagerConfig {
+    ManagerConfig {
+        retry: RetryConfig { max_attempts: 5, base_delay_ms: 100.0, max_delay_ms: 250.0, backoff_multiplier: 2.0, jitter, ..RetryConfig::default() },
+        ..ManagerConfig::default()
+    }
+}
+
+/// A tool that fails transiently `failures` times (with an optional retry hint),
+/// recording when each attempt started.
+fn flaky(registry: &ToolRegistry, failures: u32, hint: Option<u64>) -> Arc<Mutex<Vec<Instant>>> {
+    let starts = Arc::new(Mutex::new(Vec::new()));
+    let seen = starts.clone();
+    let calls = Arc::new(AtomicU32::new(0));
+    registry
+        .register_async(ToolDeclaration::new("flaky", "fails, then works", json!({"type": "object"})), move |_args, _ctx| {
+            seen.lock().unwrap().push(Instant::now());
+            let n = calls.fetch_add(1, Ordering::SeqCst);
+            async move {
+                if n < failures {
+                    Err(ToolError::transient("try again", hint))
+                } else {
+                    Ok(json!({ "attempts": n + 1 }))
+                }
+            }
+        })
+        .unwrap();
+    starts
+}
+
+fn gaps_ms(starts: &[Instant]) -> Vec<u128> {
+    starts.windows(2).map(|w| (w[1] - w[0]).as_millis()).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn backoff_follows_the_exact_schedule_without_jitter_and_is_capped() {
+    let registry = ToolRegistry::new();
+    let starts = flaky(&registry, 4, None);
+    let executor = ToolExecutor::new(registry, config(toolhost::Jitter::None)).unwrap();
+    let outcome = executor.execute("flaky", json!({}), CallOptions::default()).await;
+    assert_eq!(outcome.result().unwrap(), &json!({ "attempts": 5 }));
+    assert_eq!(gaps_ms(&starts.lock().unwrap()), vec![100, 200, 250, 250], "100 * 2^(n-1), capped at maxDelay 250");
+    assert_eq!(outcome.record.previous_errors.len(), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_after_hints_replace_the_schedule_capped_by_max_delay() {
+    let registry = ToolRegistry::new();
+    let starts = flaky(&registry, 1, Some(180));
+    let executor = ToolExecutor::new(registry, config(toolhost::Jitter::Full)).unwrap();
+    executor.execute("flaky", json!({}), CallOptions::default()).await;
+    assert_eq!(gaps_ms(&starts.lock().unwrap()), vec![180]);
+
+    let registry = ToolRegistry::new();
+    let starts = flaky(&registry, 1, Some(10_000));
+    let executor = ToolExecutor::new(registry, config(toolhost::Jitter::Full)).unwrap();
+    executor.execute("flaky", json!({}), CallOptions::default()).await;
+    assert_eq!(gaps_ms(&starts.lock().unwrap()), vec![250]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn full_jitter_stays_within_the_schedule() {
+    let registry = ToolRegistry::new();
+    let starts = flaky(&registry, 4, None);
+    let executor = ToolExecutor::new(registry, config(toolhost::Jitter::Full)).unwrap();
+    executor.execute("flaky", json!({}), CallOptions::default()).await;
+    for (gap, cap) in gaps_ms(&starts.lock().unwrap()).into_iter().zip([100, 200, 250, 250]) {
+        assert!(gap <= cap, "{gap} > {cap}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_attempt_past_its_timeout_fails_with_timeout_and_its_token_fires() {
+    let registry = ToolRegistry::new();
+    let fired = Arc::new(AtomicU32::new(0));
+    let seen = fired.clone();
+    registry
+        .register_async(ToolDeclaration::new("slow", "too slow", json!({"type": "object"})), move |_args, ctx: ToolContext| {
+            let seen = seen.clone();
+            async move {
+                tokio::spawn(async move {
+                    ctx.cancellation.cancelled().await;
+                    seen.fetch_add(1, Ordering::SeqCst);
+                });
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                Ok(json!(null))
+            }
+        })
+        .unwrap();
+    let executor = ToolExecutor::new(registry, config(toolhost::Jitter::None)).unwrap();
+    let started = Instant::now();
+    let options = CallOptions { timeout_ms: Some(50.0), retry: Some(toolhost::RetryOverrides { max_attempts: Some(2), ..Default::default() }), ..Default::default() };
+    let outcome = executor.execute("slow", json!({}), options).await;
+    let e = outcome.result().unwrap_err();
+    assert_eq!((e.category.as_str(), e.code.as_str()), ("timeout", "TIMEOUT"));
+    assert_eq!(outcome.record.attempt_number, 2, "timeouts are retryable by default");
+    assert_eq!(started.elapsed(), Duration::from_millis(50 + 100 + 50));
+    tokio::task::yield_now().await;
+    assert_eq!(fired.load(Ordering::SeqCst), 2, "each attempt's token fired");
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_during_backoff_ends_cancelled_with_no_further_attempt() {
+    let registry = ToolRegistry::new();
+    let starts = flaky(&registry, 10, None);
+    let executor = ToolExecutor::new(registry, config(toolhost::Jitter::None)).unwrap();
+    let token = toolhost::CancellationToken::new();
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        cancel.cancel();
+    });
+    let outcome = executor.execute_with("flaky", json!({}), CallOptions::default(), token).await;
+    assert_eq!(outcome.result().unwrap_err().code, "CANCELLED");
+    assert_eq!(starts.lock().unwrap().len(), 2, "attempt 3 (due at 300 ms) never started");
+}
+
+#[tokio::test]
+async fn logging_metadata_and_audit_interceptors() {
+    let registry = ToolRegistry::new();
+    registry
+        .register_async(ToolDeclaration::new("login", "logs in", json!({"type": "object"})), |args: Value, _ctx| async move {
+            if args["password"] == "wrong" {
+                Err(ToolError::execution("bad password"))
+            } else {
+                Ok(json!({ "ok": true }))
+            }
+        })
+        .unwrap();
+    let config = ManagerConfig {
+        logging: Some(LogOptions { truncate_logs: 1000, redact: vec!["password".into()], ..LogOptions::default() }),
+        metadata: true,
+        redact: vec!["password".into()],
+        ..ManagerConfig::default()
+    };
+    let executor = ToolExecutor::new(registry, config).unwrap();
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let seen = lines.clone();
+    executor.set_logger(move |level, message, fields| seen.lock().unwrap().push((level, message.to_string(), Value::Object(fields.clone()))));
+    let audits = Arc::new(Mutex::new(Vec::new()));
+    let seen = audits.clone();
+    executor.on_audit(move |r| seen.lock().unwrap().push(r.clone()));
+
+    let ok = executor.execute("login", json!({ "user": "ada", "password": "s3cret" }), CallOptions::default()).await;
+    let result = ok.result().unwrap();
+    assert_eq!(result["ok"], true);
+    let meta = &result["_execution_metadata"];
+    assert_eq!(meta["tool_name"], "login");
+    assert!(meta["duration_ms"].as_f64().unwrap() >= 0.0);
+    assert!(meta["timestamp"].as_str().unwrap().ends_with('Z'));
+
+    executor.execute("login", json!({ "password": "wrong", "user": "ada" }), CallOptions::default()).await;
+    let lines = lines.lock().unwrap();
+    let messages: Vec<&str> = lines.iter().map(|l| l.1.as_str()).collect();
+    assert_eq!(messages[0], "[TOOL EXECUTION] Starting login");
+    assert!(messages[1].starts_with("[TOOL EXECUTION] Completed login (") && messages[1].ends_with("ms)"), "{}", messages[1]);
+    assert_eq!(messages[3], "[TOOL EXECUTION] Error in login: bad password");
+    assert_eq!(lines[3].0, LogLevel::Error);
+    let logged_args = lines[0].2["args"].as_str().unwrap();
+    assert!(logged_args.contains("[REDACTED]") && !logged_args.contains("s3cret"), "{logged_args}");
+
+    let audits = audits.lock().unwrap();
+    assert_eq!(audits.len(), 2);
+    assert_eq!(audits[0].status, "succeeded");
+    assert_eq!(audits[1].error_code.as_deref(), Some("EXECUTION_ERROR"));
+    assert_eq!(audits[0].input_hash, audits[1].input_hash, "the redacted password does not enter the hash; key order does not matter");
+}

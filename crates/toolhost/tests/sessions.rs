@@ -1,0 +1,110 @@
+//! Session visibility, shadowing and destroy semantics, through the engine alone.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+use toolhost::{CallOptions, ManagerConfig, Scope, ToolDeclaration, ToolExecutor, ToolRegistry};
+
+fn decl(name: &str) -> ToolDeclaration {
+    ToolDeclaration::new(name, format!("the {name} tool"), json!({"type": "object"}))
+}
+
+fn register(registry: &ToolRegistry, scope: Scope<'_>, name: &str, answer: &'static str) {
+    let handler = toolhost::handler_fn(move |_args: Value, _ctx| async move { Ok(json!(answer)) });
+    registry.register_in(scope, decl(name), handler).unwrap();
+}
+
+#[test]
+fn session_tools_are_invisible_elsewhere_and_global_tools_are_shared() {
+    let registry = ToolRegistry::new();
+    register(&registry, Scope::Global, "search", "global");
+    let a = registry.create_session(false);
+    let b = registry.create_session(false);
+    register(&registry, Scope::Session(&a), "read_cart", "a");
+
+    assert!(registry.resolve(Scope::Session(&a), "read_cart").is_ok());
+    assert_eq!(registry.resolve(Scope::Session(&b), "read_cart").unwrap_err().code(), "TOOL_NOT_FOUND");
+    assert_eq!(registry.resolve(Scope::Global, "read_cart").unwrap_err().code(), "TOOL_NOT_FOUND");
+    assert!(!registry.names().contains(&"read_cart".to_string()));
+    assert!(registry.resolve(Scope::Session(&b), "search").is_ok(), "global tools are visible in sessions");
+    let names: Vec<_> = registry.visible(Scope::Session(&a)).unwrap().iter().map(|t| t.name().to_string()).collect();
+    assert_eq!(names, vec!["read_cart", "search"]);
+}
+
+#[test]
+fn isolated_sessions_do_not_see_global_tools() {
+    let registry = ToolRegistry::new();
+    register(&registry, Scope::Global, "search", "global");
+    let s = registry.create_session(true);
+    assert_eq!(registry.resolve(Scope::Session(&s), "search").unwrap_err().code(), "TOOL_NOT_FOUND");
+    assert!(registry.visible(Scope::Session(&s)).unwrap().is_empty());
+}
+
+#[test]
+fn a_session_tool_shadows_a_global_tool_inside_the_session_only() {
+    let registry = ToolRegistry::new();
+    register(&registry, Scope::Global, "search", "global");
+    let s = registry.create_session(false);
+    register(&registry, Scope::Session(&s), "search", "session");
+    let inside = registry.resolve(Scope::Session(&s), "search").unwrap();
+    assert_eq!(inside.session_id.as_deref(), Some(s.as_str()));
+    assert!(registry.resolve(Scope::Global, "search").unwrap().session_id.is_none());
+    assert_eq!(registry.visible(Scope::Session(&s)).unwrap().len(), 1, "the shadowed global is listed once");
+}
+
+#[test]
+fn destroy_frees_tools_notifies_once_and_is_a_no_op_after() {
+    let registry = ToolRegistry::new();
+    let changes = Arc::new(Mutex::new(Vec::new()));
+    let seen = changes.clone();
+    registry.subscribe(move |c| seen.lock().unwrap().push((c.action, c.session_id.clone(), c.tool_names.clone())));
+    let s = registry.create_session(false);
+    register(&registry, Scope::Session(&s), "read_cart", "a");
+    assert!(registry.destroy_session(&s));
+    assert!(!registry.destroy_session(&s), "destroying again does nothing");
+    assert_eq!(registry.resolve(Scope::Session(&s), "read_cart").unwrap_err().code(), "SESSION_NOT_FOUND");
+    assert!(!registry.sessions().contains(&s));
+    let changes = changes.lock().unwrap();
+    let destroyed: Vec<_> = changes.iter().filter(|c| c.0 == "session-destroyed").collect();
+    assert_eq!(destroyed.len(), 1);
+    assert_eq!(destroyed[0].1.as_deref(), Some(s.as_str()));
+    assert_eq!(destroyed[0].2, vec!["read_cart".to_string()]);
+}
+
+#[tokio::test]
+async fn executing_in_a_session_resolves_there_and_unknown_sessions_are_not_found() {
+    let registry = ToolRegistry::new();
+    register(&registry, Scope::Global, "search", "global");
+    let s = registry.create_session(false);
+    register(&registry, Scope::Session(&s), "search", "session");
+    let executor = ToolExecutor::new(registry.clone(), ManagerConfig::default()).unwrap();
+    let in_session = CallOptions { session_id: Some(s.clone()), ..Default::default() };
+    assert_eq!(executor.execute("search", json!({}), in_session.clone()).await.result().unwrap(), &json!("session"));
+    assert_eq!(executor.execute("search", json!({}), CallOptions::default()).await.result().unwrap(), &json!("global"));
+    registry.destroy_session(&s);
+    let gone = executor.execute("search", json!({}), in_session).await;
+    let e = gone.result().unwrap_err();
+    assert_eq!((e.category.as_str(), e.code.as_str()), ("not_found", "SESSION_NOT_FOUND"));
+}
+
+#[tokio::test]
+async fn destroy_cancels_the_sessions_executions_in_flight() {
+    let registry = ToolRegistry::new();
+    let s = registry.create_session(false);
+    let handler = toolhost::handler_fn(|_args: Value, ctx: toolhost::ToolContext| async move {
+        ctx.cancellation.cancelled().await;
+        Ok(json!("never"))
+    });
+    registry.register_in(Scope::Session(&s), decl("wait"), handler).unwrap();
+    let executor = ToolExecutor::new(registry.clone(), ManagerConfig::default()).unwrap();
+    let running = {
+        let executor = executor.clone();
+        let s = s.clone();
+        tokio::spawn(async move { executor.execute("wait", json!({}), CallOptions { session_id: Some(s), ..Default::default() }).await })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    registry.destroy_session(&s);
+    let outcome = running.await.unwrap();
+    assert_eq!(outcome.record.status.as_str(), "cancelled");
+    assert_eq!(outcome.result().unwrap_err().code, "CANCELLED");
+}
