@@ -21,6 +21,8 @@ use std::sync::Arc;
 
 use napi::{sys, Env};
 use napi_derive::napi;
+use toolhost::audit::{AuditLog, AuditRecord};
+use toolhost::log_lines::{emit_tracing, LogLine, LogOptions};
 use toolhost::{
     CallOptions, DeadlineKey, EventMask, ExecutionEngine, ExecutionEvent, ExecutionRecord, ManagerConfig, RegistryError,
     RegistryErrorCode, RetryOverrides, Step, ToolError, Transition,
@@ -62,6 +64,12 @@ pub struct ManagerCore {
     execs: RefCell<HashMap<u64, JsExec>>,
     emitter: Emitter,
     hop: Arc<Hop>,
+    /// `(level, message, fields) => void`; `tracing` when absent.
+    logger: Option<JsRef>,
+    audit_log: Option<Result<AuditLog, String>>,
+    /// `manager.use()` interceptors (a JS array), with their count.
+    interceptors: JsRef,
+    interceptor_count: Cell<usize>,
 }
 
 fn config_error(env: RawEnv, e: &RegistryError) -> napi::Result<Js> {
@@ -110,6 +118,17 @@ fn read_flag(env: RawEnv, obj: RawValue, key: &CStr) -> Option<bool> {
     js::get_opt(env, obj, key).and_then(|v| js::get_bool(env, v))
 }
 
+fn read_strings(env: RawEnv, obj: RawValue, key: &CStr) -> Result<Vec<String>, RegistryError> {
+    let Some(v) = js::get_opt(env, obj, key) else { return Ok(Vec::new()) };
+    if !js::is_array(env, v) {
+        return Err(invalid_config(format!("{} must be an array of strings", key.to_string_lossy())));
+    }
+    js::array_items(env, v)
+        .into_iter()
+        .map(|i| js::get_string(env, i).ok_or_else(|| invalid_config(format!("{} must be an array of strings", key.to_string_lossy()))))
+        .collect()
+}
+
 fn manager_config(env: RawEnv, options: Option<RawValue>) -> Result<ManagerConfig, RegistryError> {
     let mut config = ManagerConfig::default();
     let Some(o) = options.filter(|o| js::type_of(env, *o) == sys::ValueType::napi_object) else {
@@ -130,6 +149,15 @@ fn manager_config(env: RawEnv, options: Option<RawValue>) -> Result<ManagerConfi
     if let Some(v) = read_flag(env, o, c"validation") {
         config.validation = v;
     }
+    config.redact = read_strings(env, o, c"redact")?;
+    if read_flag(env, o, c"logging").unwrap_or(false) {
+        config.logging = Some(LogOptions {
+            log_arguments: read_flag(env, o, c"logArguments").unwrap_or(true),
+            truncate_logs: read_count(env, o, c"truncateLogs", 0.0)?.unwrap_or(100),
+            redact: config.redact.clone(),
+        });
+    }
+    config.metadata = read_flag(env, o, c"metadata").unwrap_or(false);
     config.check()?;
     Ok(config)
 }
@@ -145,6 +173,46 @@ impl ManagerCore {
         let mut engine = self.engine.borrow_mut();
         if engine.wanted_events() != EventMask(mask) {
             engine.set_wanted_events(EventMask(mask));
+        }
+        engine.set_audit_wanted(self.audit_log.is_some() || self.emitter.count(7) > 0);
+    }
+
+    fn log(&self, env: RawEnv, lines: &[LogLine]) {
+        for (level, message, fields) in lines {
+            match (&self.logger, runtime(env)) {
+                (Some(logger), Ok(rt)) => {
+                    let fields = from_json(env, &serde_json::Value::Object(fields.clone()));
+                    let args = [logger.value(env), js::string(env, &level.to_string()), js::string(env, message), fields];
+                    let _ = rt.call(env, &rt.call_logger, &args);
+                }
+                _ => emit_tracing(*level, message, fields),
+            }
+        }
+    }
+
+    /// Appends the record to the audit file (flushed before the result is returned)
+    /// and sends it as `tool-invocation-recorded`. A write failure is reported through
+    /// the logger and `tool-audit-error`; the execution still completes.
+    fn audit(&self, env: RawEnv, record: &AuditRecord) {
+        let failure = match &self.audit_log {
+            Some(Ok(file)) => file.append(record).err().map(|e| format!("audit log {} could not be written: {e}", file.path().display())),
+            Some(Err(open_error)) => Some(open_error.clone()),
+            None => None,
+        };
+        let detail = from_json(env, &serde_json::to_value(record).unwrap_or_default());
+        if let Some(message) = failure {
+            let mut fields = serde_json::Map::new();
+            fields.insert("executionId".into(), record.execution_id.clone().into());
+            self.log(env, &[(toolhost::log_lines::LogLevel::Error, format!("[TOOL EXECUTION] {message}"), fields)]);
+            if self.emitter.count(9) > 0 {
+                let d = js::object(env);
+                js::set(env, d, c"message", js::string(env, &message));
+                js::set(env, d, c"record", detail);
+                self.emitter.emit(env, "tool-audit-error", d, js::undefined(env));
+            }
+        }
+        if self.emitter.count(7) > 0 {
+            self.emitter.emit(env, "tool-invocation-recorded", detail, js::undefined(env));
         }
     }
 
@@ -166,6 +234,12 @@ impl ManagerCore {
     fn drive(self: &Rc<Self>, env: RawEnv, t: Transition) {
         let key = t.key;
         let terminal = if t.events.is_empty() { None } else { self.dispatch(env, key, &t.events) };
+        if !t.logs.is_empty() {
+            self.log(env, &t.logs);
+        }
+        if let Some(record) = &t.audit {
+            self.audit(env, record);
+        }
         if t.interrupted_attempt.is_some() {
             self.interrupt(env, key, None);
         }
@@ -223,7 +297,12 @@ impl ManagerCore {
             js::number(env, spec.max_attempts as f64),
         ];
         let ctx = rt.call(env, &rt.make_context, &ctx_args).unwrap_or_else(|_| js::undefined(env));
-        match js::call(env, js::undefined(env), handler.function.value(env), &[args, ctx]) {
+        let called = if self.interceptor_count.get() == 0 {
+            js::call(env, js::undefined(env), handler.function.value(env), &[args, ctx])
+        } else {
+            rt.call(env, &rt.run_chain, &[self.interceptors.value(env), handler.function.value(env), args, ctx])
+        };
+        match called {
             Err(thrown) => self.attempt_done(env, key, attempt, Err(classify(env, spec.tool.name(), thrown))),
             Ok(v) if js::is_promise(env, v) => {
                 let deadline = spec.timeout.map(|d| {
@@ -236,11 +315,18 @@ impl ManagerCore {
                 let watch_args = [v, js::number(env, self.id as f64), js::number(env, key as f64), js::number(env, attempt as f64)];
                 let _ = rt.call(env, &rt.watch, &watch_args);
             }
-            Ok(v) => self.attempt_done(env, key, attempt, Ok(payload(env, v))),
+            Ok(v) => self.attempt_done(env, key, attempt, Ok(v)),
         }
     }
 
-    fn attempt_done(self: &Rc<Self>, env: RawEnv, key: u64, attempt: u32, outcome: Result<toolhost::Payload, ToolError>) {
+    fn attempt_done(self: &Rc<Self>, env: RawEnv, key: u64, attempt: u32, outcome: Result<RawValue, ToolError>) {
+        let outcome = outcome.map(|v| match self.engine.borrow().metadata_for(key) {
+            None => payload(env, v),
+            Some(meta) => {
+                let stamped = runtime(env).ok().and_then(|rt| rt.call(env, &rt.with_metadata, &[v, from_json(env, &meta)]).ok());
+                payload(env, stamped.unwrap_or(v))
+            }
+        });
         if let Some(exec) = self.execs.borrow_mut().get_mut(&key) {
             if let Some(d) = exec.deadline.take() {
                 hop::deadlines().cancel(d);
@@ -347,6 +433,7 @@ impl ManagerCore {
             let t = self.engine.borrow_mut().cancel_key(key);
             self.drive(env, t);
         }
+        self.engine.borrow_mut().forget_session(session_id);
     }
 }
 
@@ -382,7 +469,7 @@ pub fn on_settled(env: RawEnv, manager: u32, key: u64, attempt: u32, ok: bool, v
         return;
     }
     let outcome = if ok {
-        Ok(payload(env, value))
+        Ok(value)
     } else {
         let tool = core.engine.borrow().timeout_of(key).map(|(t, _)| t.to_string()).unwrap_or_default();
         Err(classify(env, &tool, value))
@@ -453,6 +540,11 @@ impl ToolExecutionManager {
             n.set(id + 1);
             id
         });
+        let option = |key: &CStr| options.as_ref().and_then(|o| js::get_opt(raw, o.0, key));
+        let logger = option(c"logger").filter(|l| js::is_function(raw, *l)).map(|l| JsRef::new(raw, l));
+        let audit_log = option(c"auditLog").and_then(|p| js::get_string(raw, p)).map(|path| {
+            AuditLog::open(&path).map_err(|e| format!("audit log {path} could not be opened: {e}"))
+        });
         let core = Rc::new(ManagerCore {
             id,
             registry: registry.shared.clone(),
@@ -460,6 +552,10 @@ impl ToolExecutionManager {
             execs: RefCell::new(HashMap::new()),
             emitter: Emitter::new(raw)?,
             hop: hop::hop(raw),
+            logger,
+            audit_log,
+            interceptors: JsRef::new(raw, js::array(raw, [])),
+            interceptor_count: Cell::new(0),
         });
         MANAGERS.with(|m| m.borrow_mut().insert(id, Rc::downgrade(&core)));
         registry.shared.managers.borrow_mut().push(Rc::downgrade(&core));
@@ -585,6 +681,24 @@ impl ToolExecutionManager {
         let last = s.last_error.as_ref().map_or_else(|| js::undefined(env), |e| error_to_js(env, e));
         js::set(env, o, c"lastError", last);
         Js(o)
+    }
+
+    /// Adds an interceptor around every attempt: `async (ctx, next) => { ...; const r =
+    /// await next(); ...; return r }`. `ctx` holds `{ toolName, args, executionId,
+    /// toolCallId, sessionId, attemptNumber, maxAttempts, signal }`; set `ctx.args` to
+    /// change the arguments, return without calling `next` to short-circuit, throw to
+    /// fail. Interceptors run in the order added, again on each attempt.
+    #[napi(js_name = "use", ts_args_type = "interceptor: (ctx: InterceptorContext, next: () => Promise<unknown>) => unknown")]
+    pub fn use_interceptor(&self, env: Env, interceptor: Js) -> napi::Result<Js> {
+        let env = env.raw();
+        if !js::is_function(env, interceptor.0) {
+            return js::throw_coded(env, "INVALID_CONFIG", "use() takes an interceptor function (ctx, next) => result", &[]);
+        }
+        let list = self.core.interceptors.value(env);
+        let n = self.core.interceptor_count.get();
+        unsafe { sys::napi_set_element(env, list, n as u32, interceptor.0) };
+        self.core.interceptor_count.set(n + 1);
+        Ok(Js::undefined())
     }
 
     /// Executions not yet finished.

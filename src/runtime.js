@@ -103,12 +103,44 @@
     return classifiedError(message, options, 'permanent', 'PERMANENT_ERROR', false)
   }
 
+  // The built-in metadata interceptor: a copy of a plain-object result, stamped.
+  function withMetadata(result, metadata) {
+    if (result === null || typeof result !== 'object' || Array.isArray(result)) return result
+    const proto = Object.getPrototypeOf(result)
+    if (proto !== Object.prototype && proto !== null) return result
+    return { ...result, _execution_metadata: metadata }
+  }
+
+  // `manager.use()` interceptors around one attempt, in the order they were added.
+  function runChain(interceptors, handler, args, ctx) {
+    const ictx = {
+      toolName: ctx.toolName, args, executionId: ctx.executionId, toolCallId: ctx.toolCallId,
+      sessionId: ctx.sessionId, attemptNumber: ctx.attemptNumber, maxAttempts: ctx.maxAttempts,
+      get signal() { return ctx.signal },
+    }
+    let reached = -1
+    const dispatch = (i) => {
+      if (i <= reached) throw new Error('next() called more than once by an interceptor')
+      reached = i
+      return i < interceptors.length ? interceptors[i](ictx, () => dispatch(i + 1)) : handler(ictx.args, ctx)
+    }
+    return dispatch(0)
+  }
+
+  function callLogger(logger, level, message, fields) {
+    try {
+      logger(level, message, fields)
+    } catch (err) {
+      process.emitWarning(`the toolhost logger threw: ${err && err.stack ? err.stack : err}`, 'ToolhostLoggerWarning')
+    }
+  }
+
   // Listener lists. `counts[i]` is read by Rust straight from memory to skip building
   // events nobody listens to; TYPES gives each event type its slot.
   const TYPES = [
     'tool-execution-started', 'tool-execution-validating', 'tool-execution-executing',
     'tool-execution-retrying', 'tool-execution-succeeded', 'tool-execution-failed',
-    'tool-execution-cancelled', 'tool-invocation-recorded', 'tool-registry-change', 'audit-error',
+    'tool-execution-cancelled', 'tool-invocation-recorded', 'tool-registry-change', 'tool-audit-error',
   ]
   const SLOT = new Map(TYPES.map((t, i) => [t, i]))
 
@@ -171,6 +203,7 @@
   const emitCancelled = (em, executionId, toolName) => emit(em, 'tool-execution-cancelled', { executionId, toolName })
 
   return {
+    withMetadata, runChain, callLogger,
     emitStarted, emitValidating, emitExecuting, emitRetrying, emitSucceeded, emitFailed, emitCancelled,
     makeContext,
     abortContext: (ctx, reason) => ToolCallContext.abort(ctx, reason),

@@ -13,6 +13,9 @@ const SOURCE: &str = include_str!("runtime.js");
 
 /// The functions of `runtime.js`.
 pub struct Runtime {
+    pub with_metadata: JsRef,
+    pub run_chain: JsRef,
+    pub call_logger: JsRef,
     pub emit_started: JsRef,
     pub emit_validating: JsRef,
     pub emit_executing: JsRef,
@@ -77,6 +80,9 @@ pub fn runtime(env: RawEnv) -> napi::Result<Rc<Runtime>> {
         .map_err(|_| napi::Error::from_reason("toolhost: loading runtime.js failed"))?;
     let f = |name: &CStr| JsRef::new(env, js::get(env, exports, name));
     let rt = Rc::new(Runtime {
+        with_metadata: f(c"withMetadata"),
+        run_chain: f(c"runChain"),
+        call_logger: f(c"callLogger"),
         emit_started: f(c"emitStarted"),
         emit_validating: f(c"emitValidating"),
         emit_executing: f(c"emitExecuting"),
