@@ -7,6 +7,7 @@ mod js;
 mod json;
 mod manager;
 mod payload;
+mod providers;
 mod registry;
 mod runtime;
 mod standard_schema;

@@ -45,6 +45,11 @@ fn find(manager: u32) -> Option<Rc<ManagerCore>> {
     MANAGERS.with(|m| m.borrow().get(&manager).and_then(Weak::upgrade))
 }
 
+/// The engine registry a manager runs tools of.
+pub fn registry_of(manager: u32) -> Option<toolhost::ToolRegistry> {
+    find(manager).map(|m| m.registry.engine.clone())
+}
+
 /// JS-side state of one execution in flight.
 struct JsExec {
     deferred: sys::napi_deferred,
@@ -618,6 +623,34 @@ impl ToolExecutionManager {
         hop::retain(env);
         core.drive(env, t);
         Ok(Js(promise))
+    }
+
+    /// Runs the tool calls of a model response through this manager (so retries,
+    /// timeouts, events and audit apply), at most `concurrency` (default 4) at once,
+    /// and resolves `{ messages, calls, results }` with `messages` ready to send back in
+    /// the provider's format, in call order. Tool failures become error replies written
+    /// for the model; nothing rejects for them.
+    #[napi(ts_args_type = "response: unknown, options: ExecuteToolCallsOptions", ts_return_type = "Promise<ExecuteToolCallsResult>")]
+    pub fn execute_tool_calls(&self, env: Env, this: napi::bindgen_prelude::This, response: Js, options: Js) -> napi::Result<Js> {
+        use napi::JsValue;
+        let env = env.raw();
+        let provider = match crate::providers::provider_of(env, options.0) {
+            Ok(p) => p,
+            Err(e) => return js::throw_coded(env, "INVALID_CONFIG", &format!("executeToolCalls: {e}"), &[]),
+        };
+        let calls = match crate::providers::calls_in(env, provider, response.0) {
+            Ok(c) => c,
+            Err(e) => return js::throw_coded(env, "INVALID_TOOL_CALLS", &format!("executeToolCalls: {e}"), &[]),
+        };
+        let rt = runtime(env)?;
+        let args = [this.raw(), js::number(env, self.core.id as f64), js::string(env, provider.as_str()), calls, options.0];
+        match rt.call(env, &rt.execute_tool_calls, &args) {
+            Ok(promise) => Ok(Js(promise)),
+            Err(e) => {
+                unsafe { sys::napi_throw(env, e) };
+                Ok(Js::undefined())
+            }
+        }
     }
 
     /// Cancels an execution in flight: it ends `cancelled`, its signal aborts, and no

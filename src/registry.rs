@@ -95,9 +95,15 @@ fn read_definition(env: RawEnv, def: RawValue) -> Result<(ToolDeclaration, JsRef
     if !js::is_function(env, handler) {
         return Err(RegistryError::new(InvalidDefinition, format!("tool '{name}' has no handler function")));
     }
-    let input_schema = match js::get_opt(env, def, c"inputSchema") {
-        None => json!({ "type": "object", "properties": {} }),
-        Some(s) => crate::standard_schema::to_json_schema(env, &name, s)?,
+    let input_schema = match (js::get_opt(env, def, c"inputSchema"), js::get_opt(env, def, c"parametersJsonSchema"), js::get_opt(env, def, c"parameters")) {
+        (Some(s), _, _) => crate::standard_schema::to_json_schema(env, &name, s)?,
+        (None, Some(s), _) => to_json(env, s).map_err(|e| RegistryError::invalid_schema(format!("tool '{name}': parametersJsonSchema is not JSON: {e}"), e.path.clone()))?,
+        // A Gemini FunctionDeclaration: `parameters` in Gemini's Schema dialect.
+        (None, None, Some(p)) => {
+            let gemini = to_json(env, p).map_err(|e| RegistryError::invalid_schema(format!("tool '{name}': parameters is not JSON: {e}"), e.path.clone()))?;
+            toolhost::providers::gemini_schema_to_json_schema(&gemini)
+        }
+        (None, None, None) => json!({ "type": "object", "properties": {} }),
     };
     let output_schema = get_json(env, def, c"outputSchema")
         .map_err(|e| RegistryError::invalid_schema(format!("tool '{name}': outputSchema is not JSON: {e}"), e.path.clone()))?;
@@ -316,6 +322,49 @@ impl ToolRegistry {
     pub fn sessions(&self) -> Vec<String> {
         self.shared.engine.sessions()
     }
+
+    /// Declarations in the OpenAI Chat Completions format; `{ strict: true }` makes each
+    /// schema strict-compatible or throws `INVALID_SCHEMA` naming the tool and path.
+    #[napi(js_name = "toOpenAITools", ts_args_type = "options?: { strict?: boolean }", ts_return_type = "OpenAITool[]")]
+    pub fn to_openai_tools(&self, env: Env, options: Option<Js>) -> napi::Result<Js> {
+        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::OpenAi, options)
+    }
+
+    /// Declarations in the OpenAI Responses API format.
+    #[napi(js_name = "toOpenAIResponsesTools", ts_args_type = "options?: { strict?: boolean }", ts_return_type = "OpenAIResponsesTool[]")]
+    pub fn to_openai_responses_tools(&self, env: Env, options: Option<Js>) -> napi::Result<Js> {
+        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::OpenAiResponses, options)
+    }
+
+    /// Declarations as Anthropic tools `{ name, description, input_schema }`.
+    #[napi(ts_return_type = "AnthropicTool[]")]
+    pub fn to_anthropic_tools(&self, env: Env) -> napi::Result<Js> {
+        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::Anthropic, None)
+    }
+
+    /// Declarations as Gemini `{ functionDeclarations }` in Gemini's Schema dialect.
+    #[napi(ts_return_type = "GeminiTool")]
+    pub fn to_gemini_tools(&self, env: Env) -> napi::Result<Js> {
+        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::Gemini, None)
+    }
+
+    /// Declarations as AG-UI tools `{ name, description, parameters }`.
+    #[napi(ts_return_type = "AgUiTool[]")]
+    pub fn to_ag_ui_tools(&self, env: Env) -> napi::Result<Js> {
+        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::AgUi, None)
+    }
+
+    /// Declarations as MCP tools, with annotations from metadata.
+    #[napi(ts_return_type = "McpTool[]")]
+    pub fn to_mcp_tools(&self, env: Env) -> napi::Result<Js> {
+        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::Mcp, None)
+    }
+}
+
+impl ToolRegistry {
+    fn decls(&self) -> Vec<ToolDeclaration> {
+        self.shared.engine.declarations()
+    }
 }
 
 /// A per-user or per-conversation tool set. Its tools are visible only inside it.
@@ -417,9 +466,50 @@ impl ToolSession {
         }
         self.shared.emit_change(env.raw(), "session-destroyed", None, &names, Some(&self.id));
     }
+
+    /// Declarations in the OpenAI Chat Completions format; `{ strict: true }` makes each
+    /// schema strict-compatible or throws `INVALID_SCHEMA` naming the tool and path.
+    #[napi(js_name = "toOpenAITools", ts_args_type = "options?: { strict?: boolean }", ts_return_type = "OpenAITool[]")]
+    pub fn to_openai_tools(&self, env: Env, options: Option<Js>) -> napi::Result<Js> {
+        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::OpenAi, options)
+    }
+
+    /// Declarations in the OpenAI Responses API format.
+    #[napi(js_name = "toOpenAIResponsesTools", ts_args_type = "options?: { strict?: boolean }", ts_return_type = "OpenAIResponsesTool[]")]
+    pub fn to_openai_responses_tools(&self, env: Env, options: Option<Js>) -> napi::Result<Js> {
+        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::OpenAiResponses, options)
+    }
+
+    /// Declarations as Anthropic tools `{ name, description, input_schema }`.
+    #[napi(ts_return_type = "AnthropicTool[]")]
+    pub fn to_anthropic_tools(&self, env: Env) -> napi::Result<Js> {
+        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::Anthropic, None)
+    }
+
+    /// Declarations as Gemini `{ functionDeclarations }` in Gemini's Schema dialect.
+    #[napi(ts_return_type = "GeminiTool")]
+    pub fn to_gemini_tools(&self, env: Env) -> napi::Result<Js> {
+        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::Gemini, None)
+    }
+
+    /// Declarations as AG-UI tools `{ name, description, parameters }`.
+    #[napi(ts_return_type = "AgUiTool[]")]
+    pub fn to_ag_ui_tools(&self, env: Env) -> napi::Result<Js> {
+        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::AgUi, None)
+    }
+
+    /// Declarations as MCP tools, with annotations from metadata.
+    #[napi(ts_return_type = "McpTool[]")]
+    pub fn to_mcp_tools(&self, env: Env) -> napi::Result<Js> {
+        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::Mcp, None)
+    }
 }
 
 impl ToolSession {
+    fn decls(&self) -> Vec<ToolDeclaration> {
+        self.shared.engine.visible(Scope::Session(&self.id)).unwrap_or_default().iter().map(|t| t.declaration.clone()).collect()
+    }
+
     fn names_vec(&self) -> Vec<String> {
         self.shared.engine.visible(Scope::Session(&self.id)).unwrap_or_default().iter().map(|t| t.name().to_string()).collect()
     }

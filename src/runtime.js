@@ -4,7 +4,7 @@
 // (records, results, events), the handler context with a lazily created AbortSignal,
 // promise settlement, AbortSignal listeners, and listener lists. Rust calls these
 // functions; `notify` is the one Rust function they call back.
-(function (notify) {
+(function (notify, formatReplies) {
   'use strict'
 
   const SETTLED = 0
@@ -202,7 +202,29 @@
   const emitFailed = (em, execution, error) => emit(em, 'tool-execution-failed', { execution, error })
   const emitCancelled = (em, executionId, toolName) => emit(em, 'tool-execution-cancelled', { executionId, toolName })
 
+  // `manager.executeToolCalls`: runs the calls through the manager, at most
+  // `concurrency` at once, and formats the replies in call order.
+  async function executeToolCalls(manager, managerId, provider, calls, options) {
+    const concurrency = Math.max(1, Math.floor(Number(options.concurrency) || 4))
+    const results = new Array(calls.length)
+    let next = 0
+    const worker = async () => {
+      while (next < calls.length) {
+        const i = next++
+        const call = calls[i]
+        results[i] = await manager.execute(call.name, call.arguments, {
+          toolCallId: call.id, sessionId: options.sessionId, signal: options.signal,
+          timeoutMs: options.timeoutMs, retry: options.retry,
+        })
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(concurrency, calls.length) }, worker))
+    const { messages } = formatReplies(managerId, provider, options.sessionId, calls, results)
+    return { messages, calls, results }
+  }
+
   return {
+    executeToolCalls,
     withMetadata, runChain, callLogger,
     emitStarted, emitValidating, emitExecuting, emitRetrying, emitSucceeded, emitFailed, emitCancelled,
     makeContext,

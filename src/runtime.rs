@@ -13,6 +13,7 @@ const SOURCE: &str = include_str!("runtime.js");
 
 /// The functions of `runtime.js`.
 pub struct Runtime {
+    pub execute_tool_calls: JsRef,
     pub with_metadata: JsRef,
     pub run_chain: JsRef,
     pub call_logger: JsRef,
@@ -76,10 +77,22 @@ pub fn runtime(env: RawEnv) -> napi::Result<Rc<Runtime>> {
     js::check(unsafe {
         sys::napi_create_function(env, c"notify".as_ptr(), 6, Some(notify_cb), ptr::null_mut(), &mut notify)
     })?;
-    let exports = js::call(env, js::undefined(env), factory, &[notify])
+    let mut format_replies = ptr::null_mut();
+    js::check(unsafe {
+        sys::napi_create_function(
+            env,
+            c"formatReplies".as_ptr(),
+            13,
+            Some(crate::providers::format_replies_cb),
+            ptr::null_mut(),
+            &mut format_replies,
+        )
+    })?;
+    let exports = js::call(env, js::undefined(env), factory, &[notify, format_replies])
         .map_err(|_| napi::Error::from_reason("toolhost: loading runtime.js failed"))?;
     let f = |name: &CStr| JsRef::new(env, js::get(env, exports, name));
     let rt = Rc::new(Runtime {
+        execute_tool_calls: f(c"executeToolCalls"),
         with_metadata: f(c"withMetadata"),
         run_chain: f(c"runChain"),
         call_logger: f(c"callLogger"),
