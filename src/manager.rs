@@ -155,10 +155,11 @@ fn manager_config(env: RawEnv, options: Option<RawValue>) -> Result<ManagerConfi
         config.validation = v;
     }
     config.redact = read_strings(env, o, c"redact")?;
+    let truncate_logs = read_count(env, o, c"truncateLogs", 0.0)?.unwrap_or(100);
     if read_flag(env, o, c"logging").unwrap_or(false) {
         config.logging = Some(LogOptions {
             log_arguments: read_flag(env, o, c"logArguments").unwrap_or(true),
-            truncate_logs: read_count(env, o, c"truncateLogs", 0.0)?.unwrap_or(100),
+            truncate_logs,
             redact: config.redact.clone(),
         });
     }

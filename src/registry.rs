@@ -311,10 +311,16 @@ impl ToolRegistry {
     }
 
     /// The live session with this id, or `undefined`.
-    #[napi]
-    pub fn get_session(&self, id: String) -> Option<ToolSession> {
-        let isolated = self.shared.engine.session_is_isolated(&id)?;
-        Some(ToolSession { shared: self.shared.clone(), id, isolated })
+    #[napi(ts_return_type = "ToolSession | undefined")]
+    pub fn get_session(&self, env: Env, id: String) -> napi::Result<Js> {
+        use napi::bindgen_prelude::ToNapiValue;
+        match self.shared.engine.session_is_isolated(&id) {
+            Some(isolated) => {
+                let session = ToolSession { shared: self.shared.clone(), id, isolated };
+                Ok(Js(unsafe { ToolSession::to_napi_value(env.raw(), session)? }))
+            }
+            None => Ok(Js::undefined()),
+        }
     }
 
     /// Ids of the live sessions, oldest first.

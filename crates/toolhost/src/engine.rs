@@ -315,7 +315,7 @@ impl ExecutionEngine {
         self.active.insert(key, active);
 
         if options.already_cancelled {
-            let mut t = self.finish(key, ExecutionStatus::Cancelled, None, None);
+            let mut t = self.finish(key, ExecutionStatus::Cancelled, None, Some(ToolError::cancelled(tool_name)));
             events.append(&mut t.events);
             t.events = events;
             return t;

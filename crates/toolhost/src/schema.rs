@@ -132,42 +132,77 @@ fn draft_of(tool: &str, schema: &Value) -> Result<Draft, RegistryError> {
 }
 
 /// Refuses `$ref`s to http, https or file URIs that no `$id` inside the schema defines.
+/// Relative `$id`s and `$ref`s are resolved against the enclosing resource's base.
 fn refuse_external_refs(tool: &str, schema: &Value) -> Result<(), RegistryError> {
     let mut ids = HashSet::new();
-    collect_ids(schema, &mut ids);
+    collect_ids(schema, "", &mut ids);
     let mut path = String::new();
-    check_refs(tool, schema, &ids, &mut path)
+    check_refs(tool, schema, "", &ids, &mut path)
 }
 
 fn strip_fragment(uri: &str) -> &str {
     uri.split('#').next().unwrap_or(uri).trim_end_matches('/')
 }
 
-fn collect_ids<'a>(v: &'a Value, ids: &mut HashSet<&'a str>) {
+fn has_scheme(uri: &str) -> bool {
+    uri.split_once(':').is_some_and(|(scheme, _)| !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)))
+}
+
+/// Resolves a URI reference against a base (enough of RFC 3986 for `$id`/`$ref`).
+fn resolve(base: &str, reference: &str) -> String {
+    if has_scheme(reference) || base.is_empty() {
+        return reference.to_string();
+    }
+    let base = strip_fragment(base);
+    if reference.is_empty() || reference.starts_with('#') {
+        return format!("{base}{reference}");
+    }
+    if let Some(rest) = reference.strip_prefix('/') {
+        let origin_end = base.find("://").and_then(|i| base[i + 3..].find('/').map(|j| i + 3 + j)).unwrap_or(base.len());
+        return format!("{}/{rest}", &base[..origin_end]);
+    }
+    let reference = reference.strip_prefix("./").unwrap_or(reference);
+    match base.rfind('/') {
+        Some(i) if i > base.find("://").map_or(0, |j| j + 2) => format!("{}/{reference}", &base[..i]),
+        _ => format!("{base}/{reference}"),
+    }
+}
+
+fn id_of<'a>(map: &'a serde_json::Map<String, Value>) -> Option<&'a str> {
+    map.get("$id").or_else(|| map.get("id")).and_then(Value::as_str)
+}
+
+fn collect_ids(v: &Value, base: &str, ids: &mut HashSet<String>) {
     match v {
         Value::Object(map) => {
-            for (k, child) in map {
-                if k == "$id" || k == "id" {
-                    if let Value::String(s) = child {
-                        ids.insert(strip_fragment(s));
-                    }
+            let here = match id_of(map) {
+                Some(id) => {
+                    let resolved = resolve(base, id);
+                    ids.insert(strip_fragment(&resolved).to_string());
+                    resolved
                 }
-                collect_ids(child, ids);
-            }
+                None => base.to_string(),
+            };
+            map.values().for_each(|child| collect_ids(child, &here, ids));
         }
-        Value::Array(items) => items.iter().for_each(|c| collect_ids(c, ids)),
+        Value::Array(items) => items.iter().for_each(|c| collect_ids(c, base, ids)),
         _ => {}
     }
 }
 
-fn check_refs(tool: &str, v: &Value, ids: &HashSet<&str>, path: &mut String) -> Result<(), RegistryError> {
+fn check_refs(tool: &str, v: &Value, base: &str, ids: &HashSet<String>, path: &mut String) -> Result<(), RegistryError> {
     match v {
         Value::Object(map) => {
+            let here = id_of(map).map_or_else(|| base.to_string(), |id| resolve(base, id));
             for (k, child) in map {
+                let _ = &here;
                 let len = path.len();
                 path.push('/');
                 path.push_str(&k.replace('~', "~0").replace('/', "~1"));
                 if matches!(k.as_str(), "$ref" | "$dynamicRef" | "$recursiveRef") {
+                    // Only absolute references are checked here: relative ones are
+                    // resolved by jsonschema itself, which has no retriever compiled
+                    // in and fails them at build time if they leave the schema.
                     if let Value::String(r) = child {
                         let lower = r.to_ascii_lowercase();
                         let external = ["http://", "https://", "file:"].iter().any(|p| lower.starts_with(p));
@@ -181,7 +216,7 @@ fn check_refs(tool: &str, v: &Value, ids: &HashSet<&str>, path: &mut String) -> 
                         }
                     }
                 }
-                check_refs(tool, child, ids, path)?;
+                check_refs(tool, child, &here, ids, path)?;
                 path.truncate(len);
             }
             Ok(())
@@ -191,7 +226,7 @@ fn check_refs(tool: &str, v: &Value, ids: &HashSet<&str>, path: &mut String) -> 
                 let len = path.len();
                 path.push('/');
                 path.push_str(&i.to_string());
-                check_refs(tool, child, ids, path)?;
+                check_refs(tool, child, base, ids, path)?;
                 path.truncate(len);
             }
             Ok(())
@@ -256,6 +291,18 @@ mod tests {
         .unwrap();
         assert!(s.is_valid(&json!({"a": 2})));
         assert!(!s.is_valid(&json!({"a": 0})));
+        // An embedded resource with a relative $id, referenced by its absolute URI.
+        let embedded = json!({
+            "$id": "http://example.com/root.json", "type": "object",
+            "properties": {"a": {"$ref": "http://example.com/item.json"}, "b": {"$ref": "item.json"}},
+            "$defs": {"item": {"$id": "item.json", "type": "integer"}}
+        });
+        let s = CompiledSchema::compile("t", &embedded).unwrap();
+        assert!(s.is_valid(&json!({"a": 1, "b": 2})));
+        assert!(!s.is_valid(&json!({"a": "x"})));
+        assert_eq!(resolve("http://example.com/a/root.json", "item.json"), "http://example.com/a/item.json");
+        assert_eq!(resolve("http://example.com/a/root.json", "/x.json"), "http://example.com/x.json");
+        assert_eq!(resolve("http://example.com/a/root.json", "#/$defs/x"), "http://example.com/a/root.json#/$defs/x");
     }
 
     #[test]

@@ -1,0 +1,981 @@
+// ToolExecutionManager (issue 3): settings, handler context, error categories, retries
+// and backoff, timeouts, cancellation, concurrency, circuit breaker, lifecycle events,
+// execution records and statistics. Delays are small and real (ms).
+import { test, describe } from 'node:test'
+import assert from 'node:assert/strict'
+import { getEventListeners } from 'node:events'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { ToolRegistry, ToolExecutionManager, transientError, permanentError } from '../index.js'
+
+const FAST_RETRY = { baseDelay: 5, maxDelay: 100, jitter: 'none' }
+
+/** A registry with the given tools (description and schema filled in) and a manager over it. */
+function setup(tools, options = { retry: FAST_RETRY }) {
+  const registry = new ToolRegistry()
+  for (const tool of tools) registry.register({ description: `the ${tool.name} tool`, inputSchema: { type: 'object' }, ...tool })
+  return { registry, manager: new ToolExecutionManager(registry, options) }
+}
+
+/** A promise with its resolve function, to hold a handler until the test lets it go. */
+function gate() {
+  let open
+  const promise = new Promise((resolve) => (open = resolve))
+  return { promise, open }
+}
+
+/** Resolves when `signal` aborts (immediately when already aborted). */
+function aborted(signal) {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve(signal.reason)
+    else signal.addEventListener('abort', () => resolve(signal.reason), { once: true })
+  })
+}
+
+const EVENT_TYPES = [
+  'tool-execution-started', 'tool-execution-validating', 'tool-execution-executing', 'tool-execution-retrying',
+  'tool-execution-succeeded', 'tool-execution-failed', 'tool-execution-cancelled',
+]
+
+describe('settings precedence: call > tool metadata > manager > defaults', () => {
+  const slow = async (args, ctx) => {
+    await sleep(80, undefined, { signal: ctx.signal }).catch(() => {})
+    return 'done'
+  }
+
+  test('timeoutMs: defaults (30 s) let an 80 ms handler finish', async () => {
+    const { manager } = setup([{ name: 'slow', handler: slow }])
+    const r = await manager.execute('slow', {})
+    assert.equal(r.success, true, JSON.stringify(r.error))
+  })
+
+  test('timeoutMs: manager option applies', async () => {
+    const { manager } = setup([{ name: 'slow', handler: slow }], { timeoutMs: 20, retry: { ...FAST_RETRY, maxAttempts: 1 } })
+    const r = await manager.execute('slow', {})
+    assert.equal(r.success, false)
+    assert.equal(r.error.code, 'TIMEOUT')
+  })
+
+  test('timeoutMs: tool metadata beats the manager', async () => {
+    const { manager } = setup(
+      [{ name: 'slow', handler: slow, metadata: { timeoutMs: 2000 } }],
+      { timeoutMs: 20, retry: { ...FAST_RETRY, maxAttempts: 1 } },
+    )
+    const r = await manager.execute('slow', {})
+    assert.equal(r.success, true, JSON.stringify(r.error))
+  })
+
+  test('timeoutMs: the call beats tool metadata', async () => {
+    const { manager } = setup(
+      [{ name: 'slow', handler: slow, metadata: { timeoutMs: 2000 } }],
+      { timeoutMs: 5000, retry: { ...FAST_RETRY, maxAttempts: 1 } },
+    )
+    const short = await manager.execute('slow', {}, { timeoutMs: 20 })
+    assert.equal(short.error?.code, 'TIMEOUT')
+    const { manager: m2 } = setup(
+      [{ name: 'slow', handler: slow, metadata: { timeoutMs: 20 } }],
+      { timeoutMs: 20, retry: { ...FAST_RETRY, maxAttempts: 1 } },
+    )
+    const long = await m2.execute('slow', {}, { timeoutMs: 2000 })
+    assert.equal(long.success, true, JSON.stringify(long.error))
+  })
+
+  async function attemptsWith(metadata, managerRetry, callOptions) {
+    let calls = 0
+    const seenMax = []
+    const { manager } = setup(
+      [{ name: 'flaky', metadata, handler: (args, ctx) => { calls++; seenMax.push(ctx.maxAttempts); throw transientError('again') } }],
+      { retry: managerRetry },
+    )
+    const r = await manager.execute('flaky', {}, callOptions)
+    assert.equal(r.success, false)
+    assert.equal(r.execution.retry.maxAttempts, calls)
+    assert.ok(seenMax.every((m) => m === calls), `ctx.maxAttempts ${seenMax} vs ${calls} calls`)
+    return calls
+  }
+
+  test('retry.maxAttempts: default 3', async () => {
+    assert.equal(await attemptsWith(undefined, FAST_RETRY, undefined), 3)
+  })
+  test('retry.maxAttempts: manager option applies', async () => {
+    assert.equal(await attemptsWith(undefined, { ...FAST_RETRY, maxAttempts: 2 }, undefined), 2)
+  })
+  test('retry.maxAttempts: tool metadata beats the manager (other retry fields still from the manager)', async () => {
+    const started = performance.now()
+    assert.equal(await attemptsWith({ retry: { maxAttempts: 4 } }, { ...FAST_RETRY, maxAttempts: 2 }, undefined), 4)
+    assert.ok(performance.now() - started < 900, 'baseDelay 5 from the manager still applies')
+  })
+  test('retry.maxAttempts: the call beats tool metadata', async () => {
+    assert.equal(await attemptsWith({ retry: { maxAttempts: 4 } }, { ...FAST_RETRY, maxAttempts: 2 }, { retry: { maxAttempts: 1 } }), 1)
+    assert.equal(await attemptsWith({ retry: { maxAttempts: 1 } }, FAST_RETRY, { retry: { maxAttempts: 5 } }), 5)
+  })
+})
+
+describe('handler and context', () => {
+  test('ctx holds executionId, toolCallId, attemptNumber, maxAttempts and an AbortSignal', async () => {
+    const contexts = []
+    const { manager } = setup([{
+      name: 'ctx',
+      handler: (args, ctx) => {
+        contexts.push({ ...ctx, signal: ctx.signal, aborted: ctx.signal.aborted })
+        if (ctx.attemptNumber === 1) throw transientError('once more')
+        return { echo: args }
+      },
+    }])
+    const r = await manager.execute('ctx', { a: 1 }, { toolCallId: 'call_ctx' })
+    assert.equal(r.success, true)
+    assert.deepEqual(r.result, { echo: { a: 1 } })
+    assert.equal(contexts.length, 2)
+    for (const [i, ctx] of contexts.entries()) {
+      assert.equal(ctx.executionId, r.execution.id)
+      assert.equal(ctx.toolCallId, 'call_ctx')
+      assert.equal(ctx.attemptNumber, i + 1)
+      assert.equal(ctx.maxAttempts, 3)
+      assert.ok(ctx.signal instanceof AbortSignal)
+      assert.equal(ctx.aborted, false)
+    }
+  })
+
+  test('ctx.signal fires on cancel', async () => {
+    let reasonSeen
+    const started = gate()
+    const { manager } = setup([{
+      name: 'wait',
+      handler: async (args, ctx) => {
+        started.open(ctx)
+        reasonSeen = await aborted(ctx.signal)
+        return 'ignored'
+      },
+    }])
+    const pending = manager.execute('wait', {})
+    const ctx = await started.promise
+    assert.equal(ctx.signal.aborted, false)
+    assert.equal(manager.cancel(ctx.executionId), true)
+    const r = await pending
+    assert.equal(ctx.signal.aborted, true)
+    assert.ok(reasonSeen !== undefined)
+    assert.equal(r.success, false)
+    assert.equal(r.error.category, 'cancelled')
+    assert.equal(r.error.code, 'CANCELLED')
+  })
+
+  test('ctx.signal fires on timeout', async () => {
+    let abortedAt
+    const { manager } = setup([{
+      name: 'wait',
+      handler: async (args, ctx) => {
+        await aborted(ctx.signal)
+        abortedAt = performance.now()
+        throw ctx.signal.reason
+      },
+    }], { timeoutMs: 30, retry: { ...FAST_RETRY, maxAttempts: 1 } })
+    const t0 = performance.now()
+    const r = await manager.execute('wait', {})
+    assert.ok(abortedAt !== undefined, 'the signal aborted')
+    assert.ok(abortedAt - t0 >= 25, `aborted after ${abortedAt - t0} ms`)
+    assert.equal(r.error.category, 'timeout')
+    assert.equal(r.error.code, 'TIMEOUT')
+  })
+
+  test('sync and async handlers both work, for values and for errors', async () => {
+    const { manager } = setup([
+      { name: 'sync_ok', handler: (args) => args.n * 2 },
+      { name: 'async_ok', handler: async (args) => { await sleep(1); return args.n * 3 } },
+      { name: 'sync_throw', handler: () => { throw new Error('sync boom') } },
+      { name: 'async_reject', handler: async () => { await sleep(1); throw new Error('async boom') } },
+      { name: 'returns_undefined', handler: () => {} },
+    ])
+    assert.deepEqual((await manager.execute('sync_ok', { n: 2 })).result, 4)
+    assert.deepEqual((await manager.execute('async_ok', { n: 2 })).result, 6)
+    const s = await manager.execute('sync_throw', {})
+    assert.equal(s.success, false)
+    assert.match(s.error.message, /sync boom/)
+    const a = await manager.execute('async_reject', {})
+    assert.equal(a.success, false)
+    assert.match(a.error.message, /async boom/)
+    const u = await manager.execute('returns_undefined', {})
+    assert.equal(u.success, true)
+    assert.equal(u.result, undefined)
+  })
+
+  test('arguments as JSON text reach the handler parsed', async () => {
+    let got
+    const { manager } = setup([{ name: 'echo', handler: (args) => { got = args; return true } }])
+    const r = await manager.execute('echo', '{"city":"Paris","n":[1,2]}')
+    assert.equal(r.success, true)
+    assert.deepEqual(got, { city: 'Paris', n: [1, 2] })
+  })
+})
+
+describe('failures come back as results', () => {
+  test('execute never rejects for tool-level failures', async () => {
+    const { manager } = setup([
+      { name: 'throws', handler: () => { throw new Error('x') } },
+      { name: 'strict', inputSchema: { type: 'object', required: ['a'] }, handler: () => 1 },
+    ], { timeoutMs: 10, retry: { ...FAST_RETRY, maxAttempts: 1 } })
+    const calls = [
+      manager.execute('throws', {}),
+      manager.execute('strict', {}),
+      manager.execute('nope', {}),
+      manager.execute('strict', '{not json'),
+      manager.execute('strict', { f: () => 1 }),
+    ]
+    const results = await Promise.all(calls.map((p) => p.then((r) => r, (e) => ({ rejected: e }))))
+    for (const r of results) {
+      assert.equal(r.rejected, undefined, `rejected: ${r.rejected}`)
+      assert.equal(r.success, false)
+      assert.equal(typeof r.error.category, 'string')
+      assert.equal(typeof r.error.code, 'string')
+      assert.equal(typeof r.error.message, 'string')
+      assert.equal(typeof r.error.retryable, 'boolean')
+      assert.equal(r.execution.status, 'failed')
+    }
+  })
+
+  test('error shape keeps the original error as cause', async () => {
+    const original = new Error('database exploded')
+    original.detail = 42
+    const { manager } = setup([{ name: 'boom', handler: () => { throw original } }])
+    const r = await manager.execute('boom', {})
+    assert.equal(r.success, false)
+    assert.equal(r.error.category, 'execution')
+    assert.equal(typeof r.error.code, 'string')
+    assert.match(r.error.message, /database exploded/)
+    assert.match(r.error.message, /boom/, 'the message names the tool')
+    assert.equal(r.error.retryable, false)
+    assert.equal(r.error.cause, original)
+    assert.equal(r.error.cause.detail, 42)
+    assert.equal('retryAfterMs' in r.error, false)
+    assert.equal('validationErrors' in r.error, false)
+    assert.deepEqual(r.execution.error.category, 'execution')
+  })
+
+  test('validation failure: category validation, INVALID_ARGUMENTS, every failure, handler never called', async () => {
+    let calls = 0
+    const { manager } = setup([{
+      name: 'weather',
+      inputSchema: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1 } }, required: ['city'] },
+      handler: () => { calls++ },
+    }])
+    const r = await manager.execute('weather', { days: 0 })
+    assert.equal(r.success, false)
+    assert.equal(r.error.category, 'validation')
+    assert.equal(r.error.code, 'INVALID_ARGUMENTS')
+    assert.equal(r.error.retryable, false)
+    assert.deepEqual(
+      r.error.validationErrors.map((e) => [e.path, e.schemaPath, e.keyword]).sort(),
+      [['', '/required', 'required'], ['/days', '/properties/days/minimum', 'minimum']],
+    )
+    assert.ok(r.error.validationErrors.every((e) => typeof e.message === 'string' && e.message.length > 0))
+    const text = await manager.execute('weather', '{"city": 5}')
+    assert.equal(text.error.code, 'INVALID_ARGUMENTS')
+    assert.equal(text.error.validationErrors[0].path, '/city')
+    const malformed = await manager.execute('weather', '{"city": ')
+    assert.equal(malformed.error.category, 'validation')
+    assert.equal(malformed.error.code, 'INVALID_ARGUMENTS')
+    assert.equal(calls, 0)
+    assert.equal(r.execution.retry.attemptNumber, 0)
+  })
+
+  test('unknown tool: not_found / TOOL_NOT_FOUND', async () => {
+    const { manager } = setup([])
+    const r = await manager.execute('missing_tool', {})
+    assert.equal(r.success, false)
+    assert.equal(r.error.category, 'not_found')
+    assert.equal(r.error.code, 'TOOL_NOT_FOUND')
+    assert.match(r.error.message, /missing_tool/)
+  })
+})
+
+describe('error categories', () => {
+  const netError = (code) => Object.assign(new Error(`connect ${code}`), { code })
+  const cases = [
+    ['AbortError', () => new DOMException('stop', 'AbortError'), 'cancelled', 'CANCELLED'],
+    ['TimeoutError', () => new DOMException('slow', 'TimeoutError'), 'timeout', 'TIMEOUT'],
+    ['transientError()', () => transientError('busy'), 'transient'],
+    ['retryable: true', () => Object.assign(new Error('try later'), { retryable: true }), 'transient'],
+    ['ECONNRESET', () => netError('ECONNRESET'), 'transient'],
+    ['ETIMEDOUT', () => netError('ETIMEDOUT'), 'transient'],
+    ['ECONNREFUSED', () => netError('ECONNREFUSED'), 'transient'],
+    ['fetch failed', () => new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } }), 'transient'],
+    ['permanentError()', () => permanentError('never'), 'permanent'],
+    ['plain Error', () => new Error('plain'), 'execution'],
+    ['TypeError', () => new TypeError('bad'), 'execution'],
+  ]
+  for (const [label, make, category, code] of cases) {
+    test(`${label} -> ${category}`, async () => {
+      let thrown
+      const { manager } = setup([{ name: 'thrower', handler: () => { throw (thrown = make()) } }], { retry: { ...FAST_RETRY, maxAttempts: 1 } })
+      const r = await manager.execute('thrower', {})
+      assert.equal(r.success, false)
+      assert.equal(r.error.category, category)
+      if (code) assert.equal(r.error.code, code)
+      assert.equal(r.error.retryable, ['transient', 'timeout'].includes(category))
+      assert.equal(r.error.cause, thrown)
+    })
+  }
+
+  test('transientError and permanentError build Errors with their category', () => {
+    const t = transientError('busy', { retryAfterMs: 25, code: 'RATE_LIMITED' })
+    assert.ok(t instanceof Error)
+    assert.equal(t.message, 'busy')
+    assert.equal(t.retryAfterMs, 25)
+    assert.equal(t.code, 'RATE_LIMITED')
+    const p = permanentError('never', { code: 'FORBIDDEN' })
+    assert.ok(p instanceof Error)
+    assert.equal(p.code, 'FORBIDDEN')
+  })
+
+  test('transientError retryAfterMs is reported and honoured', async () => {
+    const times = []
+    const { manager } = setup([{
+      name: 'limited',
+      handler: () => {
+        times.push(performance.now())
+        if (times.length === 1) throw transientError('rate limited', { retryAfterMs: 60 })
+        return 'ok'
+      },
+    }])
+    const r = await manager.execute('limited', {})
+    assert.equal(r.success, true)
+    assert.equal(r.execution.retry.previousErrors[0].retryAfterMs, 60)
+    assert.ok(times[1] - times[0] >= 58, `retried after ${times[1] - times[0]} ms, hint was 60`)
+  })
+
+  test('a retryAfterMs hint is capped by maxDelay', async () => {
+    const times = []
+    const { manager } = setup([{
+      name: 'limited',
+      handler: () => {
+        times.push(performance.now())
+        if (times.length === 1) throw transientError('rate limited', { retryAfterMs: 60_000 })
+        return 'ok'
+      },
+    }], { retry: { ...FAST_RETRY, maxDelay: 30 } })
+    const r = await manager.execute('limited', {})
+    assert.equal(r.success, true)
+    assert.ok(times[1] - times[0] < 1000, `waited ${times[1] - times[0]} ms despite maxDelay 30`)
+  })
+
+  test('permanent and plain errors are not retried by default; transient ones are', async () => {
+    for (const [make, expectedCalls] of [[() => permanentError('no'), 1], [() => new Error('no'), 1], [() => transientError('again'), 3]]) {
+      let calls = 0
+      const { manager } = setup([{ name: 't', handler: () => { calls++; throw make() } }])
+      const r = await manager.execute('t', {})
+      assert.equal(r.success, false)
+      assert.equal(calls, expectedCalls, `${r.error.category}: ${calls} calls`)
+      assert.equal(r.execution.retry.previousErrors.length, expectedCalls - 1)
+    }
+  })
+
+  test('throwing a string or undefined is handled', async () => {
+    for (const value of ['a plain string', undefined, 42, null]) {
+      const { manager } = setup([{ name: 'odd', handler: () => { throw value } }])
+      const r = await manager.execute('odd', {})
+      assert.equal(r.success, false)
+      assert.ok(['execution', 'unknown'].includes(r.error.category), r.error.category)
+      assert.equal(typeof r.error.message, 'string')
+      assert.match(r.error.message, /odd/)
+      assert.equal(r.error.retryable, false)
+      assert.equal(r.execution.status, 'failed')
+    }
+  })
+})
+
+describe('retries and backoff', () => {
+  test('jitter none: delays follow baseDelay * multiplier^(n-1), reported in retrying events', async () => {
+    const times = []
+    const delays = []
+    const { manager } = setup([{ name: 'flaky', handler: () => { times.push(performance.now()); throw transientError('again') } }],
+      { retry: { maxAttempts: 4, baseDelay: 20, backoffMultiplier: 2, maxDelay: 1000, jitter: 'none' } })
+    manager.on('tool-execution-retrying', (d) => delays.push(d.delayMs))
+    const r = await manager.execute('flaky', {})
+    assert.equal(r.success, false)
+    assert.equal(times.length, 4)
+    assert.deepEqual(delays, [20, 40, 80])
+    const gaps = times.slice(1).map((t, i) => t - times[i])
+    gaps.forEach((gap, i) => assert.ok(gap >= delays[i] - 2, `gap ${i} was ${gap} ms, scheduled ${delays[i]}`))
+    assert.equal(r.execution.retry.attemptNumber, 4)
+    assert.equal(r.execution.retry.previousErrors.length, 3)
+  })
+
+  test('delays never exceed maxDelay', async () => {
+    const delays = []
+    const { manager } = setup([{ name: 'flaky', handler: () => { throw transientError('again') } }],
+      { retry: { maxAttempts: 5, baseDelay: 10, backoffMultiplier: 3, maxDelay: 25, jitter: 'none' } })
+    manager.on('tool-execution-retrying', (d) => delays.push(d.delayMs))
+    await manager.execute('flaky', {})
+    assert.deepEqual(delays, [10, 25, 25, 25])
+  })
+
+  for (const jitter of ['full', 'equal', 'decorrelated']) {
+    test(`jitter ${jitter}: delays stay within [0, maxDelay] and are finite`, async () => {
+      const delays = []
+      const { manager } = setup([{ name: 'flaky', handler: () => { throw transientError('again') } }],
+        { retry: { maxAttempts: 6, baseDelay: 4, backoffMultiplier: 2, maxDelay: 12, jitter } })
+      manager.on('tool-execution-retrying', (d) => delays.push(d.delayMs))
+      await manager.execute('flaky', {})
+      assert.equal(delays.length, 5)
+      for (const d of delays) assert.ok(Number.isFinite(d) && d >= 0 && d <= 12, `delay ${d}`)
+      if (jitter === 'equal') delays.forEach((d, i) => assert.ok(d >= Math.min(12, 4 * 2 ** i) / 2 - 1e-9, `equal jitter delay ${d}`))
+    })
+  }
+
+  test('only categories in retryableCategories are retried', async () => {
+    let calls = 0
+    const { manager } = setup([{ name: 'plain', handler: () => { calls++; throw new Error('plain') } }],
+      { retry: { ...FAST_RETRY, retryableCategories: ['execution'] } })
+    await manager.execute('plain', {})
+    assert.equal(calls, 3, 'execution errors retried when listed')
+
+    calls = 0
+    const { manager: m2 } = setup([{ name: 'flaky', handler: () => { calls++; throw transientError('x') } }],
+      { retry: { ...FAST_RETRY, retryableCategories: ['timeout'] } })
+    const r = await m2.execute('flaky', {})
+    assert.equal(calls, 1, 'transient errors not retried when not listed')
+    assert.equal(r.error.category, 'transient')
+  })
+
+  test('a retry that succeeds ends succeeded with the earlier errors kept', async () => {
+    let calls = 0
+    const { manager } = setup([{ name: 'flaky', handler: () => { if (++calls < 3) throw transientError(`fail ${calls}`); return 'third time' } }])
+    const r = await manager.execute('flaky', {})
+    assert.equal(r.success, true)
+    assert.equal(r.result, 'third time')
+    assert.equal(r.execution.retry.attemptNumber, 3)
+    assert.deepEqual(r.execution.retry.previousErrors.map((e) => e.category), ['transient', 'transient'])
+    assert.match(r.execution.retry.previousErrors[0].message, /fail 1/)
+    assert.match(r.execution.retry.previousErrors[1].message, /fail 2/)
+  })
+})
+
+describe('INVALID_CONFIG', () => {
+  const registry = new ToolRegistry()
+  const bad = [
+    ['negative baseDelay', { retry: { baseDelay: -1 } }],
+    ['negative maxDelay', { retry: { maxDelay: -5, baseDelay: 0 } }],
+    ['maxAttempts 0', { retry: { maxAttempts: 0 } }],
+    ['negative maxAttempts', { retry: { maxAttempts: -2 } }],
+    ['baseDelay > maxDelay', { retry: { baseDelay: 100, maxDelay: 10 } }],
+    ['unknown jitter', { retry: { jitter: 'sometimes' } }],
+    ['NaN baseDelay', { retry: { baseDelay: NaN } }],
+    ['unknown retryable category', { retry: { retryableCategories: ['flaky'] } }],
+    ['negative timeoutMs', { timeoutMs: -1 }],
+    ['maxConcurrency 0', { maxConcurrency: 0 }],
+  ]
+  for (const [label, options] of bad) {
+    test(`constructor refuses ${label}`, () => {
+      assert.throws(() => new ToolExecutionManager(registry, options), (e) => {
+        assert.ok(e instanceof Error)
+        assert.equal(e.code, 'INVALID_CONFIG')
+        assert.ok(e.message.length > 0)
+        return true
+      })
+    })
+  }
+
+  test('sensible options are accepted', () => {
+    const m = new ToolExecutionManager(registry, {
+      retry: { maxAttempts: 1, baseDelay: 0, maxDelay: 0, backoffMultiplier: 1, jitter: 'equal', retryableCategories: [] },
+      timeoutMs: 1, maxConcurrency: 1, historyLimit: 0,
+    })
+    assert.ok(m instanceof ToolExecutionManager)
+    assert.ok(new ToolExecutionManager(registry) instanceof ToolExecutionManager)
+  })
+})
+
+describe('timeouts', () => {
+  const hang = (args, ctx) => aborted(ctx.signal).then(() => new Promise(() => {}))
+
+  test('timeout fails with TIMEOUT and is retried when timeout is retryable (default)', async () => {
+    let calls = 0
+    const { manager } = setup([{ name: 'hang', handler: (a, c) => { calls++; return hang(a, c) } }], { timeoutMs: 15, retry: FAST_RETRY })
+    const r = await manager.execute('hang', {})
+    assert.equal(r.success, false)
+    assert.equal(r.error.category, 'timeout')
+    assert.equal(r.error.code, 'TIMEOUT')
+    assert.equal(calls, 3)
+    assert.deepEqual(r.execution.retry.previousErrors.map((e) => e.code), ['TIMEOUT', 'TIMEOUT'])
+  })
+
+  test('timeout is not retried when timeout is not retryable', async () => {
+    let calls = 0
+    const { manager } = setup([{ name: 'hang', handler: (a, c) => { calls++; return hang(a, c) } }],
+      { timeoutMs: 15, retry: { ...FAST_RETRY, retryableCategories: ['transient'] } })
+    const t0 = performance.now()
+    const r = await manager.execute('hang', {})
+    assert.equal(r.error.code, 'TIMEOUT')
+    assert.equal(calls, 1)
+    assert.ok(performance.now() - t0 >= 13)
+  })
+
+  test('a handler that ignores its signal still times out', async () => {
+    const { manager } = setup([{ name: 'deaf', handler: () => sleep(300).then(() => 'late') }], { timeoutMs: 20, retry: { ...FAST_RETRY, maxAttempts: 1 } })
+    const t0 = performance.now()
+    const r = await manager.execute('deaf', {})
+    assert.equal(r.error.code, 'TIMEOUT')
+    assert.ok(performance.now() - t0 < 250, 'did not wait for the handler')
+  })
+})
+
+describe('cancellation', () => {
+  test('an already-aborted signal gives cancelled without calling the handler', async () => {
+    let calls = 0
+    const { manager } = setup([{ name: 't', handler: () => { calls++ } }])
+    const r = await manager.execute('t', {}, { signal: AbortSignal.abort() })
+    assert.equal(r.success, false)
+    assert.equal(r.error.category, 'cancelled')
+    assert.equal(r.error.code, 'CANCELLED')
+    assert.equal(r.execution.status, 'cancelled')
+    assert.equal(calls, 0)
+  })
+
+  test('aborting during an attempt ends cancelled and starts no further attempt', async () => {
+    let calls = 0
+    const controller = new AbortController()
+    const { manager } = setup([{
+      name: 't',
+      handler: async (args, ctx) => {
+        calls++
+        setTimeout(() => controller.abort(), 5)
+        await aborted(ctx.signal)
+        throw transientError('would be retried')
+      },
+    }])
+    const r = await manager.execute('t', {}, { signal: controller.signal })
+    assert.equal(r.error.category, 'cancelled')
+    assert.equal(r.error.code, 'CANCELLED')
+    assert.equal(r.execution.status, 'cancelled')
+    await sleep(30)
+    assert.equal(calls, 1)
+  })
+
+  test('an abort ends the execution even if the handler never settles', async () => {
+    const controller = new AbortController()
+    const { manager } = setup([{ name: 'stuck', handler: () => new Promise(() => {}) }])
+    setTimeout(() => controller.abort(), 10)
+    const r = await manager.execute('stuck', {}, { signal: controller.signal })
+    assert.equal(r.error.code, 'CANCELLED')
+  })
+
+  test('cancel during backoff ends cancelled promptly with no further attempt', async () => {
+    let calls = 0
+    const { manager } = setup([{ name: 'flaky', handler: () => { calls++; throw transientError('again') } }],
+      { retry: { baseDelay: 200, maxDelay: 1000, jitter: 'none' } })
+    let cancelledAt
+    manager.on('tool-execution-retrying', (d) => {
+      setTimeout(() => { cancelledAt = performance.now(); assert.equal(manager.cancel(d.executionId), true) }, 5)
+    })
+    const r = await manager.execute('flaky', {})
+    const endedAt = performance.now()
+    assert.equal(r.error.category, 'cancelled')
+    assert.equal(r.error.code, 'CANCELLED')
+    assert.ok(endedAt - cancelledAt < 100, `took ${endedAt - cancelledAt} ms to end after cancel`)
+    await sleep(250)
+    assert.equal(calls, 1)
+  })
+
+  test('aborting the call signal during backoff also cancels', async () => {
+    let calls = 0
+    const controller = new AbortController()
+    const { manager } = setup([{ name: 'flaky', handler: () => { calls++; throw transientError('again') } }],
+      { retry: { baseDelay: 200, maxDelay: 1000, jitter: 'none' } })
+    manager.on('tool-execution-retrying', () => setTimeout(() => controller.abort(), 5))
+    const r = await manager.execute('flaky', {}, { signal: controller.signal })
+    assert.equal(r.error.code, 'CANCELLED')
+    await sleep(250)
+    assert.equal(calls, 1)
+  })
+
+  test('cancel(id) on a finished execution returns false and changes nothing', async () => {
+    const { manager } = setup([{ name: 't', handler: () => 'ok' }])
+    const r = await manager.execute('t', {})
+    const before = manager.getExecution(r.execution.id)
+    const statsBefore = manager.stats('t')
+    assert.equal(manager.cancel(r.execution.id), false)
+    assert.deepEqual(manager.getExecution(r.execution.id), before)
+    assert.equal(manager.getExecution(r.execution.id).status, 'succeeded')
+    assert.deepEqual(manager.stats('t'), statsBefore)
+    assert.equal(manager.cancel('no-such-id'), false)
+  })
+
+  test('cancelAll cancels every execution in flight', async () => {
+    const { manager } = setup([{ name: 'wait', handler: (a, ctx) => aborted(ctx.signal).then(() => { throw ctx.signal.reason }) }])
+    const pending = [1, 2, 3].map(() => manager.execute('wait', {}))
+    await sleep(10)
+    assert.equal(manager.inFlight, 3)
+    assert.equal(manager.cancelAll(), 3)
+    const results = await Promise.all(pending)
+    assert.deepEqual(results.map((r) => r.error.code), ['CANCELLED', 'CANCELLED', 'CANCELLED'])
+    assert.equal(manager.inFlight, 0)
+    assert.equal(manager.cancelAll(), 0)
+  })
+
+  test('a reused AbortSignal over 1,000 calls keeps no abort listener', async () => {
+    const controller = new AbortController()
+    const { manager } = setup([
+      { name: 'quick', handler: (args) => args.i },
+      { name: 'fail', handler: () => { throw permanentError('no') } },
+    ], { maxConcurrency: 64, retry: FAST_RETRY })
+    const calls = []
+    for (let i = 0; i < 1000; i++) {
+      calls.push(manager.execute(i % 10 === 0 ? 'fail' : 'quick', { i }, { signal: controller.signal }))
+    }
+    const results = await Promise.all(calls)
+    assert.equal(results.filter((r) => r.success).length, 900)
+    assert.equal(getEventListeners(controller.signal, 'abort').length, 0)
+    // Validation failures and unknown tools release the signal too.
+    await manager.execute('nope', {}, { signal: controller.signal })
+    assert.equal(getEventListeners(controller.signal, 'abort').length, 0)
+  })
+})
+
+describe('concurrency', () => {
+  test('maxConcurrency 3 holds over 20 calls, started in submission order', async () => {
+    let running = 0
+    let maxRunning = 0
+    const startOrder = []
+    const { manager } = setup([{
+      name: 'work',
+      handler: async (args) => {
+        startOrder.push(args.i)
+        running++
+        maxRunning = Math.max(maxRunning, running)
+        await sleep(5)
+        running--
+        return args.i
+      },
+    }], { maxConcurrency: 3, retry: FAST_RETRY })
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => manager.execute('work', { i })))
+    assert.deepEqual(results.map((r) => r.result), Array.from({ length: 20 }, (_, i) => i))
+    assert.equal(maxRunning, 3)
+    assert.deepEqual(startOrder, Array.from({ length: 20 }, (_, i) => i))
+  })
+
+  test('queued executions are pending until a slot frees', async () => {
+    const hold = gate()
+    const { manager } = setup([{ name: 'held', handler: () => hold.promise }], { maxConcurrency: 1, retry: FAST_RETRY })
+    const first = manager.execute('held', {}, { toolCallId: 'first' })
+    const second = manager.execute('held', {}, { toolCallId: 'second' })
+    await sleep(10)
+    const [firstRecord] = manager.getExecutionsForToolCall('first')
+    const [secondRecord] = manager.getExecutionsForToolCall('second')
+    assert.equal(firstRecord.status, 'executing')
+    assert.equal(secondRecord.status, 'pending')
+    assert.equal(manager.getExecution(secondRecord.id).status, 'pending')
+    assert.equal(manager.inFlight, 2)
+    hold.open('go')
+    const results = await Promise.all([first, second])
+    assert.deepEqual(results.map((r) => r.execution.status), ['succeeded', 'succeeded'])
+  })
+
+  test('cancel(id) of a queued execution ends it cancelled without running it', async () => {
+    const hold = gate()
+    let calls = 0
+    const { manager } = setup([{ name: 'held', handler: () => { calls++; return hold.promise } }], { maxConcurrency: 1, retry: FAST_RETRY })
+    const first = manager.execute('held', {}, { toolCallId: 'first' })
+    const second = manager.execute('held', {}, { toolCallId: 'second' })
+    await sleep(10)
+    const [queued] = manager.getExecutionsForToolCall('second')
+    assert.equal(queued.status, 'pending')
+    assert.equal(manager.cancel(queued.id), true)
+    const r2 = await second
+    assert.equal(r2.success, false)
+    assert.equal(r2.error.code, 'CANCELLED')
+    hold.open('go')
+    assert.equal((await first).success, true)
+    await sleep(10)
+    assert.equal(calls, 1)
+  })
+})
+
+describe('circuit breaker', () => {
+  test('opens after failureThreshold, fails fast without the handler, half-open lets one trial through', async () => {
+    let calls = 0
+    let fail = true
+    let trialGate
+    const { manager } = setup([{
+      name: 'fragile',
+      metadata: { circuitBreaker: { failureThreshold: 2, recoveryTimeoutMs: 60, successThreshold: 1 } },
+      handler: async () => {
+        calls++
+        if (trialGate) await trialGate.promise
+        if (fail) throw permanentError('down')
+        return 'up'
+      },
+    }], { retry: { ...FAST_RETRY, maxAttempts: 1 } })
+
+    await manager.execute('fragile', {})
+    await manager.execute('fragile', {})
+    assert.equal(calls, 2)
+
+    const open = await manager.execute('fragile', {})
+    assert.equal(open.success, false)
+    assert.equal(open.error.code, 'CIRCUIT_OPEN')
+    assert.equal(open.error.category, 'permanent')
+    assert.equal(open.error.retryable, false)
+    assert.match(open.error.message, /fragile/)
+    assert.equal(calls, 2, 'the handler is not called while open')
+
+    await sleep(80)
+    fail = false
+    trialGate = gate()
+    const trial = manager.execute('fragile', {})
+    await sleep(10)
+    const rejected = await manager.execute('fragile', {})
+    assert.equal(rejected.error?.code, 'CIRCUIT_OPEN', 'only one trial call while half-open')
+    assert.equal(calls, 3)
+    trialGate.open()
+    trialGate = undefined
+    assert.equal((await trial).success, true)
+
+    const closed = await manager.execute('fragile', {})
+    assert.equal(closed.success, true)
+    assert.equal(calls, 4)
+  })
+
+  test('a failed half-open trial opens the circuit again', async () => {
+    let calls = 0
+    const { manager } = setup([{
+      name: 'fragile',
+      metadata: { circuitBreaker: { failureThreshold: 1, recoveryTimeoutMs: 40, successThreshold: 1 } },
+      handler: () => { calls++; throw permanentError('down') },
+    }], { retry: { ...FAST_RETRY, maxAttempts: 1 } })
+    await manager.execute('fragile', {})
+    assert.equal((await manager.execute('fragile', {})).error.code, 'CIRCUIT_OPEN')
+    await sleep(60)
+    const trial = await manager.execute('fragile', {})
+    assert.equal(trial.error.code, 'PERMANENT_ERROR')
+    assert.equal(calls, 2)
+    assert.equal((await manager.execute('fragile', {})).error.code, 'CIRCUIT_OPEN')
+    assert.equal(calls, 2)
+  })
+})
+
+describe('lifecycle events', () => {
+  function flakyThenOk() {
+    const attempts = new Map()
+    return (args, ctx) => {
+      const n = (attempts.get(ctx.executionId) ?? 0) + 1
+      attempts.set(ctx.executionId, n)
+      if (args.failTimes >= n) throw transientError(`attempt ${n}`)
+      if (args.permanent) throw permanentError('no way')
+      return { ok: args.i }
+    }
+  }
+
+  test('all seven types via addEventListener, with the documented shapes', async () => {
+    const { manager } = setup([
+      { name: 'tool', handler: flakyThenOk() },
+      { name: 'hang', handler: (a, ctx) => aborted(ctx.signal).then(() => { throw ctx.signal.reason }) },
+    ])
+    const events = []
+    for (const type of EVENT_TYPES) {
+      manager.addEventListener(type, (e) => {
+        assert.equal(e.type, type)
+        events.push([type, e.detail])
+      })
+    }
+    const ok = await manager.execute('tool', { i: 7, failTimes: 1 }, { toolCallId: 'c1' })
+    const id = ok.execution.id
+    const mine = events.filter(([, d]) => (d.executionId ?? d.execution?.id) === id)
+    assert.deepEqual(mine.map(([t]) => t), [
+      'tool-execution-started', 'tool-execution-validating', 'tool-execution-executing',
+      'tool-execution-retrying', 'tool-execution-executing', 'tool-execution-succeeded',
+    ])
+    const [[, started], [, validating], [, exec1], [, retrying], [, exec2], [, succeeded]] = mine
+    assert.equal(started.execution.id, id)
+    assert.equal(started.execution.toolName, 'tool')
+    assert.equal(started.execution.toolCallId, 'c1')
+    assert.deepEqual(validating, { executionId: id, toolName: 'tool', args: { i: 7, failTimes: 1 } })
+    assert.deepEqual(exec1, { executionId: id, toolName: 'tool', attemptNumber: 1 })
+    assert.equal(retrying.executionId, id)
+    assert.equal(retrying.toolName, 'tool')
+    assert.equal(retrying.attemptNumber, 2)
+    assert.equal(retrying.maxAttempts, 3)
+    assert.equal(retrying.error.category, 'transient')
+    assert.equal(retrying.delayMs, 5)
+    assert.deepEqual(exec2, { executionId: id, toolName: 'tool', attemptNumber: 2 })
+    assert.equal(succeeded.execution.id, id)
+    assert.equal(succeeded.execution.status, 'succeeded')
+    assert.deepEqual(succeeded.result, { ok: 7 })
+
+    const bad = await manager.execute('tool', { permanent: true })
+    const failed = events.find(([t, d]) => t === 'tool-execution-failed' && d.execution.id === bad.execution.id)
+    assert.ok(failed)
+    assert.equal(failed[1].error.category, 'permanent')
+    assert.equal(failed[1].execution.status, 'failed')
+
+    const pending = manager.execute('hang', {})
+    await sleep(5)
+    manager.cancelAll()
+    const cancelledResult = await pending
+    const cancelled = events.find(([t, d]) => t === 'tool-execution-cancelled' && d.executionId === cancelledResult.execution.id)
+    assert.deepEqual(cancelled[1], { executionId: cancelledResult.execution.id, toolName: 'hang' })
+  })
+
+  test('on() passes the detail alone and its unsubscribe works; removeEventListener works', async () => {
+    const { manager } = setup([{ name: 'tool', handler: () => 1 }])
+    const seen = []
+    const offs = EVENT_TYPES.map((type) => manager.on(type, (detail) => seen.push([type, detail])))
+    const viaAdd = []
+    const listener = (e) => viaAdd.push(e.detail)
+    manager.addEventListener('tool-execution-succeeded', listener)
+    const r = await manager.execute('tool', {})
+    assert.deepEqual(seen.map(([t]) => t), [
+      'tool-execution-started', 'tool-execution-validating', 'tool-execution-executing', 'tool-execution-succeeded',
+    ])
+    const succeeded = seen.at(-1)[1]
+    assert.equal(succeeded.execution.id, r.execution.id)
+    assert.equal(succeeded.result, 1)
+    assert.equal(viaAdd.length, 1)
+    for (const off of offs) {
+      assert.equal(typeof off, 'function')
+      off()
+    }
+    assert.equal(manager.removeEventListener('tool-execution-succeeded', listener), true)
+    await manager.execute('tool', {})
+    assert.equal(seen.length, 4, 'unsubscribed listeners get nothing')
+    assert.equal(viaAdd.length, 1, 'removed listener gets nothing')
+  })
+
+  test('order per execution holds under 100 concurrent executions with retries', async () => {
+    const { manager } = setup([
+      { name: 'tool', handler: flakyThenOk() },
+      { name: 'hang', handler: (a, ctx) => aborted(ctx.signal).then(() => { throw ctx.signal.reason }) },
+    ], { maxConcurrency: 16, retry: { ...FAST_RETRY, baseDelay: 2 } })
+    const seqs = new Map()
+    const short = (t) => t.replace('tool-execution-', '')
+    for (const type of EVENT_TYPES) {
+      manager.on(type, (d) => {
+        const id = d.executionId ?? d.execution.id
+        if (!seqs.has(id)) seqs.set(id, [])
+        seqs.get(id).push(short(type))
+      })
+    }
+    const calls = []
+    for (let i = 0; i < 100; i++) {
+      if (i % 10 === 9) {
+        const controller = new AbortController()
+        setTimeout(() => controller.abort(), 20 + (i % 7))
+        calls.push(manager.execute('hang', {}, { signal: controller.signal }))
+      } else {
+        calls.push(manager.execute('tool', { i, failTimes: i % 3, permanent: i % 4 === 0 }))
+      }
+    }
+    const results = await Promise.all(calls)
+    assert.equal(seqs.size, 100)
+    // An execution cancelled while queued ends right after validating: no attempt ran.
+    const pattern = /^started validating( executing( retrying executing)*)? (succeeded|failed|cancelled)$/
+    const terminal = { succeeded: 'succeeded', failed: 'failed', cancelled: 'cancelled' }
+    let withRetries = 0
+    for (const r of results) {
+      const seq = seqs.get(r.execution.id).join(' ')
+      assert.match(seq, pattern)
+      assert.equal(seq.split(' ').at(-1), terminal[r.execution.status])
+      assert.equal(r.success, r.execution.status === 'succeeded')
+      assert.equal(seq.split(' ').filter((t) => t === 'executing').length, r.execution.retry.attemptNumber)
+      if (seq.includes('retrying')) withRetries++
+    }
+    assert.ok(withRetries >= 30, `${withRetries} executions retried`)
+    assert.equal(results.filter((r) => r.execution.status === 'cancelled').length, 10)
+  })
+
+  test('a listener that throws disturbs neither the execution nor other listeners', async () => {
+    const { manager } = setup([{ name: 'tool', handler: () => 'fine' }])
+    const warnings = []
+    const onWarning = (w) => warnings.push(w)
+    process.on('warning', onWarning)
+    const seen = []
+    for (const type of EVENT_TYPES) {
+      manager.on(type, () => { throw new Error(`listener for ${type} broke`) })
+      manager.addEventListener(type, () => { throw new Error('second listener broke too') })
+      manager.on(type, () => seen.push(type))
+    }
+    try {
+      const r = await manager.execute('tool', {})
+      assert.equal(r.success, true)
+      assert.equal(r.result, 'fine')
+      assert.deepEqual(seen, ['tool-execution-started', 'tool-execution-validating', 'tool-execution-executing', 'tool-execution-succeeded'])
+      await sleep(5)
+      assert.ok(warnings.length > 0, 'the throw is reported as a process warning')
+    } finally {
+      process.off('warning', onWarning)
+    }
+  })
+})
+
+describe('execution records and statistics', () => {
+  test('record shape, timing, and retry.previousErrors', async () => {
+    let calls = 0
+    const { manager } = setup([{ name: 'rec', handler: async () => { await sleep(5); if (++calls === 1) throw transientError('first'); return { v: 1 } } }])
+    const r = await manager.execute('rec', { q: 'x' }, { toolCallId: 'call_rec' })
+    const rec = manager.getExecution(r.execution.id)
+    assert.deepEqual(rec, r.execution)
+    assert.equal(typeof rec.id, 'string')
+    assert.equal(rec.toolCallId, 'call_rec')
+    assert.equal(rec.toolName, 'rec')
+    assert.deepEqual(rec.args, { q: 'x' })
+    assert.equal(rec.status, 'succeeded')
+    assert.deepEqual(rec.result, { v: 1 })
+    assert.equal(rec.error, undefined)
+    const { queuedAt, startedAt, completedAt, duration } = rec.timing
+    for (const v of [queuedAt, startedAt, completedAt, duration]) assert.equal(typeof v, 'number')
+    assert.ok(Math.abs(queuedAt - Date.now()) < 5000, 'timestamps are epoch milliseconds')
+    assert.ok(queuedAt <= startedAt && startedAt <= completedAt)
+    assert.ok(duration >= 10, `duration ${duration} covers two 5 ms attempts and a backoff`)
+    assert.ok(Math.abs(duration - (completedAt - startedAt)) < 2)
+    assert.equal(rec.retry.attemptNumber, 2)
+    assert.equal(rec.retry.maxAttempts, 3)
+    assert.equal(rec.retry.previousErrors.length, 1)
+    assert.equal(rec.retry.previousErrors[0].category, 'transient')
+    assert.match(rec.retry.previousErrors[0].message, /first/)
+
+    const failed = await manager.execute('nope', {})
+    assert.equal(manager.getExecution(failed.execution.id).status, 'failed')
+    assert.equal(manager.getExecution(failed.execution.id).error.code, 'TOOL_NOT_FOUND')
+    assert.equal(manager.getExecution('no-such-id'), undefined)
+  })
+
+  test('getExecutionsForToolCall returns every record of the call, oldest first', async () => {
+    const { manager } = setup([{ name: 't', handler: (a) => a.n }])
+    const a = await manager.execute('t', { n: 1 }, { toolCallId: 'shared' })
+    const b = await manager.execute('t', { n: 2 }, { toolCallId: 'shared' })
+    await manager.execute('t', { n: 3 }, { toolCallId: 'other' })
+    assert.deepEqual(manager.getExecutionsForToolCall('shared').map((r) => r.id), [a.execution.id, b.execution.id])
+    assert.deepEqual(manager.getExecutionsForToolCall('unknown'), [])
+  })
+
+  test('historyLimit keeps only the newest finished records', async () => {
+    const { manager } = setup([{ name: 't', handler: (a) => a.i }], { historyLimit: 5, retry: FAST_RETRY })
+    const ids = []
+    for (let i = 0; i < 8; i++) ids.push((await manager.execute('t', { i }, { toolCallId: 'hist' })).execution.id)
+    assert.deepEqual(ids.slice(0, 3).map((id) => manager.getExecution(id)), [undefined, undefined, undefined])
+    assert.ok(ids.slice(3).every((id) => manager.getExecution(id)?.status === 'succeeded'))
+    assert.deepEqual(manager.getExecutionsForToolCall('hist').map((r) => r.id), ids.slice(3))
+    // Stats are not limited by history.
+    assert.equal(manager.stats('t').executionCount, 8)
+  })
+
+  test('stats(name) counts, durations, rate and last error', async () => {
+    let n = 0
+    const { manager } = setup([{ name: 's', handler: async () => { await sleep(3); if (++n === 2) throw permanentError('second fails'); return n } }])
+    const results = []
+    for (let i = 0; i < 3; i++) results.push(await manager.execute('s', {}))
+    const stats = manager.stats('s')
+    assert.equal(stats.executionCount, 3)
+    assert.equal(stats.successCount, 2)
+    assert.equal(stats.failureCount, 1)
+    assert.ok(Math.abs(stats.successRate - 2 / 3) < 1e-9)
+    const total = results.reduce((sum, r) => sum + r.execution.timing.duration, 0)
+    assert.ok(Math.abs(stats.totalDurationMs - total) < 1, `${stats.totalDurationMs} vs ${total}`)
+    assert.ok(Math.abs(stats.averageDurationMs - total / 3) < 1)
+    assert.equal(stats.lastError.code, 'PERMANENT_ERROR')
+    assert.match(stats.lastError.message, /second fails/)
+
+    const empty = manager.stats('never_run')
+    assert.equal(empty.executionCount, 0)
+    assert.equal(empty.successCount, 0)
+    assert.equal(empty.failureCount, 0)
+    assert.ok(!Number.isNaN(empty.averageDurationMs))
+  })
+})

@@ -1,0 +1,150 @@
+// Process lifetime (issue 3): scripts using toolhost exit by themselves, survive
+// throwing handlers, can exit while executions are pending, and are not cut short
+// while an awaited execution waits in backoff. Each case runs in a child process.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const PACKAGE = fileURLToPath(new URL('../index.js', import.meta.url))
+let dir
+
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'toolhost-lifetime-'))
+})
+after(() => {
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/**
+ * Writes `body` to a script importing toolhost, runs it, and resolves with its exit
+ * code, signal, output, and how long after the line `DONE` it took to exit.
+ * The child is killed after `killAfterMs` so a hang fails the test instead of stalling it.
+ */
+function runScript(name, body, { killAfterMs = 8000 } = {}) {
+  const file = join(dir, `${name}.mjs`)
+  writeFileSync(file, `import { ToolRegistry, ToolExecutionManager, transientError, permanentError } from ${JSON.stringify(PACKAGE)}\n${body}\n`)
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [file], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    let doneAt
+    const started = performance.now()
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk
+      if (doneAt === undefined && /^DONE$/m.test(stdout)) doneAt = performance.now()
+    })
+    child.stderr.on('data', (chunk) => (stderr += chunk))
+    const killer = setTimeout(() => child.kill('SIGKILL'), killAfterMs)
+    child.on('close', (code, signal) => {
+      clearTimeout(killer)
+      const exitedAt = performance.now()
+      resolve({
+        code, signal, stdout, stderr,
+        totalMs: exitedAt - started,
+        afterDoneMs: doneAt === undefined ? undefined : exitedAt - doneAt,
+      })
+    })
+  })
+}
+
+function assertCleanExit(result) {
+  assert.equal(result.signal, null, `killed by ${result.signal}; stdout:\n${result.stdout}\nstderr:\n${result.stderr}`)
+  assert.equal(result.code, 0, `exit code ${result.code}; stderr:\n${result.stderr}`)
+  assert.doesNotMatch(result.stderr, /panick|fatal|segmentation|Uncaught|unhandled/i)
+}
+
+test('a script with listeners and finished executions exits by itself within 2 s', async () => {
+  const result = await runScript('exits', `
+const registry = new ToolRegistry()
+registry.addEventListener('tool-registry-change', () => {})
+let calls = 0
+registry.register({ name: 'flaky', description: 'd', inputSchema: { type: 'object' },
+  handler: async () => { if (++calls === 1) throw transientError('once'); return 'ok' } })
+registry.register({ name: 'echo', description: 'd', inputSchema: { type: 'object' }, handler: (a) => a })
+const manager = new ToolExecutionManager(registry, { retry: { baseDelay: 10, maxDelay: 50, jitter: 'none' }, timeoutMs: 5000 })
+const events = []
+for (const type of ['tool-execution-started', 'tool-execution-validating', 'tool-execution-executing', 'tool-execution-retrying',
+  'tool-execution-succeeded', 'tool-execution-failed', 'tool-execution-cancelled']) {
+  manager.addEventListener(type, (e) => events.push(e.type))
+  manager.on(type, () => {})
+}
+const results = await Promise.all([
+  manager.execute('flaky', {}),
+  manager.execute('echo', '{"x":1}'),
+  manager.execute('missing', {}),
+  manager.execute('echo', {}, { signal: new AbortController().signal }),
+])
+console.log(JSON.stringify(results.map((r) => r.success)))
+console.log('retrying events:', events.filter((t) => t === 'tool-execution-retrying').length)
+console.log('DONE')
+`)
+  assertCleanExit(result)
+  assert.match(result.stdout, /\[true,true,false,true\]/)
+  assert.match(result.stdout, /retrying events: 1/)
+  assert.ok(result.afterDoneMs !== undefined, 'the script finished its work')
+  assert.ok(result.afterDoneMs < 2000, `exited ${result.afterDoneMs} ms after finishing its work`)
+})
+
+test('handlers that throw synchronously or reject do not crash the process', async () => {
+  const result = await runScript('throws', `
+const registry = new ToolRegistry()
+registry.register({ name: 'sync_throw', description: 'd', inputSchema: { type: 'object' }, handler: () => { throw new Error('sync boom') } })
+registry.register({ name: 'rejects', description: 'd', inputSchema: { type: 'object' }, handler: async () => { throw new Error('async boom') } })
+registry.register({ name: 'throws_string', description: 'd', inputSchema: { type: 'object' }, handler: () => { throw 'just a string' } })
+registry.register({ name: 'rejects_undefined', description: 'd', inputSchema: { type: 'object' }, handler: () => Promise.reject(undefined) })
+const manager = new ToolExecutionManager(registry)
+for (const name of ['sync_throw', 'rejects', 'throws_string', 'rejects_undefined']) {
+  const r = await manager.execute(name, {})
+  console.log(name, r.success, r.error.category, r.error.message)
+}
+console.log('DONE')
+`)
+  assertCleanExit(result)
+  assert.match(result.stdout, /^sync_throw false execution .*sync boom$/m)
+  assert.match(result.stdout, /^rejects false execution .*async boom$/m)
+  assert.match(result.stdout, /^throws_string false (execution|unknown) /m)
+  assert.match(result.stdout, /^rejects_undefined false (execution|unknown) /m)
+  assert.match(result.stdout, /^DONE$/m)
+})
+
+test('process.exit(0) while executions are pending (one in backoff, one in a long handler) exits cleanly', async () => {
+  const result = await runScript('exit-pending', `
+const registry = new ToolRegistry()
+registry.register({ name: 'flaky', description: 'd', inputSchema: { type: 'object' }, handler: () => { throw transientError('again') } })
+registry.register({ name: 'long', description: 'd', inputSchema: { type: 'object' },
+  handler: () => new Promise((resolve) => setTimeout(resolve, 10_000)) })
+const manager = new ToolExecutionManager(registry, { retry: { baseDelay: 5000, maxDelay: 5000, jitter: 'none' }, timeoutMs: 20_000 })
+let inBackoff = false
+manager.on('tool-execution-retrying', () => { inBackoff = true })
+manager.execute('flaky', {}).then(() => console.log('flaky settled (unexpected)'))
+manager.execute('long', {}).then(() => console.log('long settled (unexpected)'))
+setTimeout(() => {
+  console.log('in backoff:', inBackoff, 'in flight:', manager.inFlight)
+  console.log('DONE')
+  process.exit(0)
+}, 100)
+`)
+  assertCleanExit(result)
+  assert.match(result.stdout, /in backoff: true in flight: 2/)
+  assert.doesNotMatch(result.stdout, /unexpected/)
+})
+
+test('a script awaiting an execution in backoff is not cut short', async () => {
+  const result = await runScript('await-backoff', `
+const registry = new ToolRegistry()
+let calls = 0
+registry.register({ name: 'flaky', description: 'd', inputSchema: { type: 'object' },
+  handler: () => { if (++calls === 1) throw transientError('first attempt fails'); return 'second attempt' } })
+const manager = new ToolExecutionManager(registry, { retry: { baseDelay: 200, maxDelay: 1000, jitter: 'none' } })
+const started = Date.now()
+const r = await manager.execute('flaky', {})
+console.log('result:', r.success, r.result, 'attempts:', calls, 'waited:', Date.now() - started >= 190)
+console.log('DONE')
+`)
+  assertCleanExit(result)
+  assert.match(result.stdout, /^result: true second attempt attempts: 2 waited: true$/m)
+})

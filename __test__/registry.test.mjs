@@ -1,0 +1,411 @@
+// ToolRegistry (issue 2): registration, lookup, validation, change events, refusals,
+// and inputs that must never crash the process.
+import { test, describe } from 'node:test'
+import assert from 'node:assert/strict'
+import { ToolRegistry } from '../index.js'
+
+const objectSchema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }
+
+function weatherTool(overrides = {}) {
+  return {
+    name: 'get_weather',
+    description: 'Current weather for a city',
+    inputSchema: objectSchema,
+    handler: async () => ({ tempC: 21 }),
+    metadata: { category: 'weather', tags: ['read-only'], idempotent: true },
+    ...overrides,
+  }
+}
+
+function simpleTool(name, extra = {}) {
+  return { name, description: `the ${name} tool`, inputSchema: { type: 'object' }, handler: () => name, ...extra }
+}
+
+/** Snapshot of everything observable about a registry's contents. */
+function snapshot(registry) {
+  return { names: registry.names, all: registry.all, decls: registry.names.map((n) => registry.get(n)) }
+}
+
+describe('registration and lookup', () => {
+  test('register returns the declaration; get returns declaration + metadata without the handler', () => {
+    const registry = new ToolRegistry()
+    const decl = registry.register(weatherTool())
+    assert.equal(decl.name, 'get_weather')
+    const got = registry.get('get_weather')
+    assert.equal(got.name, 'get_weather')
+    assert.equal(got.description, 'Current weather for a city')
+    assert.deepEqual(got.inputSchema, objectSchema)
+    assert.deepEqual(got.metadata, { category: 'weather', tags: ['read-only'], idempotent: true })
+    assert.equal('handler' in got, false, 'get() must not expose the handler')
+    assert.equal(registry.get('absent'), undefined)
+  })
+
+  test('has, names and all follow registration order', () => {
+    const registry = new ToolRegistry()
+    assert.deepEqual(registry.names, [])
+    assert.deepEqual(registry.all, [])
+    registry.register(simpleTool('b_tool'))
+    registry.register(simpleTool('a_tool'))
+    registry.register(simpleTool('c-tool'))
+    assert.equal(registry.has('a_tool'), true)
+    assert.equal(registry.has('zzz'), false)
+    assert.deepEqual(registry.names, ['b_tool', 'a_tool', 'c-tool'])
+    assert.deepEqual(registry.all.map((d) => d.name), ['b_tool', 'a_tool', 'c-tool'])
+    assert.ok(registry.all.every((d) => !('handler' in d)))
+  })
+
+  test('unregister returns true once, then false; clear removes everything', () => {
+    const registry = new ToolRegistry()
+    registry.register(simpleTool('one'))
+    registry.register(simpleTool('two'))
+    assert.equal(registry.unregister('one'), true)
+    assert.equal(registry.unregister('one'), false)
+    assert.equal(registry.has('one'), false)
+    assert.equal(registry.get('one'), undefined)
+    assert.deepEqual(registry.names, ['two'])
+    registry.clear()
+    assert.deepEqual(registry.names, [])
+    assert.equal(registry.has('two'), false)
+    // The name is free again after unregister/clear.
+    registry.register(simpleTool('one'))
+    assert.deepEqual(registry.names, ['one'])
+  })
+
+  test('getByCategory and getByTag', () => {
+    const registry = new ToolRegistry()
+    registry.register(simpleTool('w1', { metadata: { category: 'weather', tags: ['read-only', 'fast'] } }))
+    registry.register(simpleTool('w2', { metadata: { category: 'weather', tags: ['slow'] } }))
+    registry.register(simpleTool('m1', { metadata: { category: 'math', tags: ['fast'] } }))
+    registry.register(simpleTool('plain'))
+    assert.deepEqual(registry.getByCategory('weather').map((d) => d.name), ['w1', 'w2'])
+    assert.deepEqual(registry.getByCategory('math').map((d) => d.name), ['m1'])
+    assert.deepEqual(registry.getByCategory('none'), [])
+    assert.deepEqual(registry.getByTag('fast').map((d) => d.name), ['w1', 'm1'])
+    assert.deepEqual(registry.getByTag('slow').map((d) => d.name), ['w2'])
+    assert.deepEqual(registry.getByTag('nope'), [])
+  })
+})
+
+describe('validate', () => {
+  const registry = new ToolRegistry()
+  registry.register({
+    name: 'multi',
+    description: 'several constraints',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        city: { type: 'string' },
+        days: { type: 'integer', minimum: 1 },
+        units: { enum: ['c', 'f'] },
+      },
+      required: ['city', 'days'],
+      additionalProperties: false,
+    },
+    handler: () => null,
+  })
+
+  test('valid arguments (object and JSON text)', () => {
+    assert.deepEqual(registry.validate('multi', { city: 'Paris', days: 2 }), { valid: true, errors: [] })
+    assert.deepEqual(registry.validate('multi', '{"city":"Paris","days":2,"units":"c"}'), { valid: true, errors: [] })
+  })
+
+  const expected = [
+    { path: '/city', schemaPath: '/properties/city/type', keyword: 'type' },
+    { path: '/days', schemaPath: '/properties/days/minimum', keyword: 'minimum' },
+    { path: '/units', schemaPath: '/properties/units/enum', keyword: 'enum' },
+    { path: '', schemaPath: '/additionalProperties', keyword: 'additionalProperties' },
+  ]
+  const bad = { city: 7, days: 0, units: 'k', extra: true }
+
+  for (const [label, args] of [['an object', bad], ['JSON text', JSON.stringify(bad)]]) {
+    test(`returns every failure with path, schemaPath, keyword and message (${label})`, () => {
+      const result = registry.validate('multi', args)
+      assert.equal(result.valid, false)
+      assert.equal(result.errors.length, expected.length, JSON.stringify(result.errors))
+      for (const want of expected) {
+        const got = result.errors.find((e) => e.keyword === want.keyword)
+        assert.ok(got, `missing ${want.keyword} error in ${JSON.stringify(result.errors)}`)
+        assert.equal(got.path, want.path)
+        assert.equal(got.schemaPath, want.schemaPath)
+        assert.equal(typeof got.message, 'string')
+        assert.ok(got.message.length > 0)
+      }
+    })
+  }
+
+  test('required failure points at the parent object', () => {
+    const result = registry.validate('multi', '{}')
+    assert.equal(result.valid, false)
+    const required = result.errors.filter((e) => e.keyword === 'required')
+    assert.ok(required.length >= 1)
+    assert.ok(required.every((e) => e.path === '' && e.schemaPath === '/required'))
+    assert.match(required.map((e) => e.message).join(' '), /city/)
+  })
+
+  test('messages are readable', () => {
+    const [err] = registry.validate('multi', { city: 7, days: 1 }).errors
+    assert.match(err.message, /7/)
+    assert.match(err.message, /string/)
+  })
+
+  test('unknown tool throws TOOL_NOT_FOUND naming the tool', () => {
+    assert.throws(() => registry.validate('missing_tool', {}), (e) => {
+      assert.ok(e instanceof Error)
+      assert.equal(e.code, 'TOOL_NOT_FOUND')
+      assert.match(e.message, /missing_tool/)
+      return true
+    })
+  })
+})
+
+describe('change events', () => {
+  test('addEventListener receives { detail } for registered, unregistered and cleared', () => {
+    const registry = new ToolRegistry()
+    const seen = []
+    const listener = (e) => {
+      assert.equal(e.type, 'tool-registry-change')
+      seen.push(e.detail)
+    }
+    registry.addEventListener('tool-registry-change', listener)
+    registry.register(simpleTool('a'))
+    registry.register(simpleTool('b'))
+    registry.unregister('a')
+    registry.unregister('a') // nothing removed: no event expected
+    registry.clear()
+    assert.deepEqual(seen[0], { action: 'registered', toolName: 'a', toolNames: ['a'] })
+    assert.deepEqual(seen[1], { action: 'registered', toolName: 'b', toolNames: ['a', 'b'] })
+    assert.deepEqual(seen[2], { action: 'unregistered', toolName: 'a', toolNames: ['b'] })
+    assert.equal(seen[3].action, 'cleared')
+    assert.deepEqual(seen[3].toolNames, [])
+    assert.equal(seen.length, 4)
+
+    assert.equal(registry.removeEventListener('tool-registry-change', listener), true)
+    registry.register(simpleTool('c'))
+    assert.equal(seen.length, 4, 'a removed listener gets no more events')
+  })
+
+  test('on() passes the detail alone and returns a working unsubscribe function', () => {
+    const registry = new ToolRegistry()
+    const seen = []
+    const off = registry.on('tool-registry-change', (detail) => seen.push(detail))
+    assert.equal(typeof off, 'function')
+    registry.register(simpleTool('x'))
+    assert.deepEqual(seen, [{ action: 'registered', toolName: 'x', toolNames: ['x'] }])
+    off()
+    registry.register(simpleTool('y'))
+    registry.unregister('x')
+    assert.equal(seen.length, 1)
+  })
+
+  test('a refused registration emits no event', () => {
+    const registry = new ToolRegistry()
+    registry.register(simpleTool('a'))
+    const seen = []
+    registry.on('tool-registry-change', (d) => seen.push(d))
+    assert.throws(() => registry.register(simpleTool('a')))
+    assert.throws(() => registry.register(simpleTool('bad name')))
+    assert.deepEqual(seen, [])
+  })
+})
+
+describe('refusals: code, message naming tool and problem, registry unchanged', () => {
+  const cases = [
+    { label: 'name outside the pattern', code: 'INVALID_TOOL_NAME', def: simpleTool('bad name!'), message: /bad name!/ },
+    { label: 'name longer than 64 characters', code: 'INVALID_TOOL_NAME', def: simpleTool('a'.repeat(65)), message: /a{65}/ },
+    { label: 'empty name', code: 'INVALID_TOOL_NAME', def: simpleTool(''), message: /name/ },
+    { label: 'non-string name', code: 'INVALID_TOOL_NAME', def: simpleTool(42), message: /name/ },
+    { label: 'duplicate name', code: 'DUPLICATE_TOOL', def: simpleTool('existing'), message: /existing.*already registered/ },
+    {
+      label: 'missing handler', code: 'INVALID_DEFINITION',
+      def: { name: 'no_handler', description: 'd', inputSchema: { type: 'object' } }, message: /no_handler.*handler/,
+    },
+    {
+      label: 'non-function handler', code: 'INVALID_DEFINITION',
+      def: { name: 'str_handler', description: 'd', inputSchema: { type: 'object' }, handler: 'nope' }, message: /str_handler.*handler/,
+    },
+    {
+      label: 'missing description', code: 'INVALID_DEFINITION',
+      def: { name: 'no_desc', inputSchema: { type: 'object' }, handler() {} }, message: /no_desc.*description/,
+    },
+    {
+      label: 'schema invalid against the meta-schema', code: 'INVALID_SCHEMA', schemaPath: '/properties/a/type',
+      def: simpleTool('bad_type', { inputSchema: { type: 'object', properties: { a: { type: 'strang' } } } }),
+      message: /bad_type.*\/properties\/a\/type/,
+    },
+    {
+      label: 'minimum that is not a number', code: 'INVALID_SCHEMA', schemaPath: '/properties/a/minimum',
+      def: simpleTool('bad_min', { inputSchema: { type: 'object', properties: { a: { minimum: 'x' } } } }),
+      message: /bad_min/,
+    },
+    {
+      label: 'root not an object type', code: 'INVALID_SCHEMA', schemaPath: '/type',
+      def: simpleTool('string_root', { inputSchema: { type: 'string' } }), message: /string_root.*object/,
+    },
+    {
+      label: 'root without a type', code: 'INVALID_SCHEMA', schemaPath: '/type',
+      def: simpleTool('untyped_root', { inputSchema: { properties: {} } }), message: /untyped_root.*object/,
+    },
+    {
+      label: 'external $ref over http', code: 'INVALID_SCHEMA', schemaPath: '/properties/a/$ref',
+      def: simpleTool('ref_http', { inputSchema: { type: 'object', properties: { a: { $ref: 'http://example.com/s.json' } } } }),
+      message: /ref_http.*http:\/\/example\.com\/s\.json/,
+    },
+    {
+      label: 'external $ref over https', code: 'INVALID_SCHEMA', schemaPath: '/properties/a/$ref',
+      def: simpleTool('ref_https', { inputSchema: { type: 'object', properties: { a: { $ref: 'https://example.com/s.json#/x' } } } }),
+      message: /ref_https.*https:\/\/example\.com/,
+    },
+    {
+      label: 'external $ref to a file', code: 'INVALID_SCHEMA', schemaPath: '/properties/a/$ref',
+      def: simpleTool('ref_file', { inputSchema: { type: 'object', properties: { a: { $ref: 'file:///etc/passwd' } } } }),
+      message: /ref_file.*file:\/\/\/etc\/passwd/,
+    },
+    {
+      label: 'draft-04 $schema', code: 'INVALID_SCHEMA', schemaPath: '/$schema',
+      def: simpleTool('draft4', { inputSchema: { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object' } }),
+      message: /draft4.*draft-04/,
+    },
+  ]
+
+  for (const c of cases) {
+    test(`${c.code}: ${c.label}`, () => {
+      const registry = new ToolRegistry()
+      registry.register(simpleTool('existing', { metadata: { category: 'keep', tags: ['t'] } }))
+      const before = snapshot(registry)
+      assert.throws(() => registry.register(c.def), (e) => {
+        assert.ok(e instanceof Error, 'refusals are Error instances')
+        assert.equal(e.code, c.code, e.message)
+        assert.match(e.message, c.message)
+        if (c.schemaPath !== undefined) assert.equal(e.schemaPath, c.schemaPath)
+        return true
+      })
+      assert.deepEqual(snapshot(registry), before, 'a refusal changes nothing')
+      if (typeof c.def.name === 'string' && c.def.name !== 'existing') assert.equal(registry.has(c.def.name), false)
+      // Validation through the surviving tool still works.
+      assert.equal(registry.validate('existing', {}).valid, true)
+    })
+  }
+
+  test('a name of exactly 64 characters and all allowed characters is accepted', () => {
+    const registry = new ToolRegistry()
+    registry.register(simpleTool('a'.repeat(64)))
+    registry.register(simpleTool('Az09_-'))
+    assert.deepEqual(registry.names, ['a'.repeat(64), 'Az09_-'])
+  })
+
+  test('a local $ref into $defs is accepted and validated', () => {
+    const registry = new ToolRegistry()
+    registry.register(simpleTool('local_ref', {
+      inputSchema: { type: 'object', properties: { a: { $ref: '#/$defs/pos' } }, $defs: { pos: { type: 'integer', minimum: 1 } } },
+    }))
+    assert.equal(registry.validate('local_ref', { a: 3 }).valid, true)
+    const bad = registry.validate('local_ref', { a: 0 })
+    assert.equal(bad.valid, false)
+    assert.equal(bad.errors[0].path, '/a')
+    assert.equal(bad.errors[0].keyword, 'minimum')
+  })
+})
+
+describe('pattern keyword', () => {
+  test('a catastrophic pattern against a 50k-character string returns', () => {
+    const registry = new ToolRegistry()
+    registry.register(simpleTool('redos', { inputSchema: { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } } }))
+    const result = registry.validate('redos', { s: 'a'.repeat(50_000) + '!' })
+    assert.equal(result.valid, false)
+    assert.equal(result.errors[0].keyword, 'pattern')
+    assert.equal(result.errors[0].path, '/s')
+    assert.equal(registry.validate('redos', { s: 'aaaa' }).valid, true)
+  })
+})
+
+describe('inputs that must not crash', () => {
+  const registry = new ToolRegistry()
+  registry.register(simpleTool('any'))
+
+  function deepObject(depth) {
+    const root = {}
+    let cur = root
+    for (let i = 0; i < depth; i++) cur = cur.a = {}
+    return root
+  }
+  const cyclic = { name: 'loop' }
+  cyclic.self = cyclic
+
+  const cases = [
+    ['a cyclic object', cyclic, /cycl/i],
+    ['an object nested 200 levels deep', deepObject(200), /128|deep/i],
+    ['JSON text nested 200 levels deep', '{"a":'.repeat(200) + '1' + '}'.repeat(200), /128|deep/i],
+    ['JSON text larger than 16 MiB', JSON.stringify({ s: 'x'.repeat(16 * 1024 * 1024 + 16) }), /limit|large|exceed/i],
+    ['malformed JSON text', '{"city": ', /malformed|JSON/],
+    ['a function value', { f() {} }, /function/],
+    ['a symbol value', { s: Symbol('s') }, /symbol/i],
+    ['a BigInt value', { n: 10n }, /BigInt/],
+    ['a NaN value', { n: NaN }, /NaN/],
+    ['an Infinity value', { n: Infinity }, /inf/i],
+    ['a -Infinity value', { n: -Infinity }, /inf/i],
+  ]
+
+  for (const [label, args, message] of cases) {
+    test(`${label} gives valid:false with a clear json error`, () => {
+      const result = registry.validate('any', args)
+      assert.equal(result.valid, false)
+      assert.equal(result.errors.length, 1)
+      const [err] = result.errors
+      assert.equal(err.keyword, 'json')
+      assert.match(err.message, message)
+      assert.match(err.message, /any/, 'the message names the tool')
+    })
+  }
+
+  test('the process keeps working after all of them', () => {
+    assert.equal(registry.validate('any', { ok: true }).valid, true)
+    assert.equal(registry.validate('any', '{"ok":true}').valid, true)
+  })
+})
+
+describe('drafts and format', () => {
+  const formatSchema = (schemaUri) => ({
+    ...(schemaUri ? { $schema: schemaUri } : {}),
+    type: 'object',
+    properties: { email: { type: 'string', format: 'email' }, day: { type: 'string', format: 'date' } },
+  })
+  const drafts = [
+    ['2020-12 (default)', undefined],
+    ['2020-12 (explicit)', 'https://json-schema.org/draft/2020-12/schema'],
+    ['2019-09', 'https://json-schema.org/draft/2019-09/schema'],
+    ['draft-07', 'http://json-schema.org/draft-07/schema#'],
+  ]
+  for (const [label, uri] of drafts) {
+    test(`${label} is accepted and format is asserted`, () => {
+      const registry = new ToolRegistry()
+      registry.register(simpleTool('fmt', { inputSchema: formatSchema(uri) }))
+      assert.equal(registry.validate('fmt', { email: 'a@example.com', day: '2024-02-29' }).valid, true)
+      const result = registry.validate('fmt', { email: 'not an email', day: '2023-02-30' })
+      assert.equal(result.valid, false)
+      assert.deepEqual(result.errors.map((e) => [e.path, e.keyword]).sort(), [['/day', 'format'], ['/email', 'format']])
+    })
+  }
+
+  test('draft-07 semantics apply when selected (items array = tuple)', () => {
+    const registry = new ToolRegistry()
+    registry.register(simpleTool('d7', {
+      inputSchema: {
+        $schema: 'http://json-schema.org/draft-07/schema#',
+        type: 'object',
+        properties: { t: { items: [{ type: 'string' }], additionalItems: false } },
+      },
+    }))
+    assert.equal(registry.validate('d7', { t: ['x'] }).valid, true)
+    assert.equal(registry.validate('d7', { t: ['x', 1] }).valid, false)
+    assert.equal(registry.validate('d7', { t: [1] }).valid, false)
+  })
+
+  test('draft-04 is refused', () => {
+    const registry = new ToolRegistry()
+    assert.throws(
+      () => registry.register(simpleTool('d4', { inputSchema: { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object' } })),
+      { code: 'INVALID_SCHEMA' },
+    )
+    assert.equal(registry.has('d4'), false)
+  })
+})
