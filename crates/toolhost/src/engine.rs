@@ -84,6 +84,23 @@ fn check_timeout(t: Option<f64>) -> Result<(), RegistryError> {
     }
 }
 
+/// What the metadata interceptor stamps on a result as `_execution_metadata`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExecutionMetadata {
+    /// Rounded to 2 decimals.
+    pub duration_ms: f64,
+    pub tool_name: String,
+    /// ISO 8601, UTC, milliseconds.
+    pub timestamp: String,
+}
+
+impl ExecutionMetadata {
+    /// `{ duration_ms, tool_name, timestamp }`
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({ "duration_ms": self.duration_ms, "tool_name": self.tool_name, "timestamp": self.timestamp })
+    }
+}
+
 /// A call's own options.
 #[derive(Clone, Debug, Default)]
 pub struct CallOptions {
@@ -236,19 +253,18 @@ impl ExecutionEngine {
     }
 
     /// The `_execution_metadata` to stamp on a successful result of execution `key`,
-    /// when the metadata interceptor is on and the tool does not instrument itself:
-    /// `{ duration_ms (2 decimals), tool_name, timestamp (ISO 8601) }`.
-    pub fn metadata_for(&self, key: u64) -> Option<Value> {
+    /// when the metadata interceptor is on and the tool does not instrument itself.
+    pub fn metadata_for(&self, key: u64) -> Option<ExecutionMetadata> {
         let a = self.active.get(&key)?;
         if !self.config.metadata || a.tool.declaration.metadata.self_instrumented {
             return None;
         }
         let ms = Instant::now().duration_since(a.started.unwrap_or(a.queued)).as_secs_f64() * 1000.0;
-        Some(serde_json::json!({
-            "duration_ms": (ms * 100.0).round() / 100.0,
-            "tool_name": a.record.tool_name,
-            "timestamp": crate::timestamp::iso8601_millis(std::time::SystemTime::now()),
-        }))
+        Some(ExecutionMetadata {
+            duration_ms: (ms * 100.0).round() / 100.0,
+            tool_name: a.record.tool_name.clone(),
+            timestamp: crate::timestamp::iso8601_millis(std::time::SystemTime::now()),
+        })
     }
 
     /// Number of executions not yet finished.
@@ -263,6 +279,20 @@ impl ExecutionEngine {
 
     /// Starts an execution. `args` is the parsed arguments or why they could not be read.
     pub fn start(&mut self, tool_name: &str, args: Result<Value, RegistryError>, options: CallOptions) -> Transition {
+        self.start_validated(tool_name, args, options, None)
+    }
+
+    /// As [`ExecutionEngine::start`], with the arguments already validated elsewhere
+    /// (a driver may parse and validate large arguments off its main thread). The
+    /// result is used only if it was computed against the very tool the call resolves
+    /// to now; otherwise the arguments are validated again.
+    pub fn start_validated(
+        &mut self,
+        tool_name: &str,
+        args: Result<Value, RegistryError>,
+        options: CallOptions,
+        validated: Option<(Arc<RegisteredTool>, Vec<crate::schema::ValidationIssue>)>,
+    ) -> Transition {
         let key = self.next_key;
         self.next_key += 1;
         let (args_value, args_error) = match args {
@@ -330,12 +360,15 @@ impl ExecutionEngine {
                     args: a.record.args.clone(),
                 });
             }
-            let failure = match args_error {
-                Some(e) => Some(ToolError::from(e)),
-                None if !a.tool.schema.is_valid(&a.record.args) => {
+            let precomputed = validated.filter(|(tool, _)| Arc::ptr_eq(tool, &a.tool)).map(|(_, issues)| issues);
+            let failure = match (args_error, precomputed) {
+                (Some(e), _) => Some(ToolError::from(e)),
+                (None, Some(issues)) if issues.is_empty() => None,
+                (None, Some(issues)) => Some(ToolError::invalid_arguments(&a.record.tool_name, issues)),
+                (None, None) if !a.tool.schema.is_valid(&a.record.args) => {
                     Some(ToolError::invalid_arguments(&a.record.tool_name, a.tool.schema.validate(&a.record.args)))
                 }
-                None => None,
+                (None, None) => None,
             };
             if let Some(e) = failure {
                 let mut t = self.finish(key, ExecutionStatus::Failed, None, Some(e));

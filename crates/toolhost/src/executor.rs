@@ -174,7 +174,7 @@ impl ToolExecutor {
                     let outcome = self.run_attempt(spec, &cancel).await;
                     let outcome = outcome.map(|mut v| {
                         if let (Some(meta), Value::Object(map)) = (lock(&self.inner.engine).metadata_for(key), &mut v) {
-                            map.insert("_execution_metadata".into(), meta);
+                            map.insert("_execution_metadata".into(), meta.to_json());
                         }
                         Arc::new(v) as Payload
                     });
@@ -218,10 +218,12 @@ impl ToolExecutor {
                 None => std::future::pending().await,
             }
         };
+        // Biased: when a cancel and the handler's return land together, the cancel wins.
         let outcome = tokio::select! {
-            r = call => r,
-            () = timeout => Err(ToolError::timeout(&tool_name, spec.timeout.map_or(0, |d| d.as_millis() as u64))),
+            biased;
             () = cancel.cancelled() => Err(ToolError::cancelled(&tool_name)),
+            () = timeout => Err(ToolError::timeout(&tool_name, spec.timeout.map_or(0, |d| d.as_millis() as u64))),
+            r = call => r,
         };
         attempt_token.cancel();
         outcome

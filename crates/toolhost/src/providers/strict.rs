@@ -285,3 +285,62 @@ mod tests {
         assert_eq!(escape_pointer("a/b~c"), "a~1b~0c");
     }
 }
+
+/// Undoes what strict mode asks of a model: in strict mode every property is required
+/// and optional ones are nullable, so models send `null` for an optional property they
+/// mean to leave out. This removes such `null`s, where the original `schema` neither
+/// requires the property nor allows `null` for it, at every object level it describes
+/// (`properties`, `items`, local `$ref`s are not followed).
+pub fn drop_optional_nulls(schema: &Value, args: &mut Value) {
+    match args {
+        Value::Object(map) => {
+            let Some(props) = schema.get("properties").and_then(Value::as_object) else { return };
+            let required: Vec<&str> =
+                schema.get("required").and_then(Value::as_array).map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+            map.retain(|k, v| !(v.is_null() && !required.contains(&k.as_str()) && props.get(k).is_some_and(|p| !allows_null(p))));
+            for (k, v) in map.iter_mut() {
+                if let Some(p) = props.get(k) {
+                    drop_optional_nulls(p, v);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                items.iter_mut().for_each(|i| drop_optional_nulls(item_schema, i));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn allows_null(schema: &Value) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) => t == "null",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "null"),
+        _ => ["anyOf", "oneOf"].iter().any(|k| {
+            schema.get(*k).and_then(Value::as_array).is_some_and(|alts| alts.iter().any(allows_null))
+        }) || schema.get("type").is_none() && schema.get("properties").is_none() && schema.get("enum").is_none(),
+    }
+}
+
+#[cfg(test)]
+mod optional_null_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn drops_nulls_strict_mode_added_and_keeps_the_rest() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"}, "days": {"type": "integer"}, "note": {"type": ["string", "null"]},
+                "req": {"type": "string"},
+                "stops": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}, "nights": {"type": "integer"}}}}
+            },
+            "required": ["city", "req"]
+        });
+        let mut args = json!({"city": "Paris", "days": null, "note": null, "req": null, "stops": [{"name": "Lyon", "nights": null}]});
+        drop_optional_nulls(&schema, &mut args);
+        assert_eq!(args, json!({"city": "Paris", "note": null, "req": null, "stops": [{"name": "Lyon"}]}));
+    }
+}
