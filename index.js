@@ -839,4 +839,5 @@ module.exports.ToolExecutionManager = nativeBinding.ToolExecutionManager
 module.exports.ToolRegistry = nativeBinding.ToolRegistry
 module.exports.ToolSession = nativeBinding.ToolSession
 module.exports.permanentError = nativeBinding.permanentError
+module.exports.toAiSdkTools = nativeBinding.toAiSdkTools
 module.exports.transientError = nativeBinding.transientError

@@ -24,6 +24,8 @@ pub enum Message {
     Timeout { manager: u32, key: u64, attempt: u32 },
     /// A backoff delay passed: start the next attempt.
     Resume { manager: u32, key: u64 },
+    /// Large argument text was parsed and validated on a worker thread.
+    ArgumentsReady { manager: u32, ticket: u64, arguments: Box<crate::manager::ParsedArguments> },
 }
 
 struct TsfnPtr(sys::napi_threadsafe_function);
@@ -164,6 +166,11 @@ pub fn post_after(hop: Arc<Hop>, delay: Duration, message: Message) {
         tokio::time::sleep(delay).await;
         hop.post(message);
     });
+}
+
+/// Runs blocking work (parsing and validating large arguments) off the JS thread.
+pub fn run_blocking(work: impl FnOnce() + Send + 'static) {
+    runtime().spawn_blocking(work);
 }
 
 /// The timeout thread, shared by every env of the process.

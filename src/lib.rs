@@ -3,6 +3,7 @@
 //! converts values, calls JS handlers and dispatches events.
 
 mod hop;
+mod integrations;
 mod js;
 mod json;
 mod manager;

@@ -62,8 +62,29 @@ struct JsExec {
     signal: Option<(JsRef, JsRef)>,
 }
 
+/// Argument text at least this long is parsed and validated on a worker thread while
+/// the JS thread runs `JSON.parse` for the handler.
+const OFFLOAD_BYTES: usize = 64 * 1024;
+
+/// Arguments parsed and validated off the JS thread.
+pub struct ParsedArguments {
+    args: Result<serde_json::Value, RegistryError>,
+    validated: Option<(Arc<toolhost::RegisteredTool>, Vec<toolhost::ValidationIssue>)>,
+}
+
+/// An `execute` call waiting for its arguments to be parsed off the JS thread.
+struct PendingStart {
+    deferred: sys::napi_deferred,
+    name: String,
+    call: CallOptions,
+    signal: Option<JsRef>,
+    args: JsRef,
+}
+
 pub struct ManagerCore {
     id: u32,
+    pending: RefCell<HashMap<u64, PendingStart>>,
+    next_ticket: Cell<u64>,
     registry: Rc<RegistryShared>,
     engine: RefCell<ExecutionEngine>,
     execs: RefCell<HashMap<u64, JsExec>>,
@@ -187,8 +208,19 @@ impl ManagerCore {
         for (level, message, fields) in lines {
             match (&self.logger, runtime(env)) {
                 (Some(logger), Ok(rt)) => {
-                    let fields = from_json(env, &serde_json::Value::Object(fields.clone()));
-                    let args = [logger.value(env), js::string(env, &level.to_string()), js::string(env, message), fields];
+                    let field = |k: &str| fields.get(k).map_or_else(|| js::undefined(env), |v| from_json(env, v));
+                    let args = [
+                        logger.value(env),
+                        js::string(env, &level.to_string()),
+                        js::string(env, message),
+                        field("executionId"),
+                        field("toolName"),
+                        field("attemptNumber"),
+                        field("args"),
+                        field("durationMs"),
+                        field("error"),
+                        field("stack"),
+                    ];
                     let _ = rt.call(env, &rt.call_logger, &args);
                 }
                 _ => emit_tracing(*level, message, fields),
@@ -235,6 +267,20 @@ impl ManagerCore {
         exec.args = JsRef::new(env, parsed);
         exec.args_parsed = true;
         Some(parsed)
+    }
+
+    /// Registers the JS side of a started execution and drives its first transition.
+    /// The caller has already called `hop::retain` for it.
+    fn begin(self: &Rc<Self>, env: RawEnv, t: Transition, deferred: sys::napi_deferred, args: RawValue, args_parsed: bool, signal: Option<RawValue>) {
+        let signal = match (signal, runtime(env)) {
+            (Some(s), Ok(rt)) if !matches!(t.step, Step::Finished(_)) => {
+                let listener = rt.call(env, &rt.listen_signal, &[s, js::number(env, self.id as f64), js::number(env, t.key as f64)]);
+                listener.ok().map(|l| (JsRef::new(env, s), JsRef::new(env, l)))
+            }
+            _ => None,
+        };
+        self.execs.borrow_mut().insert(t.key, JsExec { deferred, args: JsRef::new(env, args), args_parsed, ctx: None, deadline: None, signal });
+        self.drive(env, t);
     }
 
     fn drive(self: &Rc<Self>, env: RawEnv, t: Transition) {
@@ -329,7 +375,8 @@ impl ManagerCore {
         let outcome = outcome.map(|v| match self.engine.borrow().metadata_for(key) {
             None => payload(env, v),
             Some(meta) => {
-                let stamped = runtime(env).ok().and_then(|rt| rt.call(env, &rt.with_metadata, &[v, from_json(env, &meta)]).ok());
+                let args = [v, js::number(env, meta.duration_ms), js::string(env, &meta.tool_name), js::string(env, &meta.timestamp)];
+                let stamped = runtime(env).ok().and_then(|rt| rt.call(env, &rt.with_metadata, &args).ok());
                 payload(env, stamped.unwrap_or(v))
             }
         });
@@ -517,6 +564,18 @@ pub fn on_message(env: RawEnv, message: Message) {
             let t = core.engine.borrow_mut().begin_attempt(key);
             core.drive(env, t);
         }
+        Message::ArgumentsReady { manager, ticket, arguments } => {
+            let Some(core) = find(manager) else { return };
+            let Some(mut pending) = core.pending.borrow_mut().remove(&ticket) else { return };
+            let signal = pending.signal.take().map(|s| s.value(env));
+            if let Some(s) = signal {
+                pending.call.already_cancelled = js::get_opt(env, s, c"aborted").and_then(|a| js::get_bool(env, a)).unwrap_or(false);
+            }
+            let ParsedArguments { args, validated } = *arguments;
+            core.sync_mask();
+            let t = core.engine.borrow_mut().start_validated(&pending.name, args, pending.call, validated);
+            core.begin(env, t, pending.deferred, pending.args.value(env), true, signal);
+        }
     }
 }
 
@@ -562,6 +621,8 @@ impl ToolExecutionManager {
             audit_log,
             interceptors: JsRef::new(raw, js::array(raw, [])),
             interceptor_count: Cell::new(0),
+            pending: RefCell::new(HashMap::new()),
+            next_ticket: Cell::new(1),
         });
         MANAGERS.with(|m| m.borrow_mut().insert(id, Rc::downgrade(&core)));
         registry.shared.managers.borrow_mut().push(Rc::downgrade(&core));
@@ -600,29 +661,49 @@ impl ToolExecutionManager {
             }
         }
         let text_args = js::type_of(env, args) == sys::ValueType::napi_string;
-        let parsed = read_arguments(env, &name, args);
-        core.sync_mask();
-        let t = core.engine.borrow_mut().start(&name, parsed, call);
-
         let mut deferred = ptr::null_mut();
         let mut promise = ptr::null_mut();
         js::check(unsafe { sys::napi_create_promise(env, &mut deferred, &mut promise) })?;
-        let rt = runtime(env)?;
-        let signal = match signal {
-            Some(s) if !matches!(t.step, Step::Finished(_)) => {
-                let listener = rt.call(env, &rt.listen_signal, &[s, js::number(env, core.id as f64), js::number(env, t.key as f64)]);
-                listener.ok().map(|l| (JsRef::new(env, s), JsRef::new(env, l)))
-            }
-            _ => None,
-        };
-        let args_parsed = !text_args || js::get_string(env, args).is_some_and(|s| s.trim().is_empty());
-        let args_value = if text_args && args_parsed { js::object(env) } else { args };
-        core.execs.borrow_mut().insert(
-            t.key,
-            JsExec { deferred, args: JsRef::new(env, args_value), args_parsed, ctx: None, deadline: None, signal },
-        );
         hop::retain(env);
-        core.drive(env, t);
+        let text = if text_args { js::get_string(env, args) } else { None };
+        if let Some(text) = text.as_ref().filter(|t| t.len() >= OFFLOAD_BYTES) {
+            let rt = runtime(env)?;
+            // Parse for the handler here while a worker parses and validates in Rust.
+            if let Ok(parsed) = rt.call(env, &rt.parse, &[args]) {
+                let ticket = core.next_ticket.get();
+                core.next_ticket.set(ticket + 1);
+                let session = call.session_id.clone();
+                let pending = PendingStart { deferred, name: name.clone(), call, signal: signal.map(|s| JsRef::new(env, s)), args: JsRef::new(env, parsed) };
+                core.pending.borrow_mut().insert(ticket, pending);
+                let (registry, hop, manager, text) = (core.registry.engine.clone(), core.hop.clone(), core.id, text.clone());
+                hop::run_blocking(move || {
+                    let scope = session.as_deref().map_or(toolhost::Scope::Global, toolhost::Scope::Session);
+                    let args = toolhost::parse_arguments(&name, &text);
+                    let validated = match (registry.resolve(scope, &name), &args) {
+                        (Ok(tool), Ok(v)) => {
+                            let issues = tool.schema.validate(v);
+                            Some((tool, issues))
+                        }
+                        _ => None,
+                    };
+                    let arguments = Box::new(ParsedArguments { args, validated });
+                    hop.post(Message::ArgumentsReady { manager, ticket, arguments });
+                });
+                return Ok(Js(promise));
+            }
+            js::clear_exception(env);
+        }
+        let blank_text = text.as_deref().is_some_and(|t| t.trim().is_empty());
+        let parsed = match &text {
+            Some(_) if blank_text => Ok(serde_json::Value::Object(Default::default())),
+            Some(t) => toolhost::parse_arguments(&name, t),
+            None => read_arguments(env, &name, args),
+        };
+        core.sync_mask();
+        let t = core.engine.borrow_mut().start(&name, parsed, call);
+        let args_parsed = !text_args || blank_text;
+        let args_value = if blank_text { js::object(env) } else { args };
+        core.begin(env, t, deferred, args_value, args_parsed, signal);
         Ok(Js(promise))
     }
 
@@ -631,7 +712,7 @@ impl ToolExecutionManager {
     /// and resolves `{ messages, calls, results }` with `messages` ready to send back in
     /// the provider's format, in call order. Tool failures become error replies written
     /// for the model; nothing rejects for them.
-    #[napi(ts_args_type = "response: unknown, options: ExecuteToolCallsOptions", ts_return_type = "Promise<ExecuteToolCallsResult>")]
+    #[napi(ts_generic_types = "P extends ToolCallProvider", ts_args_type = "response: unknown, options: ExecuteToolCallsOptions<P>", ts_return_type = "Promise<ExecuteToolCallsResult<P>>")]
     pub fn execute_tool_calls(&self, env: Env, this: napi::bindgen_prelude::This, response: Js, options: Js) -> napi::Result<Js> {
         use napi::JsValue;
         let env = env.raw();
@@ -639,7 +720,8 @@ impl ToolExecutionManager {
             Ok(p) => p,
             Err(e) => return js::throw_coded(env, "INVALID_CONFIG", &format!("executeToolCalls: {e}"), &[]),
         };
-        let calls = match crate::providers::calls_in(env, provider, response.0) {
+        let session = js::get_opt(env, options.0, c"sessionId").and_then(|v| js::get_string(env, v));
+        let calls = match crate::providers::calls_in(env, &self.core.registry.engine, session.as_deref(), provider, response.0) {
             Ok(c) => c,
             Err(e) => return js::throw_coded(env, "INVALID_TOOL_CALLS", &format!("executeToolCalls: {e}"), &[]),
         };
@@ -722,7 +804,7 @@ impl ToolExecutionManager {
     /// toolCallId, sessionId, attemptNumber, maxAttempts, signal }`; set `ctx.args` to
     /// change the arguments, return without calling `next` to short-circuit, throw to
     /// fail. Interceptors run in the order added, again on each attempt.
-    #[napi(js_name = "use", ts_args_type = "interceptor: (ctx: InterceptorContext, next: () => Promise<unknown>) => unknown")]
+    #[napi(js_name = "use", ts_args_type = "interceptor: (ctx: InterceptorContext, next: () => Promise<unknown>) => unknown", ts_return_type = "void")]
     pub fn use_interceptor(&self, env: Env, interceptor: Js) -> napi::Result<Js> {
         let env = env.raw();
         if !js::is_function(env, interceptor.0) {
@@ -742,7 +824,7 @@ impl ToolExecutionManager {
     }
 
     /// Listens to a lifecycle event; the listener receives `{ type, detail }`.
-    #[napi(ts_args_type = "type: ExecutionEventType, listener: (event: { type: string, detail: any }) => void")]
+    #[napi(ts_generic_types = "T extends ExecutionEventType", ts_args_type = "type: T, listener: (event: ExecutionEvent<T>) => void", ts_return_type = "void")]
     pub fn add_event_listener(&self, env: Env, event_type: Js, listener: Js) -> napi::Result<Js> {
         match self.core.emitter.add(env.raw(), event_type.0, listener.0, false) {
             Ok(v) => Ok(Js(v)),
@@ -759,7 +841,7 @@ impl ToolExecutionManager {
     }
 
     /// Listens with the detail alone; returns an unsubscribe function.
-    #[napi(ts_args_type = "type: ExecutionEventType, listener: (detail: any) => void", ts_return_type = "() => boolean")]
+    #[napi(ts_generic_types = "T extends ExecutionEventType", ts_args_type = "type: T, listener: (detail: ExecutionEventMap[T]) => void", ts_return_type = "() => boolean")]
     pub fn on(&self, env: Env, event_type: Js, listener: Js) -> napi::Result<Js> {
         match self.core.emitter.add(env.raw(), event_type.0, listener.0, true) {
             Ok(v) => Ok(Js(v)),
@@ -768,6 +850,13 @@ impl ToolExecutionManager {
                 Ok(Js::undefined())
             }
         }
+    }
+}
+
+impl ToolExecutionManager {
+    /// The id `runtime.js` passes back to Rust to find this manager.
+    pub(crate) fn id(&self) -> u32 {
+        self.core.id
     }
 }
 

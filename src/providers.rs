@@ -50,9 +50,27 @@ pub fn provider_of(env: RawEnv, options: RawValue) -> Result<Provider, String> {
 
 /// Tool calls as JS: `[{ id, name, arguments }]`, `arguments` as JSON text when the
 /// model sent text (so malformed text reaches the manager and fails validation there).
-pub fn calls_in(env: RawEnv, provider: Provider, response: RawValue) -> Result<RawValue, String> {
+///
+/// For OpenAI providers, `null`s a model sent for optional properties (as strict mode
+/// makes it do) are dropped before validation, so strict-mode calls validate against the
+/// tool's own schema.
+pub fn calls_in(
+    env: RawEnv,
+    registry: &toolhost::ToolRegistry,
+    session: Option<&str>,
+    provider: Provider,
+    response: RawValue,
+) -> Result<RawValue, String> {
     let payload = to_json(env, response).map_err(|e| format!("the response is not JSON: {e}"))?;
-    let calls = providers::parse_tool_calls(provider, &payload).map_err(|e| e.to_string())?;
+    let mut calls = providers::parse_tool_calls(provider, &payload).map_err(|e| e.to_string())?;
+    if matches!(provider, Provider::OpenAi | Provider::OpenAiResponses) {
+        let scope = session.map_or(Scope::Global, Scope::Session);
+        for call in &mut calls {
+            if let (ToolCallArguments::Parsed(args), Ok(tool)) = (&mut call.arguments, registry.resolve(scope, &call.name)) {
+                providers::drop_optional_nulls(&tool.declaration.input_schema, args);
+            }
+        }
+    }
     Ok(js::array(
         env,
         calls.iter().map(|c| {
@@ -100,7 +118,10 @@ fn error_text(env: RawEnv, registry: &toolhost::ToolRegistry, scope: Scope<'_>, 
         _ => {
             let category = s(error, c"category");
             let retryable = js::get_opt(env, error, c"retryable").and_then(|v| js::get_bool(env, v)).unwrap_or(false);
-            model_errors::tool_failed(&name, &category, &code, &message, retryable)
+            // The reply names the tool itself; drop the engine's own "tool 'x' failed: ".
+            let prefix = format!("tool '{name}' failed: ");
+            let message = message.strip_prefix(&prefix).unwrap_or(&message);
+            model_errors::tool_failed(&name, &category, &code, message, retryable)
         }
     }
 }

@@ -216,7 +216,7 @@ impl ToolRegistry {
 
     /// Registers a tool. Throws an `Error` with `code` `INVALID_TOOL_NAME`,
     /// `INVALID_DEFINITION`, `INVALID_SCHEMA` or `DUPLICATE_TOOL`; nothing changes then.
-    #[napi(ts_args_type = "definition: ToolDefinition", ts_return_type = "ToolDeclaration")]
+    #[napi(ts_generic_types = "const S extends InputSchema = NoInputSchema", ts_args_type = "definition: ToolDefinition<S>", ts_return_type = "ToolDeclaration")]
     pub fn register(&self, env: Env, definition: Js) -> napi::Result<Js> {
         register_in(env.raw(), &self.shared, Scope::Global, definition.0)
     }
@@ -282,7 +282,7 @@ impl ToolRegistry {
     }
 
     /// Listens to `tool-registry-change`; the listener receives `{ type, detail }`.
-    #[napi(ts_args_type = "type: 'tool-registry-change', listener: (event: { type: string, detail: RegistryChange }) => void")]
+    #[napi(ts_args_type = "type: 'tool-registry-change', listener: (event: { type: 'tool-registry-change', detail: RegistryChange }) => void", ts_return_type = "void")]
     pub fn add_event_listener(&self, env: Env, event_type: Js, listener: Js) -> napi::Result<Js> {
         listen(env.raw(), &self.shared.emitter, event_type.0, listener.0, false)
     }
@@ -402,7 +402,7 @@ impl ToolSession {
     }
 
     /// Registers a tool visible only inside this session (it may shadow a global one).
-    #[napi(ts_args_type = "definition: ToolDefinition", ts_return_type = "ToolDeclaration")]
+    #[napi(ts_generic_types = "const S extends InputSchema = NoInputSchema", ts_args_type = "definition: ToolDefinition<S>", ts_return_type = "ToolDeclaration")]
     pub fn register(&self, env: Env, definition: Js) -> napi::Result<Js> {
         register_in(env.raw(), &self.shared, Scope::Session(&self.id), definition.0)
     }

@@ -104,11 +104,11 @@
   }
 
   // The built-in metadata interceptor: a copy of a plain-object result, stamped.
-  function withMetadata(result, metadata) {
+  function withMetadata(result, duration_ms, tool_name, timestamp) {
     if (result === null || typeof result !== 'object' || Array.isArray(result)) return result
     const proto = Object.getPrototypeOf(result)
     if (proto !== Object.prototype && proto !== null) return result
-    return { ...result, _execution_metadata: metadata }
+    return { ...result, _execution_metadata: { duration_ms, tool_name, timestamp } }
   }
 
   // `manager.use()` interceptors around one attempt, in the order they were added.
@@ -122,12 +122,27 @@
     const dispatch = (i) => {
       if (i <= reached) throw new Error('next() called more than once by an interceptor')
       reached = i
-      return i < interceptors.length ? interceptors[i](ictx, () => dispatch(i + 1)) : handler(ictx.args, ctx)
+      if (i === interceptors.length) return handler(ictx.args, ctx)
+      // `next()` always returns a promise, whether the handler is sync or async.
+      return interceptors[i](ictx, () => {
+        try {
+          return Promise.resolve(dispatch(i + 1))
+        } catch (err) {
+          return Promise.reject(err)
+        }
+      })
     }
     return dispatch(0)
   }
 
-  function callLogger(logger, level, message, fields) {
+  // The built-in logging interceptor's lines, with their fields passed one by one.
+  function callLogger(logger, level, message, executionId, toolName, attemptNumber, args, durationMs, error, stack) {
+    const fields = { executionId, toolName }
+    if (attemptNumber !== undefined) fields.attemptNumber = attemptNumber
+    if (args !== undefined) fields.args = args
+    if (durationMs !== undefined) fields.durationMs = durationMs
+    if (error !== undefined) fields.error = error
+    if (stack !== undefined) fields.stack = stack
     try {
       logger(level, message, fields)
     } catch (err) {
@@ -223,8 +238,58 @@
     return { messages, calls, results }
   }
 
+  // The text a model gets for one failed call: the same error reply
+  // `executeToolCalls` would send (validation issues with the expected schema, the
+  // list of available tools, ...), written in Rust.
+  function modelErrorText(managerId, sessionId, call, result) {
+    const replies = formatReplies(managerId, 'openai', sessionId, [call], [result])
+    return replies !== undefined ? replies.messages[0].content : result.error.message
+  }
+
+  // Thrown by an AI SDK tool's `execute`, so the AI SDK reports a tool error to the
+  // model: `message` is written for the model, `toolError` is the structured error,
+  // `cause` the handler's own error when it threw one.
+  function toolCallError(text, error, execution) {
+    const e = new Error(text, error.cause !== undefined ? { cause: error.cause } : undefined)
+    e.name = 'ToolCallError'
+    e.code = error.code
+    e.toolError = error
+    e.execution = execution
+    return e
+  }
+
+  // `toAiSdkTools`: `{ [name]: tool }` in the Vercel AI SDK's shape. The input schema
+  // is what `ai`'s `jsonSchema()` returns (marked with `Symbol.for('vercel.ai.schema')`),
+  // built here because the package does not depend on `ai`. Its `validate` lets every
+  // value through: the manager validates in Rust, so a bad call is answered with
+  // toolhost's error text and still shows in events and audit.
+  const AI_SDK_SCHEMA = Symbol.for('vercel.ai.schema')
+
+  function aiSdkSchema(schema) {
+    return { [AI_SDK_SCHEMA]: true, _type: undefined, jsonSchema: schema, validate: (value) => ({ success: true, value }) }
+  }
+
+  function aiSdkTools(manager, managerId, sessionId, declarations) {
+    const tools = {}
+    for (const { name, description, inputSchema, metadata } of declarations) {
+      const tool = { description, inputSchema: aiSdkSchema(inputSchema) }
+      if (metadata.title !== undefined) tool.title = metadata.title
+      tool.execute = async (input, options) => {
+        const toolCallId = options !== undefined ? options.toolCallId : undefined
+        const signal = options !== undefined ? options.abortSignal : undefined
+        const result = await manager.execute(name, input, { toolCallId, signal, sessionId })
+        if (result.success) return result.result
+        const text = modelErrorText(managerId, sessionId, { id: toolCallId || '', name, arguments: input }, result)
+        throw toolCallError(text, result.error, result.execution)
+      }
+      tools[name] = tool
+    }
+    return tools
+  }
+
   return {
     executeToolCalls,
+    aiSdkTools,
     withMetadata, runChain, callLogger,
     emitStarted, emitValidating, emitExecuting, emitRetrying, emitSucceeded, emitFailed, emitCancelled,
     makeContext,

@@ -14,6 +14,7 @@ const SOURCE: &str = include_str!("runtime.js");
 /// The functions of `runtime.js`.
 pub struct Runtime {
     pub execute_tool_calls: JsRef,
+    pub ai_sdk_tools: JsRef,
     pub with_metadata: JsRef,
     pub run_chain: JsRef,
     pub call_logger: JsRef,
@@ -93,6 +94,7 @@ pub fn runtime(env: RawEnv) -> napi::Result<Rc<Runtime>> {
     let f = |name: &CStr| JsRef::new(env, js::get(env, exports, name));
     let rt = Rc::new(Runtime {
         execute_tool_calls: f(c"executeToolCalls"),
+        ai_sdk_tools: f(c"aiSdkTools"),
         with_metadata: f(c"withMetadata"),
         run_chain: f(c"runChain"),
         call_logger: f(c"callLogger"),

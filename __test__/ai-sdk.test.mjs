@@ -1,0 +1,165 @@
+// toAiSdkTools (issue 5): the registry's tools as Vercel AI SDK tools, driven by the
+// real `generateText` from 'ai' and its mock language model from 'ai/test'.
+import { test, describe } from 'node:test'
+import assert from 'node:assert/strict'
+import { generateText, stepCountIs, asSchema } from 'ai'
+import { MockLanguageModelV3 } from 'ai/test'
+import { ToolRegistry, ToolExecutionManager, toAiSdkTools, permanentError } from '../index.js'
+
+const WEATHER_SCHEMA = {
+  type: 'object',
+  properties: { city: { type: 'string', minLength: 1 }, unit: { type: 'string', enum: ['c', 'f'] } },
+  required: ['city'],
+  additionalProperties: false,
+}
+
+function setup() {
+  const registry = new ToolRegistry()
+  registry.register({
+    name: 'get_weather',
+    description: 'Current weather for a city',
+    metadata: { title: 'Weather' },
+    inputSchema: WEATHER_SCHEMA,
+    handler: async ({ city, unit = 'c' }) => ({ city, temperature: unit === 'c' ? 21 : 70, unit }),
+  })
+  registry.register({
+    name: 'charge_card',
+    description: 'Charges a card',
+    inputSchema: { type: 'object', properties: { cents: { type: 'integer' } }, required: ['cents'] },
+    handler: async () => {
+      throw permanentError('card declined', { code: 'CARD_DECLINED' })
+    },
+  })
+  const manager = new ToolExecutionManager(registry, { retry: { maxAttempts: 1 } })
+  return { registry, manager }
+}
+
+const usage = {
+  inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 5, text: 5, reasoning: undefined },
+}
+
+/** Step 1: the model asks for three tools; step 2: it answers in text. */
+function scriptedModel() {
+  return new MockLanguageModelV3({
+    doGenerate: [
+      {
+        content: [
+          { type: 'tool-call', toolCallId: 'call_ok', toolName: 'get_weather', input: JSON.stringify({ city: 'Paris' }) },
+          { type: 'tool-call', toolCallId: 'call_fail', toolName: 'charge_card', input: JSON.stringify({ cents: 500 }) },
+          { type: 'tool-call', toolCallId: 'call_bad', toolName: 'get_weather', input: JSON.stringify({ city: '', unit: 'k' }) },
+        ],
+        finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+        usage,
+        warnings: [],
+      },
+      {
+        content: [{ type: 'text', text: 'It is 21 degrees in Paris; the card was declined.' }],
+        finishReason: { unified: 'stop', raw: 'stop' },
+        usage,
+        warnings: [],
+      },
+    ],
+  })
+}
+
+describe('toAiSdkTools', () => {
+  test('tools have the AI SDK shape: description, title, a jsonSchema() schema, execute', () => {
+    const { manager } = setup()
+    const tools = toAiSdkTools(manager)
+    assert.deepEqual(Object.keys(tools), ['get_weather', 'charge_card'])
+    const weather = tools.get_weather
+    assert.equal(weather.description, 'Current weather for a city')
+    assert.equal(weather.title, 'Weather')
+    assert.equal(typeof weather.execute, 'function')
+    assert.equal(weather.inputSchema[Symbol.for('vercel.ai.schema')], true)
+    // The AI SDK's own asSchema() recognises it as a schema and keeps it as is.
+    const schema = asSchema(weather.inputSchema)
+    assert.equal(schema, weather.inputSchema)
+    assert.deepEqual(schema.jsonSchema, WEATHER_SCHEMA)
+    assert.equal(tools.charge_card.title, undefined)
+  })
+
+  test('generateText runs the tools through the manager over two steps; failures reach the model as tool errors', async () => {
+    const { manager } = setup()
+    const succeeded = []
+    const failed = []
+    manager.on('tool-execution-succeeded', (d) => succeeded.push(d.execution))
+    manager.on('tool-execution-failed', (d) => failed.push(d.execution))
+    const model = scriptedModel()
+
+    const result = await generateText({
+      model,
+      tools: toAiSdkTools(manager),
+      prompt: 'Weather in Paris, then charge 5 euros',
+      stopWhen: stepCountIs(2),
+    })
+
+    assert.equal(result.steps.length, 2)
+    assert.equal(result.text, 'It is 21 degrees in Paris; the card was declined.')
+
+    // Step 1's request carried the declarations in the AI SDK's function-tool shape.
+    const declared = model.doGenerateCalls[0].tools
+    assert.deepEqual(declared.map((t) => [t.type, t.name]), [['function', 'get_weather'], ['function', 'charge_card']])
+    assert.deepEqual(declared[0].inputSchema, WEATHER_SCHEMA)
+
+    // The calls ran through the manager, with the model's tool call ids.
+    assert.deepEqual(succeeded.map((e) => [e.toolName, e.toolCallId]), [['get_weather', 'call_ok']])
+    assert.deepEqual(failed.map((e) => e.toolCallId).sort(), ['call_bad', 'call_fail'])
+    const [okRecord] = manager.getExecutionsForToolCall('call_ok')
+    assert.equal(okRecord.status, 'succeeded')
+    assert.deepEqual(okRecord.result, { city: 'Paris', temperature: 21, unit: 'c' })
+
+    // Step 1's content: one tool result and two tool errors.
+    const parts = Object.fromEntries(result.steps[0].content.filter((p) => p.toolCallId).map((p) => [`${p.type}:${p.toolCallId}`, p]))
+    assert.deepEqual(parts['tool-result:call_ok'].output, { city: 'Paris', temperature: 21, unit: 'c' })
+    const declined = parts['tool-error:call_fail'].error
+    assert.equal(declined.name, 'ToolCallError')
+    assert.match(declined.message, /^Tool `charge_card` failed: .*card declined \(category: permanent, code: CARD_DECLINED\)/)
+    assert.equal(declined.code, 'CARD_DECLINED')
+    assert.equal(declined.toolError.category, 'permanent')
+    assert.equal(declined.execution.toolCallId, 'call_fail')
+    const invalid = parts['tool-error:call_bad'].error
+    assert.equal(invalid.code, 'INVALID_ARGUMENTS')
+    assert.match(invalid.message, /`\/city`/)
+    assert.match(invalid.message, /`\/unit`/)
+    assert.match(invalid.message, /"enum"/, 'the expected schema is shown')
+
+    // Step 2's prompt sends the errors back to the model as tool error outputs.
+    const toolMessage = model.doGenerateCalls[1].prompt.find((m) => m.role === 'tool')
+    const outputs = Object.fromEntries(toolMessage.content.map((p) => [p.toolCallId, p.output]))
+    assert.equal(outputs.call_ok.type, 'json')
+    assert.deepEqual(outputs.call_ok.value, { city: 'Paris', temperature: 21, unit: 'c' })
+    assert.equal(outputs.call_fail.type, 'error-text')
+    assert.equal(outputs.call_fail.value, declined.message)
+    assert.equal(outputs.call_bad.type, 'error-text')
+    assert.match(outputs.call_bad.value, /^Tool `get_weather` was not run: its arguments do not match its input schema/)
+  })
+
+  test('abortSignal cancels the execution; the tool throws', async () => {
+    const registry = new ToolRegistry()
+    registry.register({
+      name: 'wait',
+      description: 'Waits until aborted',
+      inputSchema: { type: 'object' },
+      handler: (_args, ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))),
+    })
+    const manager = new ToolExecutionManager(registry)
+    const controller = new AbortController()
+    const running = toAiSdkTools(manager).wait.execute({}, { toolCallId: 'call_wait', abortSignal: controller.signal, messages: [] })
+    controller.abort()
+    await assert.rejects(running, (e) => e.name === 'ToolCallError' && e.execution.status === 'cancelled')
+  })
+
+  test('sessionId lists and runs the session\'s tools; an unknown session throws', async () => {
+    const { registry, manager } = setup()
+    const session = registry.createSession()
+    session.register({ name: 'note', description: 'Session note', inputSchema: { type: 'object' }, handler: () => 'noted' })
+    const tools = toAiSdkTools(manager, { sessionId: session.id })
+    assert.deepEqual(Object.keys(tools).sort(), ['charge_card', 'get_weather', 'note'])
+    assert.equal(await tools.note.execute({}, { toolCallId: 'call_note', messages: [] }), 'noted')
+    assert.equal(manager.getExecutionsForToolCall('call_note')[0].sessionId, session.id)
+    assert.equal('note' in toAiSdkTools(manager), false)
+    assert.throws(() => toAiSdkTools(manager, { sessionId: 'nope' }), { code: 'SESSION_NOT_FOUND' })
+  })
+})

@@ -1,0 +1,248 @@
+// Type tests for the generated index.d.ts, checked by `tsc -p tsconfig.json` in
+// `npm test`. Nothing here runs: each line without `@ts-expect-error` must compile, and
+// each `@ts-expect-error` line must fail to (tsc reports an unused one as an error).
+
+import { z } from 'zod'
+import { ToolExecutionManager, ToolRegistry, transientError } from '../index.js'
+import type {
+  AnthropicTool,
+  ErrorCategory,
+  ExecutionRecord,
+  ExecutionStatus,
+  GeminiTool,
+  McpTool,
+  OpenAITool,
+  ToolDeclaration,
+  ToolStats,
+  ValidationResult,
+} from '../index.js'
+
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
+declare function assertType<T extends true>(): void
+
+const registry = new ToolRegistry()
+
+// zod v4 (any Standard Schema): args is the schema's input type.
+registry.register({
+  name: 'get_weather',
+  description: 'Current weather for a city',
+  inputSchema: z.object({
+    city: z.string(),
+    days: z.number().int().optional(),
+    units: z.enum(['celsius', 'fahrenheit']).default('celsius'),
+  }),
+  handler: async (args, context) => {
+    const city: string = args.city
+    const days: number | undefined = args.days
+    // Validation runs in Rust on the JSON Schema: zod defaults are not filled in.
+    assertType<Equal<typeof args.units, 'celsius' | 'fahrenheit' | undefined>>()
+    // @ts-expect-error: `nope` is not in the schema
+    args.nope
+    // @ts-expect-error: `city` is a string, not a number
+    const wrong: number = args.city
+    const callId: string | undefined = context.toolCallId
+    const signal: AbortSignal = context.signal
+    const attempt: number = context.attemptNumber
+    return { city, days, callId, signal, attempt, wrong }
+  },
+})
+
+registry.register({
+  name: 'typed_handler',
+  description: 'A handler whose parameter type disagrees with the schema',
+  inputSchema: z.object({ city: z.string() }),
+  // @ts-expect-error: the schema gives `city: string`, the handler wants a number
+  handler: (args: { city: number }) => args.city,
+})
+
+// A `const` JSON Schema literal, written inline: `register` has a const type parameter.
+registry.register({
+  name: 'search',
+  description: 'Searches the docs',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      query: { type: 'string' },
+      limit: { type: 'integer', default: 10 },
+      sort: { enum: ['relevance', 'date'] },
+    },
+    required: ['query'],
+    additionalProperties: false,
+  },
+  handler: (args) => {
+    const query: string = args.query
+    const limit: number | undefined = args.limit
+    assertType<Equal<typeof args.sort, 'relevance' | 'date' | undefined>>()
+    // @ts-expect-error: `limit` has a default, but nothing fills it in: it may be absent
+    const sure: number = args.limit
+    // @ts-expect-error: `query` is a string
+    args.query.toFixed()
+    // @ts-expect-error: additionalProperties is false
+    args.other
+    return { query, limit, sure }
+  },
+})
+
+// A JSON Schema declared `as const` elsewhere.
+const moveSchema = {
+  type: 'object',
+  properties: { from: { type: 'string' }, to: { type: 'string' }, overwrite: { type: 'boolean' } },
+  required: ['from', 'to'],
+} as const
+registry.register({
+  name: 'move_file',
+  description: 'Moves a file',
+  inputSchema: moveSchema,
+  metadata: { destructive: true, retry: { maxAttempts: 1 }, timeoutMs: 2000, owner: 'files' },
+  handler: (args) => {
+    const from: string = args.from
+    const overwrite: boolean | undefined = args.overwrite
+    // @ts-expect-error: `to` is a string
+    const to: number = args.to
+    return { from, to, overwrite }
+  },
+})
+
+// No inputSchema: any object.
+registry.register({
+  name: 'now',
+  description: 'The current time',
+  handler: (args) => {
+    assertType<Equal<typeof args, { [x: string]: unknown }>>()
+    return new Date().toISOString()
+  },
+})
+
+registry.register({
+  // @ts-expect-error: the name is a string
+  name: 42,
+  description: 'bad',
+  handler: () => 1,
+})
+
+// @ts-expect-error: a definition needs a handler
+registry.register({ name: 'no_handler', description: 'bad', inputSchema: moveSchema })
+
+const session = registry.createSession()
+session.register({
+  name: 'session_tool',
+  description: 'Only in this session',
+  inputSchema: z.object({ note: z.string() }),
+  handler: (args) => {
+    // @ts-expect-error: `note` is a string
+    const n: number = args.note
+    return n
+  },
+})
+
+// Declarations out.
+const declaration: ToolDeclaration | undefined = registry.get('search')
+const openai: OpenAITool[] = registry.toOpenAITools({ strict: true })
+const parameters: Record<string, unknown> = openai[0].function.parameters
+const anthropic: AnthropicTool[] = session.toAnthropicTools()
+const gemini: GeminiTool = registry.toGeminiTools()
+const geminiType: string | undefined = gemini.functionDeclarations[0].parameters?.type
+const mcp: McpTool[] = registry.toMcpTools()
+const readOnly: boolean | undefined = mcp[0].annotations?.readOnlyHint
+const validation: ValidationResult = registry.validate('search', { query: 1 })
+const firstPath: string | undefined = validation.errors[0]?.path
+registry.on('tool-registry-change', (change) => {
+  const action: 'registered' | 'unregistered' | 'cleared' | 'session-destroyed' = change.action
+  return action
+})
+export { declaration, parameters, anthropic, geminiType, readOnly, firstPath }
+
+// The manager: options, results and events.
+const manager = new ToolExecutionManager(registry, {
+  retry: { maxAttempts: 3, baseDelay: 100, jitter: 'none', retryableCategories: ['transient', 'timeout'] },
+  timeoutMs: 5000,
+})
+// @ts-expect-error: no such jitter
+new ToolExecutionManager(registry, { retry: { jitter: 'sometimes' } })
+// @ts-expect-error: not an error category
+new ToolExecutionManager(registry, { retry: { retryableCategories: ['flaky'] } })
+
+export async function managerTypes(signal: AbortSignal) {
+  const outcome = await manager.execute('search', { query: 'retries' }, { toolCallId: 'call_1', timeoutMs: 100, signal })
+  const status: ExecutionStatus = outcome.execution.status
+  const record: ExecutionRecord = outcome.execution
+  if (outcome.success) {
+    const result: unknown = outcome.result
+    // @ts-expect-error: a success has no error
+    outcome.error
+    return result
+  }
+  const code: string = outcome.error.code
+  const category: ErrorCategory = outcome.error.category
+  const retryable: boolean = outcome.error.retryable
+  const issuePath: string | undefined = outcome.error.validationErrors?.[0]?.path
+  // @ts-expect-error: a failure has no result
+  outcome.result
+  // @ts-expect-error: the category is a known string, not a number
+  const categoryNumber: number = outcome.error.category
+
+  const stats: ToolStats = manager.stats('search')
+  const found: ExecutionRecord | undefined = manager.getExecution(record.id)
+  const attempts: number | undefined = found?.retry.attemptNumber
+  return { status, code, category, retryable, issuePath, categoryNumber, stats, attempts }
+}
+
+export function eventTypes() {
+  const off: () => boolean = manager.on('tool-execution-retrying', (detail) => {
+    const delay: number = detail.delayMs
+    const code: string = detail.error.code
+    return { delay, code }
+  })
+  manager.on('tool-execution-failed', (detail) => {
+    const category: ErrorCategory = detail.error.category
+    const status: ExecutionStatus = detail.execution.status
+    return { category, status }
+  })
+  manager.on('tool-execution-executing', (detail) => {
+    const attempt: number = detail.attemptNumber
+    return attempt
+  })
+  manager.on('tool-invocation-recorded', (record) => {
+    const hash: string = record.inputHash
+    return hash
+  })
+  // @ts-expect-error: a started event carries the record, not a delay
+  manager.on('tool-execution-started', (detail) => detail.delayMs)
+  // @ts-expect-error: not an event type
+  manager.on('tool-execution-exploded', () => {})
+  manager.addEventListener('tool-execution-succeeded', (event) => {
+    const type: 'tool-execution-succeeded' = event.type
+    const result: unknown = event.detail.result
+    return { type, result }
+  })
+  manager.use(async (context, next) => {
+    const name: string = context.toolName
+    context.args = { query: name }
+    return next()
+  })
+  const error: Error = transientError('rate limited', { retryAfterMs: 500 })
+  return { off, error }
+}
+
+export async function toolCallTypes(response: unknown) {
+  const chat = await manager.executeToolCalls(response, { provider: 'openai', concurrency: 2 })
+  const toolCallId: string = chat.messages[0].tool_call_id
+  const role: 'tool' = chat.messages[0].role
+
+  const claude = await manager.executeToolCalls(response, { provider: 'anthropic' })
+  const isError: boolean = claude.messages[0].content[0].is_error
+  // @ts-expect-error: Anthropic replies are user messages with tool_result blocks
+  claude.messages[0].tool_call_id
+
+  const responses = await manager.executeToolCalls(response, { provider: 'openai-responses' })
+  const output: string = responses.messages[0].output
+  const gem = await manager.executeToolCalls(response, { provider: 'gemini' })
+  const reply: Record<string, unknown> = gem.messages[0].parts[0].functionResponse.response
+  const agUi = await manager.executeToolCalls(response, { provider: 'ag-ui' })
+  const agUiError: string | undefined = agUi.messages[0].error
+  const callName: string = agUi.calls[0].name
+
+  // @ts-expect-error: not a provider
+  await manager.executeToolCalls(response, { provider: 'cohere' })
+  return { toolCallId, role, isError, output, reply, agUiError, callName }
+}

@@ -1,0 +1,111 @@
+// Benchmark runner: toolhost vs the peer stack (ajv + cockatiel + EventTarget).
+//   node bench/run.mjs [--quick] [--standin] [--only B1,B3]
+// Each side x scenario runs in a fresh child process (5 runs, median), so peak
+// RSS is per side and per scenario. Exits non-zero only if a scenario crashed or
+// returned a wrong result; missed targets are reported, not fatal.
+import { fork, execFileSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import os from 'node:os'
+import { EventEmitter } from 'node:events'
+
+const argv = process.argv.slice(2)
+const QUICK = argv.includes('--quick')
+const STANDIN = argv.includes('--standin')
+const RUNS = 5
+const SIDES = ['toolhost', 'peer']
+
+async function loadApi(side) {
+  const url = side === 'peer' ? './peer.mjs' : STANDIN ? './toolhost-standin.mjs' : '../index.js'
+  const m = await import(new URL(url, import.meta.url))
+  return m.ToolRegistry ? m : m.default // ../index.js is CommonJS
+}
+
+async function child(side, id) {
+  // cockatiel adds one abort listener per in-flight call to a shared signal;
+  // lift the listener cap (before any library loads) so that is not reported as a leak.
+  EventEmitter.defaultMaxListeners = 0
+  const { SCENARIOS, SIZES } = await import('./scenarios.mjs')
+  const n = Math.max(1, Math.round(SIZES[id] / (QUICK ? 20 : 1)))
+  try {
+    const res = await SCENARIOS[id](await loadApi(side), n, RUNS)
+    process.send({ ok: true, n, ...res, maxRssMB: process.resourceUsage().maxRSS / 1024 }, () => process.exit(0))
+  } catch (err) {
+    process.send({ ok: false, error: String(err?.stack ?? err) }, () => process.exit(1))
+  }
+}
+
+function runChild(side, id) {
+  return new Promise((resolve) => {
+    let msg = null
+    const cp = fork(fileURLToPath(import.meta.url), ['--child', side, id, ...argv.filter((a) => a === '--quick' || a === '--standin')])
+    cp.on('message', (m) => { msg = m })
+    cp.on('exit', (code, signal) => resolve(msg?.ok ? msg : { ok: false, error: msg?.error ?? `child exited with ${signal ?? code}` }))
+  })
+}
+
+const f = (x, d = 2) => (x == null || Number.isNaN(x) ? '-' : x.toFixed(d))
+const kcalls = (x) => (x == null ? '-' : Math.round(x).toLocaleString('en-US'))
+
+function machine() {
+  let rust = 'unknown'
+  try { rust = execFileSync('rustc', ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() } catch {}
+  const cpus = os.cpus()
+  return [
+    `- CPU: ${cpus[0]?.model ?? 'unknown'} x ${cpus.length}`,
+    `- Node: ${process.version}`,
+    `- Rust: ${rust}`,
+    `- Date: ${new Date().toISOString()}`,
+    `- Mode: ${QUICK ? 'quick (sizes / 20)' : 'full'}, ${RUNS} runs per scenario (median), toolhost = ${STANDIN ? 'JS STAND-IN (numbers meaningless)' : '../index.js'}`,
+  ].join('\n')
+}
+
+async function main() {
+  const { SIZES, TITLES } = await import('./scenarios.mjs')
+  const only = argv.includes('--only') ? argv[argv.indexOf('--only') + 1].split(',') : Object.keys(SIZES)
+  const t0 = Date.now()
+  const res = {}
+  let failed = false
+  for (const id of only) {
+    res[id] = {}
+    for (const side of SIDES) {
+      process.stderr.write(`${id} ${side} ... `)
+      const r = await runChild(side, id)
+      res[id][side] = r
+      if (!r.ok) { failed = true; process.stderr.write(`FAILED\n${r.error}\n`) } else process.stderr.write(`${f(r.usPerCall)} µs/call\n`)
+    }
+  }
+
+  const out = ['## toolhost benchmark', '', machine(), '',
+    '| scenario | calls | toolhost µs/call | peer µs/call | ratio t/p | toolhost calls/s | peer calls/s | toolhost peak RSS MB | peer peak RSS MB | extra (toolhost / peer) |',
+    '|---|---|---|---|---|---|---|---|---|---|']
+  for (const id of only) {
+    const t = res[id].toolhost, p = res[id].peer
+    const ok = t.ok && p.ok
+    const extra = !ok ? 'CRASHED' : id === 'B4' ? `main-thread µs/call ${f(t.mainThreadUs)} / ${f(p.mainThreadUs)} (${(p.argBytes / 1e6).toFixed(2)} MB, ${p.lineItems} items)`
+      : id === 'B5' ? `retry delay dev p50 ${f(t.devP50Ms, 3)} / ${f(p.devP50Ms, 3)} ms, p99 ${f(t.devP99Ms, 3)} / ${f(p.devP99Ms, 3)} ms`
+      : id === 'B6' ? `overhead vs B1 ${f(t.overheadUs)} / ${f(p.overheadUs)} µs/call, log lines/call ${f(t.logLinesPerCall, 1)} / ${f(p.logLinesPerCall, 1)}` : ''
+    out.push(`| ${id} ${TITLES[id]} | ${(t.n ?? p.n ?? 0).toLocaleString('en-US')} | ${f(t.usPerCall)} | ${f(p.usPerCall)} | ${ok ? f(t.usPerCall / p.usPerCall) : '-'} | ${kcalls(t.callsPerSec)} | ${kcalls(p.callsPerSec)} | ${f(t.maxRssMB, 0)} | ${f(p.maxRssMB, 0)} | ${extra} |`)
+  }
+
+  const get = (id, side, k) => (res[id]?.[side]?.ok ? res[id][side][k] : undefined)
+  const targets = [
+    ['B1 µs/call ratio toolhost/peer ≤ 0.5', get('B1', 'toolhost', 'usPerCall') / get('B1', 'peer', 'usPerCall'), (v) => v <= 0.5],
+    ['B2 µs/call ratio toolhost/peer ≤ 0.5', get('B2', 'toolhost', 'usPerCall') / get('B2', 'peer', 'usPerCall'), (v) => v <= 0.5],
+    ['B3 throughput toolhost/peer ≥ 1.0×', get('B3', 'toolhost', 'callsPerSec') / get('B3', 'peer', 'callsPerSec'), (v) => v >= 1.0],
+    ['B4 main-thread time toolhost/peer ≤ 0.5×', get('B4', 'toolhost', 'mainThreadUs') / get('B4', 'peer', 'mainThreadUs'), (v) => v <= 0.5],
+    ['B5 toolhost p99 retry-delay deviation (actual vs scheduled) ≤ 2 ms', get('B5', 'toolhost', 'devP99Ms'), (v) => v <= 2],
+    ['B6 toolhost logging+metadata overhead ≤ 1 µs/call', get('B6', 'toolhost', 'overheadUs'), (v) => v <= 1],
+    ['B3 toolhost peak RSS ≤ peer (ratio ≤ 1)', get('B3', 'toolhost', 'maxRssMB') / get('B3', 'peer', 'maxRssMB'), (v) => v <= 1],
+  ]
+  out.push('', '### targets', '', '| target | value | met |', '|---|---|---|')
+  for (const [name, v, pass] of targets) {
+    const known = typeof v === 'number' && Number.isFinite(v)
+    out.push(`| ${name} | ${known ? f(v, 3) : 'n/a'} | ${known ? (pass(v) ? 'yes' : 'NO') : 'n/a (not run or crashed)'} |`)
+  }
+  out.push('', `total ${((Date.now() - t0) / 1000).toFixed(1)} s${failed ? ' — SOME SCENARIOS CRASHED OR RETURNED WRONG RESULTS (see stderr)' : ''}`)
+  console.log(out.join('\n'))
+  process.exitCode = failed ? 1 : 0
+}
+
+if (argv[0] === '--child') child(argv[1], argv[2])
+else main().catch((e) => { console.error(e); process.exitCode = 2 })
