@@ -81,12 +81,6 @@ pub fn null(env: RawEnv) -> RawValue {
     v
 }
 
-pub fn global(env: RawEnv) -> RawValue {
-    let mut v = ptr::null_mut();
-    unsafe { sys::napi_get_global(env, &mut v) };
-    v
-}
-
 pub fn string(env: RawEnv, s: &str) -> RawValue {
     let mut v = ptr::null_mut();
     unsafe { sys::napi_create_string_utf8(env, s.as_ptr() as *const c_char, s.len() as isize, &mut v) };

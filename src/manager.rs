@@ -66,10 +66,10 @@ struct JsExec {
 /// the JS thread runs `JSON.parse` for the handler.
 const OFFLOAD_BYTES: usize = 64 * 1024;
 
-/// Arguments parsed and validated off the JS thread.
+/// Large argument text parsed and validated off the JS thread; the parsed tree was
+/// dropped there too, and the record keeps the text.
 pub struct ParsedArguments {
-    args: Result<serde_json::Value, RegistryError>,
-    validated: Option<(Arc<toolhost::RegisteredTool>, Vec<toolhost::ValidationIssue>)>,
+    arguments: toolhost::Arguments,
 }
 
 /// An `execute` call waiting for its arguments to be parsed off the JS thread.
@@ -401,7 +401,7 @@ impl ManagerCore {
             let _ = rt.call(env, &rt.unlisten_signal, &[signal.value(env), listener.value(env)]);
         }
         let execution = built.unwrap_or_else(|| {
-            let args = if exec.args_parsed { exec.args.value(env) } else { from_json(env, &record.args) };
+            let args = if exec.args_parsed { exec.args.value(env) } else { args_to_js(env, &record.args) };
             record_to_js(env, record, args)
         });
         let (success, value) = match (&record.result, &record.error) {
@@ -474,7 +474,7 @@ impl ManagerCore {
     fn event_args(&self, env: RawEnv, key: u64, record: &ExecutionRecord) -> RawValue {
         match self.execs.borrow().get(&key) {
             Some(exec) if exec.args_parsed => exec.args.value(env),
-            _ => from_json(env, &record.args),
+            _ => args_to_js(env, &record.args),
         }
     }
 
@@ -487,6 +487,17 @@ impl ManagerCore {
             self.drive(env, t);
         }
         self.engine.borrow_mut().forget_session(session_id);
+    }
+}
+
+/// A record's arguments as JS: built from JSON, or `JSON.parse` of kept text.
+fn args_to_js(env: RawEnv, args: &toolhost::RecordedArgs) -> RawValue {
+    match args {
+        toolhost::RecordedArgs::Json(v) => from_json(env, v),
+        toolhost::RecordedArgs::Text(t) => runtime(env)
+            .ok()
+            .and_then(|rt| rt.call(env, &rt.parse, &[js::string(env, t)]).ok())
+            .unwrap_or_else(|| js::undefined(env)),
     }
 }
 
@@ -571,9 +582,8 @@ pub fn on_message(env: RawEnv, message: Message) {
             if let Some(s) = signal {
                 pending.call.already_cancelled = js::get_opt(env, s, c"aborted").and_then(|a| js::get_bool(env, a)).unwrap_or(false);
             }
-            let ParsedArguments { args, validated } = *arguments;
             core.sync_mask();
-            let t = core.engine.borrow_mut().start_validated(&pending.name, args, pending.call, validated);
+            let t = core.engine.borrow_mut().start_with(&pending.name, arguments.arguments, pending.call);
             core.begin(env, t, pending.deferred, pending.args.value(env), true, signal);
         }
     }
@@ -678,16 +688,15 @@ impl ToolExecutionManager {
                 let (registry, hop, manager, text) = (core.registry.engine.clone(), core.hop.clone(), core.id, text.clone());
                 hop::run_blocking(move || {
                     let scope = session.as_deref().map_or(toolhost::Scope::Global, toolhost::Scope::Session);
-                    let args = toolhost::parse_arguments(&name, &text);
-                    let validated = match (registry.resolve(scope, &name), &args) {
-                        (Ok(tool), Ok(v)) => {
-                            let issues = tool.schema.validate(v);
-                            Some((tool, issues))
+                    let arguments = match (toolhost::parse_arguments(&name, &text), registry.resolve(scope, &name)) {
+                        (Ok(v), Ok(tool)) => {
+                            let issues = tool.schema.validate(&v);
+                            drop(v);
+                            toolhost::Arguments::Validated { text: Arc::from(text.as_str()), tool, issues }
                         }
-                        _ => None,
+                        (parsed, _) => toolhost::Arguments::Parsed(parsed),
                     };
-                    let arguments = Box::new(ParsedArguments { args, validated });
-                    hop.post(Message::ArgumentsReady { manager, ticket, arguments });
+                    hop.post(Message::ArgumentsReady { manager, ticket, arguments: Box::new(ParsedArguments { arguments }) });
                 });
                 return Ok(Js(promise));
             }
@@ -769,7 +778,7 @@ impl ToolExecutionManager {
     pub fn get_execution(&self, env: Env, execution_id: String) -> Js {
         let env = env.raw();
         match self.core.engine.borrow().execution(&execution_id) {
-            Some(r) => Js(record_to_js(env, &r, from_json(env, &r.args))),
+            Some(r) => Js(record_to_js(env, &r, args_to_js(env, &r.args))),
             None => Js::undefined(),
         }
     }
@@ -779,7 +788,7 @@ impl ToolExecutionManager {
     pub fn get_executions_for_tool_call(&self, env: Env, tool_call_id: String) -> Js {
         let env = env.raw();
         let records = self.core.engine.borrow().executions_for_tool_call(&tool_call_id);
-        Js(js::array(env, records.iter().map(|r| record_to_js(env, r, from_json(env, &r.args)))))
+        Js(js::array(env, records.iter().map(|r| record_to_js(env, r, args_to_js(env, &r.args)))))
     }
 
     /// Statistics of one tool over finished executions.

@@ -309,6 +309,5 @@
     removeListener,
     emit,
     parse: JSON.parse,
-    stringify: JSON.stringify,
   }
 })

@@ -42,7 +42,6 @@ pub struct Runtime {
     pub remove_listener: JsRef,
     pub emit: JsRef,
     pub parse: JsRef,
-    pub stringify: JsRef,
 }
 
 thread_local! {
@@ -122,7 +121,6 @@ pub fn runtime(env: RawEnv) -> napi::Result<Rc<Runtime>> {
         remove_listener: f(c"removeListener"),
         emit: f(c"emit"),
         parse: f(c"parse"),
-        stringify: f(c"stringify"),
     });
     RUNTIME.with(|r| *r.borrow_mut() = Some(rt.clone()));
     Ok(rt)

@@ -21,6 +21,7 @@ use crate::log_lines::{self, LogLine, LogOptions};
 use crate::declaration::RetryOverrides;
 use crate::error::{ErrorCategory, RegistryError, RegistryErrorCode, ToolError};
 use crate::record::{
+    RecordedArgs,
     now_ms, EventMask, EventType, ExecutionEvent, ExecutionRecord, ExecutionStatus, ExecutionTiming, Payload, ToolStats,
 };
 use crate::registry::{RegisteredTool, Scope, ToolRegistry};
@@ -101,6 +102,16 @@ impl ExecutionMetadata {
     }
 }
 
+/// A call's arguments as a driver hands them to [`ExecutionEngine::start_with`].
+pub enum Arguments {
+    /// Parsed arguments, or why they could not be read.
+    Parsed(Result<Value, RegistryError>),
+    /// JSON text already parsed and validated elsewhere against `tool`. The record keeps
+    /// the text; if the call now resolves to another tool, the text is parsed and
+    /// validated again.
+    Validated { text: Arc<str>, tool: Arc<RegisteredTool>, issues: Vec<crate::schema::ValidationIssue> },
+}
+
 /// A call's own options.
 #[derive(Clone, Debug, Default)]
 pub struct CallOptions {
@@ -120,7 +131,7 @@ pub struct AttemptSpec {
     pub tool_call_id: Option<String>,
     pub session_id: Option<String>,
     pub tool: Arc<RegisteredTool>,
-    pub args: Arc<Value>,
+    pub args: RecordedArgs,
     pub attempt_number: u32,
     pub max_attempts: u32,
     pub timeout: Option<Duration>,
@@ -279,32 +290,25 @@ impl ExecutionEngine {
 
     /// Starts an execution. `args` is the parsed arguments or why they could not be read.
     pub fn start(&mut self, tool_name: &str, args: Result<Value, RegistryError>, options: CallOptions) -> Transition {
-        self.start_validated(tool_name, args, options, None)
+        self.start_with(tool_name, Arguments::Parsed(args), options)
     }
 
-    /// As [`ExecutionEngine::start`], with the arguments already validated elsewhere
-    /// (a driver may parse and validate large arguments off its main thread). The
-    /// result is used only if it was computed against the very tool the call resolves
-    /// to now; otherwise the arguments are validated again.
-    pub fn start_validated(
-        &mut self,
-        tool_name: &str,
-        args: Result<Value, RegistryError>,
-        options: CallOptions,
-        validated: Option<(Arc<RegisteredTool>, Vec<crate::schema::ValidationIssue>)>,
-    ) -> Transition {
+    /// As [`ExecutionEngine::start`], with arguments a driver may have parsed and
+    /// validated off its main thread (see [`Arguments::Validated`]).
+    pub fn start_with(&mut self, tool_name: &str, arguments: Arguments, options: CallOptions) -> Transition {
         let key = self.next_key;
         self.next_key += 1;
-        let (args_value, args_error) = match args {
-            Ok(v) => (v, None),
-            Err(e) => (Value::Null, Some(e)),
+        let (recorded, args_error, validated) = match arguments {
+            Arguments::Parsed(Ok(v)) => (RecordedArgs::Json(Arc::new(v)), None, None),
+            Arguments::Parsed(Err(e)) => (RecordedArgs::Json(Arc::new(Value::Null)), Some(e), None),
+            Arguments::Validated { text, tool, issues } => (RecordedArgs::Text(text), None, Some((tool, issues))),
         };
         let record = ExecutionRecord {
             id: uuid::Uuid::new_v4().to_string(),
             tool_call_id: options.tool_call_id.clone(),
             session_id: options.session_id.clone(),
             tool_name: tool_name.to_string(),
-            args: Arc::new(args_value),
+            args: recorded,
             status: ExecutionStatus::Pending,
             result: None,
             error: None,
@@ -357,7 +361,7 @@ impl ExecutionEngine {
                 events.push(ExecutionEvent::Validating {
                     execution_id: a.record.id.clone(),
                     tool_name: a.record.tool_name.clone(),
-                    args: a.record.args.clone(),
+                    args: Arc::new(a.record.args.to_value().into_owned()),
                 });
             }
             let precomputed = validated.filter(|(tool, _)| Arc::ptr_eq(tool, &a.tool)).map(|(_, issues)| issues);
@@ -365,10 +369,10 @@ impl ExecutionEngine {
                 (Some(e), _) => Some(ToolError::from(e)),
                 (None, Some(issues)) if issues.is_empty() => None,
                 (None, Some(issues)) => Some(ToolError::invalid_arguments(&a.record.tool_name, issues)),
-                (None, None) if !a.tool.schema.is_valid(&a.record.args) => {
-                    Some(ToolError::invalid_arguments(&a.record.tool_name, a.tool.schema.validate(&a.record.args)))
+                (None, None) => {
+                    let args = a.record.args.to_value();
+                    (!a.tool.schema.is_valid(&args)).then(|| ToolError::invalid_arguments(&a.record.tool_name, a.tool.schema.validate(&args)))
                 }
-                (None, None) => None,
             };
             if let Some(e) = failure {
                 let mut t = self.finish(key, ExecutionStatus::Failed, None, Some(e));
@@ -457,7 +461,7 @@ impl ExecutionEngine {
         }
         a.error_logged = false;
         if let Some(opts) = self.config.logging.as_ref().filter(|_| !a.tool.declaration.metadata.self_instrumented) {
-            let mut line = log_lines::starting(&a.record.tool_name, &a.record.id, Some(&a.record.args), opts);
+            let mut line = log_lines::starting(&a.record.tool_name, &a.record.id, Some(&a.record.args.to_value()), opts);
             line.2.insert("attemptNumber".into(), a.record.attempt_number.into());
             self.pending_logs.push(line);
         }
@@ -594,10 +598,11 @@ impl ExecutionEngine {
     }
 
     fn audit_record(&self, record: &ExecutionRecord) -> AuditRecord {
+        let value = record.args.to_value();
         let args = if self.config.redact.is_empty() {
-            crate::canonical::input_hash(&record.args)
+            crate::canonical::input_hash(&value)
         } else {
-            crate::canonical::input_hash(&crate::redaction::redact(&record.args, &self.config.redact))
+            crate::canonical::input_hash(&crate::redaction::redact(&value, &self.config.redact))
         };
         let iso = |ms: f64| crate::timestamp::iso8601_millis(std::time::UNIX_EPOCH + Duration::from_secs_f64(ms.max(0.0) / 1000.0));
         AuditRecord {

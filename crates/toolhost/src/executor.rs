@@ -211,7 +211,7 @@ impl ToolExecutor {
             max_attempts: spec.max_attempts,
             cancellation: attempt_token.clone(),
         };
-        let call = spec.tool.handler.call((*spec.args).clone(), ctx);
+        let call = spec.tool.handler.call(spec.args.to_value().into_owned(), ctx);
         let timeout = async {
             match spec.timeout {
                 Some(d) => tokio::time::sleep(d).await,

@@ -1,6 +1,7 @@
 //! Execution records, lifecycle events and per-tool statistics.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -15,6 +16,26 @@ pub type Payload = Arc<dyn Any + Send + Sync>;
 /// Reads a payload as JSON when it is one.
 pub fn payload_json(p: &Payload) -> Option<&Value> {
     p.downcast_ref::<Value>()
+}
+
+/// A call's arguments as its record keeps them.
+#[derive(Clone, Debug)]
+pub enum RecordedArgs {
+    /// Parsed JSON.
+    Json(Arc<Value>),
+    /// Large argument text that a driver parsed and validated off its main thread: kept
+    /// as text, several times smaller than its parsed form.
+    Text(Arc<str>),
+}
+
+impl RecordedArgs {
+    /// The arguments as JSON (parsing kept text on demand).
+    pub fn to_value(&self) -> Cow<'_, Value> {
+        match self {
+            Self::Json(v) => Cow::Borrowed(v),
+            Self::Text(t) => Cow::Owned(serde_json::from_str(t).unwrap_or(Value::Null)),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,7 +82,7 @@ pub struct ExecutionRecord {
     pub tool_call_id: Option<String>,
     pub session_id: Option<String>,
     pub tool_name: String,
-    pub args: Arc<Value>,
+    pub args: RecordedArgs,
     pub status: ExecutionStatus,
     pub result: Option<Payload>,
     pub error: Option<ToolError>,

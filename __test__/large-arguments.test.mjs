@@ -1,0 +1,82 @@
+// Argument text of 64 KiB or more is parsed and validated in Rust on a worker thread
+// while the JS thread parses it for the handler. These tests pin that this path
+// behaves exactly like the small-argument path.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
+import { ToolRegistry, ToolExecutionManager } from '../index.js'
+
+const schema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    items: { type: 'array', items: { type: 'object', properties: { sku: { type: 'string', pattern: '^SKU-[0-9]+$' }, qty: { type: 'integer', minimum: 1 } }, required: ['sku', 'qty'] } },
+  },
+  required: ['id', 'items'],
+}
+
+function order(n, badAt = -1) {
+  const items = Array.from({ length: n }, (_, i) => ({ sku: `SKU-${i}`, qty: i === badAt ? 0 : 1 + (i % 5) }))
+  return { id: '0b7e8a5c-1f0e-4c39-9a43-0a4f5c9c2d11', items }
+}
+
+function setup(options) {
+  const registry = new ToolRegistry()
+  const seen = []
+  registry.register({ name: 'place', description: 'places an order', inputSchema: schema, handler: (args) => { seen.push(args); return { lines: args.items.length } } })
+  return { registry, manager: new ToolExecutionManager(registry, options), seen }
+}
+
+test('large valid JSON text runs the handler with the parsed object and records the arguments', async () => {
+  const { manager, seen } = setup()
+  const args = order(4000)
+  const text = JSON.stringify(args)
+  assert.ok(text.length > 64 * 1024)
+  const r = await manager.execute('place', text, { toolCallId: 'big-1' })
+  assert.equal(r.success, true, JSON.stringify(r.error))
+  assert.deepEqual(r.result, { lines: 4000 })
+  assert.deepEqual(seen[0], args)
+  assert.deepEqual(r.execution.args, args)
+  assert.deepEqual(manager.getExecution(r.execution.id).args, args, 'kept as text, handed back as JSON')
+  assert.deepEqual(manager.getExecutionsForToolCall('big-1')[0].args, args)
+})
+
+test('large invalid JSON text fails validation with every failure and never calls the handler', async () => {
+  const { manager, seen } = setup()
+  const r = await manager.execute('place', JSON.stringify(order(4000, 1234)))
+  assert.equal(r.success, false)
+  assert.equal(r.error.code, 'INVALID_ARGUMENTS')
+  assert.deepEqual(r.error.validationErrors.map((e) => e.path), ['/items/1234/qty'])
+  assert.equal(seen.length, 0)
+})
+
+test('large malformed JSON text and an unknown tool fail like small ones', async () => {
+  const { manager } = setup()
+  const text = JSON.stringify(order(4000))
+  const malformed = await manager.execute('place', text.slice(0, -1))
+  assert.equal(malformed.error.code, 'INVALID_ARGUMENTS')
+  assert.match(malformed.error.message, /malformed JSON/)
+  const unknown = await manager.execute('nope', text)
+  assert.equal(unknown.error.code, 'TOOL_NOT_FOUND')
+})
+
+test('events, audit hash and cancellation apply to large arguments', async () => {
+  const { manager } = setup()
+  const args = order(3000)
+  const seen = []
+  for (const type of ['started', 'validating', 'executing', 'succeeded']) manager.on(`tool-execution-${type}`, () => seen.push(type))
+  let hash
+  manager.on('tool-invocation-recorded', (r) => { hash = r.inputHash })
+  const r = await manager.execute('place', JSON.stringify(args))
+  assert.equal(r.success, true)
+  assert.deepEqual(seen, ['started', 'validating', 'executing', 'succeeded'])
+  const canonical = (v) => Array.isArray(v) ? `[${v.map(canonical).join(',')}]`
+    : v && typeof v === 'object' ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}` : JSON.stringify(v)
+  assert.equal(hash, createHash('sha256').update(canonical(args)).digest('hex'))
+
+  const controller = new AbortController()
+  const pending = manager.execute('place', JSON.stringify(args), { signal: controller.signal })
+  controller.abort()
+  const cancelled = await pending
+  assert.equal(cancelled.error.code, 'CANCELLED')
+})

@@ -1,0 +1,70 @@
+//! Micro-benchmarks of the engine's hot spots: argument validation and backoff
+//! computation, plus one whole start -> attempt_finished cycle of the state machine.
+//! Run with `cargo bench -p toolhost`.
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use serde_json::json;
+use toolhost::{
+    handler_fn, parse_arguments, Backoff, CallOptions, CompiledSchema, ExecutionEngine, Jitter, ManagerConfig, Payload,
+    RetryConfig, Step, ToolDeclaration, ToolError, ToolRegistry,
+};
+
+fn weather_schema() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer", "minimum": 0},
+            "q": {"type": "string", "maxLength": 200},
+            "flag": {"type": "boolean"}
+        },
+        "required": ["n", "q"],
+        "additionalProperties": false
+    })
+}
+
+fn validation(c: &mut Criterion) {
+    let schema = CompiledSchema::compile("echo", &weather_schema()).unwrap();
+    let valid = json!({"n": 7, "q": "weather in Paris", "flag": true});
+    let invalid = json!({"n": -1, "q": 7, "extra": true});
+    c.bench_function("validate small valid object", |b| b.iter(|| schema.is_valid(black_box(&valid))));
+    c.bench_function("validate small invalid object, all errors", |b| b.iter(|| schema.validate(black_box(&invalid))));
+    let text = r#"{"n": 7, "q": "weather in Paris", "flag": true}"#;
+    c.bench_function("parse small argument text", |b| b.iter(|| parse_arguments("echo", black_box(text)).unwrap()));
+}
+
+fn backoff(c: &mut Criterion) {
+    let mut rng = rand::rng();
+    let error = ToolError::transient("x", None);
+    for jitter in [Jitter::None, Jitter::Full, Jitter::Decorrelated] {
+        let config = RetryConfig { max_attempts: 100, base_delay_ms: 100.0, max_delay_ms: 30_000.0, jitter, ..RetryConfig::default() };
+        let mut b = Backoff::new(config);
+        c.bench_function(&format!("backoff delay ({jitter:?} jitter)"), |bench| {
+            let mut n = 0u32;
+            bench.iter(|| {
+                n = n % 64 + 1;
+                b.next_delay(black_box(n), &error, &mut rng)
+            })
+        });
+    }
+}
+
+fn state_machine(c: &mut Criterion) {
+    let registry = ToolRegistry::new();
+    registry
+        .register(ToolDeclaration::new("echo", "echo", weather_schema()), handler_fn(|args, _ctx| async move { Ok(args) }))
+        .unwrap();
+    let mut engine = ExecutionEngine::new(registry, ManagerConfig::default()).unwrap();
+    let args = json!({"n": 7, "q": "weather in Paris", "flag": true});
+    let result: Payload = std::sync::Arc::new(json!({"n": 7}));
+    c.bench_function("engine start + attempt_finished (no listeners)", |b| {
+        b.iter(|| {
+            let t = engine.start("echo", Ok(args.clone()), CallOptions::default());
+            let Step::Run(spec) = t.step else { panic!("expected a run") };
+            let done = engine.attempt_finished(spec.key, spec.attempt_number, Ok(result.clone()));
+            black_box(done.step);
+        })
+    });
+}
+
+criterion_group!(benches, validation, backoff, state_machine);
+criterion_main!(benches);
