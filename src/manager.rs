@@ -420,21 +420,28 @@ impl ManagerCore {
         let Ok(rt) = runtime(env) else { return None };
         let em = self.emitter.object(env);
         let mut terminal = None;
+        // The events of one transition mostly concern one execution: make its id and
+        // tool name strings once.
+        let mut cached: Option<(&str, RawValue, RawValue)> = None;
+        let mut names = |id, tool| names_of(env, &mut cached, id, tool);
         for event in events {
             let _ = match event {
                 ExecutionEvent::Started { execution } => {
-                    let record = record_to_js(env, execution, self.event_args(env, key, execution));
+                    let (id, tool) = names(&execution.id, &execution.tool_name);
+                    let record = record_to_js_with(env, execution, self.event_args(env, key, execution), id, tool);
                     rt.call(env, &rt.emit_started, &[em, record])
                 }
                 ExecutionEvent::Validating { execution_id, tool_name, args } => {
                     let args = match self.execs.borrow().get(&key) {
                         Some(exec) if exec.args_parsed => exec.args.value(env),
-                        _ => from_json(env, args),
+                        _ => args_to_js(env, args),
                     };
-                    rt.call(env, &rt.emit_validating, &[em, js::string(env, execution_id), js::string(env, tool_name), args])
+                    let (id, tool) = names(execution_id, tool_name);
+                    rt.call(env, &rt.emit_validating, &[em, id, tool, args])
                 }
                 ExecutionEvent::Executing { execution_id, tool_name, attempt_number } => {
-                    let values = [em, js::string(env, execution_id), js::string(env, tool_name), js::number(env, *attempt_number as f64)];
+                    let (id, tool) = names(execution_id, tool_name);
+                    let values = [em, id, tool, js::number(env, *attempt_number as f64)];
                     rt.call(env, &rt.emit_executing, &values)
                 }
                 ExecutionEvent::Retrying { execution_id, tool_name, attempt_number, max_attempts, error, delay_ms } => {
@@ -451,7 +458,8 @@ impl ManagerCore {
                 }
                 ExecutionEvent::Succeeded { execution } | ExecutionEvent::Failed { execution } => {
                     // Terminal events only come for the transition's own execution.
-                    let record = record_to_js(env, execution, self.event_args(env, key, execution));
+                    let (id, tool) = names(&execution.id, &execution.tool_name);
+                    let record = record_to_js_with(env, execution, self.event_args(env, key, execution), id, tool);
                     terminal = Some(record);
                     if let ExecutionEvent::Succeeded { .. } = event {
                         let result = execution.result.as_ref().map_or_else(|| js::undefined(env), |r| payload_value(env, r.as_ref()));
@@ -503,15 +511,32 @@ fn args_to_js(env: RawEnv, args: &toolhost::RecordedArgs) -> RawValue {
 
 /// `{ id, toolCallId, sessionId, toolName, args, status, result, error, timing, retry }`
 pub fn record_to_js(env: RawEnv, r: &ExecutionRecord, args: RawValue) -> RawValue {
+    record_to_js_with(env, r, args, js::string(env, &r.id), js::string(env, &r.tool_name))
+}
+
+/// The JS strings of an execution id and tool name, made once per `cache` entry.
+fn names_of<'a>(env: RawEnv, cache: &mut Option<(&'a str, RawValue, RawValue)>, id: &'a str, tool: &str) -> (RawValue, RawValue) {
+    match *cache {
+        Some((cached, i, t)) if cached == id => (i, t),
+        _ => {
+            let made = (js::string(env, id), js::string(env, tool));
+            *cache = Some((id, made.0, made.1));
+            made
+        }
+    }
+}
+
+/// As [`record_to_js`], with the id and tool name strings already made.
+fn record_to_js_with(env: RawEnv, r: &ExecutionRecord, args: RawValue, id: RawValue, tool: RawValue) -> RawValue {
     let Ok(rt) = runtime(env) else { return js::undefined(env) };
     let result = r.result.as_ref().map_or_else(|| js::undefined(env), |p| payload_value(env, p.as_ref()));
     let error = r.error.as_ref().map_or_else(|| js::undefined(env), |e| error_to_js(env, e));
     let previous = js::array(env, r.previous_errors.iter().map(|e| error_to_js(env, e)));
     let values = [
-        js::string(env, &r.id),
+        id,
         js::opt_string(env, r.tool_call_id.as_deref()),
         js::opt_string(env, r.session_id.as_deref()),
-        js::string(env, &r.tool_name),
+        tool,
         args,
         js::string(env, r.status.as_str()),
         result,

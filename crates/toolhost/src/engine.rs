@@ -361,7 +361,7 @@ impl ExecutionEngine {
                 events.push(ExecutionEvent::Validating {
                     execution_id: a.record.id.clone(),
                     tool_name: a.record.tool_name.clone(),
-                    args: Arc::new(a.record.args.to_value().into_owned()),
+                    args: a.record.args.clone(),
                 });
             }
             let precomputed = validated.filter(|(tool, _)| Arc::ptr_eq(tool, &a.tool)).map(|(_, issues)| issues);

@@ -164,7 +164,7 @@ impl EventMask {
 #[derive(Clone, Debug)]
 pub enum ExecutionEvent {
     Started { execution: Arc<ExecutionRecord> },
-    Validating { execution_id: String, tool_name: String, args: Arc<Value> },
+    Validating { execution_id: String, tool_name: String, args: RecordedArgs },
     Executing { execution_id: String, tool_name: String, attempt_number: u32 },
     Retrying { execution_id: String, tool_name: String, attempt_number: u32, max_attempts: u32, error: ToolError, delay_ms: f64 },
     Succeeded { execution: Arc<ExecutionRecord> },
