@@ -24,11 +24,11 @@ after(() => {
  * code, signal, output, and how long after the line `DONE` it took to exit.
  * The child is killed after `killAfterMs` so a hang fails the test instead of stalling it.
  */
-function runScript(name, body, { killAfterMs = 8000 } = {}) {
+function runScript(name, body, { killAfterMs = 8000, nodeArgs = [] } = {}) {
   const file = join(dir, `${name}.mjs`)
   writeFileSync(file, `import { ToolRegistry, ToolExecutionManager, transientError, permanentError } from ${JSON.stringify(PACKAGE)}\n${body}\n`)
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [file], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [...nodeArgs, file], { stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     let doneAt
@@ -147,4 +147,17 @@ console.log('DONE')
 `)
   assertCleanExit(result)
   assert.match(result.stdout, /^result: true second attempt attempts: 2 waited: true$/m)
+})
+
+test('an execution settles even if its manager object is garbage-collected meanwhile', async () => {
+  const r = await runScript('gc-manager', `
+const registry = new ToolRegistry()
+registry.register({ name: 'slow', description: 'settles after 100 ms', handler: () => new Promise((res) => setTimeout(() => res('done'), 100)) })
+const pending = new ToolExecutionManager(registry).execute('slow', {})
+for (let i = 0; i < 5; i++) { global.gc(); await new Promise((res) => setTimeout(res, 10)) }
+console.log('RESULT ' + (await pending).result)
+console.log('DONE')
+`, { nodeArgs: ['--expose-gc'] })
+  assert.equal(r.code, 0, r.stderr)
+  assert.match(r.stdout, /RESULT done/)
 })

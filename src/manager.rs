@@ -60,6 +60,9 @@ struct JsExec {
     ctx: Option<JsRef>,
     deadline: Option<DeadlineKey>,
     signal: Option<(JsRef, JsRef)>,
+    /// Keeps the manager's core alive while the execution is in flight, even if the
+    /// JS `ToolExecutionManager` object itself is garbage-collected meanwhile.
+    _manager: Rc<ManagerCore>,
 }
 
 /// Argument text at least this long is parsed and validated on a worker thread while
@@ -79,6 +82,8 @@ struct PendingStart {
     call: CallOptions,
     signal: Option<JsRef>,
     args: JsRef,
+    /// As `JsExec::_manager`.
+    _manager: Rc<ManagerCore>,
 }
 
 pub struct ManagerCore {
@@ -279,7 +284,8 @@ impl ManagerCore {
             }
             _ => None,
         };
-        self.execs.borrow_mut().insert(t.key, JsExec { deferred, args: JsRef::new(env, args), args_parsed, ctx: None, deadline: None, signal });
+        let exec = JsExec { deferred, args: JsRef::new(env, args), args_parsed, ctx: None, deadline: None, signal, _manager: self.clone() };
+        self.execs.borrow_mut().insert(t.key, exec);
         self.drive(env, t);
     }
 
@@ -509,6 +515,12 @@ fn args_to_js(env: RawEnv, args: &toolhost::RecordedArgs) -> RawValue {
     }
 }
 
+impl Drop for ManagerCore {
+    fn drop(&mut self) {
+        let _ = MANAGERS.try_with(|m| m.borrow_mut().remove(&self.id));
+    }
+}
+
 /// `{ id, toolCallId, sessionId, toolName, args, status, result, error, timing, retry }`
 pub fn record_to_js(env: RawEnv, r: &ExecutionRecord, args: RawValue) -> RawValue {
     record_to_js_with(env, r, args, js::string(env, &r.id), js::string(env, &r.tool_name))
@@ -708,7 +720,14 @@ impl ToolExecutionManager {
                 let ticket = core.next_ticket.get();
                 core.next_ticket.set(ticket + 1);
                 let session = call.session_id.clone();
-                let pending = PendingStart { deferred, name: name.clone(), call, signal: signal.map(|s| JsRef::new(env, s)), args: JsRef::new(env, parsed) };
+                let pending = PendingStart {
+                    deferred,
+                    name: name.clone(),
+                    call,
+                    signal: signal.map(|s| JsRef::new(env, s)),
+                    args: JsRef::new(env, parsed),
+                    _manager: core.clone(),
+                };
                 core.pending.borrow_mut().insert(ticket, pending);
                 let (registry, hop, manager, text) = (core.registry.engine.clone(), core.hop.clone(), core.id, text.clone());
                 hop::run_blocking(move || {
