@@ -67,7 +67,11 @@ fn base_fields(tool: &str, execution_id: &str) -> Map<String, Value> {
 }
 
 fn payload_preview(v: &Value, opts: &LogOptions) -> Value {
-    Value::String(preview(&redact(v, &opts.redact), opts.truncate_logs))
+    if opts.redact.is_empty() {
+        Value::String(preview(v, opts.truncate_logs))
+    } else {
+        Value::String(preview(&redact(v, &opts.redact), opts.truncate_logs))
+    }
 }
 
 /// `info`: `[TOOL EXECUTION] Starting {tool}`; fields `executionId`,

@@ -29,10 +29,38 @@ pub fn truncate(s: &str, max_chars: usize) -> Cow<'_, str> {
 /// Compact JSON of `v` (serde_json's form, no whitespace), truncated to
 /// `max_chars` chars as by [`truncate`].
 pub fn preview(v: &Value, max_chars: usize) -> String {
-    let compact = v.to_string();
-    match truncate(&compact, max_chars) {
-        Cow::Borrowed(_) => compact,
-        Cow::Owned(cut) => cut,
+    // Serialise only as far as the preview needs: a char is at most 4 bytes, so
+    // `4 * max_chars + 4` bytes always hold `max_chars + 1` chars (enough to know the
+    // text was cut). Large arguments are never serialised whole for a log line.
+    let mut bounded = Bounded { buf: Vec::new(), limit: max_chars.saturating_mul(4).saturating_add(4) };
+    let complete = serde_json::to_writer(&mut bounded, v).is_ok();
+    let text = String::from_utf8_lossy(&bounded.buf);
+    match (complete, truncate(&text, max_chars)) {
+        (true, Cow::Borrowed(_)) => text.into_owned(),
+        (false, Cow::Borrowed(t)) => format!("{t}{ELLIPSIS}"),
+        (_, Cow::Owned(cut)) => cut,
+    }
+}
+
+/// A writer that keeps at most `limit` bytes and then refuses more.
+struct Bounded {
+    buf: Vec<u8>,
+    limit: usize,
+}
+
+impl std::io::Write for Bounded {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        let room = self.limit - self.buf.len();
+        if room == 0 {
+            return Err(std::io::Error::other("preview is long enough"));
+        }
+        let n = room.min(data.len());
+        self.buf.extend_from_slice(&data[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -76,5 +104,21 @@ mod tests {
         assert_eq!(preview(&json!("é😀é"), 3), "\"é😀…");
         assert_eq!(preview(&json!(null), 4), "null");
         assert_eq!(preview(&json!(null), 3), "nul…");
+    }
+}
+
+#[cfg(test)]
+mod bounded_preview_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn previews_of_large_values_are_cut_without_serialising_them_whole() {
+        let big = json!({ "items": vec!["x".repeat(100); 100_000] });
+        let p = preview(&big, 20);
+        assert_eq!(p.chars().count(), 21);
+        assert!(p.starts_with("{\"items\":[\"xxxxxxxxx") && p.ends_with(ELLIPSIS), "{p}");
+        assert_eq!(preview(&json!({"a": "é"}), 100), "{\"a\":\"é\"}");
+        assert_eq!(preview(&json!("ééééé"), 3), "\"éé…");
     }
 }
