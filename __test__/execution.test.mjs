@@ -979,3 +979,26 @@ describe('execution records and statistics', () => {
     assert.ok(!Number.isNaN(empty.averageDurationMs))
   })
 })
+
+describe('numbers at the edges never crash the process', () => {
+  test('timeoutMs: null (or Infinity) per call means no timeout', async () => {
+    const registry = new ToolRegistry()
+    registry.register({ name: 't', description: 'waits a little', handler: () => new Promise((res) => setTimeout(() => res('ok'), 30)) })
+    const manager = new ToolExecutionManager(registry, { timeoutMs: 5 })
+    for (const timeoutMs of [null, Infinity]) {
+      const r = await manager.execute('t', {}, { timeoutMs })
+      assert.equal(r.success, true, `timeoutMs ${timeoutMs}: ${JSON.stringify(r.error)}`)
+    }
+    assert.equal((await manager.execute('t', {})).error.code, 'TIMEOUT', 'the manager default still applies without the option')
+  })
+
+  test('delays and timeouts too large to represent saturate instead of crashing', async () => {
+    const registry = new ToolRegistry()
+    registry.register({ name: 't', description: 'fails once', handler: async () => { throw transientError('again') } })
+    const manager = new ToolExecutionManager(registry, { retry: { baseDelay: 1e299, maxDelay: 1e300, jitter: 'none' } })
+    manager.on('tool-execution-retrying', () => setTimeout(() => manager.cancelAll(), 5))
+    const r = await manager.execute('t', {}, { timeoutMs: 1e300 })
+    assert.equal(r.error.code, 'CANCELLED')
+    assert.equal(r.execution.retry.attemptNumber, 1)
+  })
+})

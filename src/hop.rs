@@ -77,7 +77,8 @@ unsafe extern "C" fn on_message(env: RawEnv, _js_cb: sys::napi_value, _ctx: *mut
     if env.is_null() {
         return;
     }
-    crate::manager::on_message(env, *message);
+    // A panic must not unwind into Node (that aborts the process).
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crate::manager::on_message(env, *message)));
 }
 
 /// This thread's hop, created on first use.

@@ -47,7 +47,7 @@ pub struct AiSdkTool {
 /// and a failure is thrown as an error the AI SDK reports to the model. The object is
 /// a snapshot: call again after registering tools. Throws `SESSION_NOT_FOUND` for an
 /// unknown session.
-#[napi(ts_args_type = "manager: ToolExecutionManager, options?: AiSdkToolsOptions", ts_return_type = "Record<string, AiSdkTool>")]
+#[napi(catch_unwind, ts_args_type = "manager: ToolExecutionManager, options?: AiSdkToolsOptions", ts_return_type = "Record<string, AiSdkTool>")]
 pub fn to_ai_sdk_tools(env: Env, manager: ClassInstance<'_, ToolExecutionManager>, options: Option<AiSdkToolsOptions>) -> napi::Result<Js> {
     let env = env.raw();
     let session = options.and_then(|o| o.session_id);

@@ -636,7 +636,7 @@ pub struct ToolExecutionManager {
 impl ToolExecutionManager {
     /// Throws `INVALID_CONFIG` for nonsensical numbers (negative delays,
     /// `maxAttempts < 1`, `baseDelay > maxDelay`, ...).
-    #[napi(constructor, ts_args_type = "registry: ToolRegistry, options?: ManagerOptions")]
+    #[napi(catch_unwind, constructor, ts_args_type = "registry: ToolRegistry, options?: ManagerOptions")]
     pub fn new(env: Env, registry: &ToolRegistry, options: Option<Js>) -> napi::Result<Self> {
         let raw = env.raw();
         let config = match manager_config(raw, options.map(|o| o.0)) {
@@ -679,7 +679,7 @@ impl ToolExecutionManager {
     /// Runs a tool. `args` is an object or JSON text. Never rejects for a tool-level
     /// failure: resolves `{ success: true, result, execution }` or
     /// `{ success: false, error, execution }`.
-    #[napi(ts_args_type = "name: string, args?: unknown, options?: ExecuteOptions", ts_return_type = "Promise<ExecutionResult>")]
+    #[napi(catch_unwind, ts_args_type = "name: string, args?: unknown, options?: ExecuteOptions", ts_return_type = "Promise<ExecutionResult>")]
     pub fn execute(&self, env: Env, name: Js, args: Option<Js>, options: Option<Js>) -> napi::Result<Js> {
         let env = env.raw();
         let core = &self.core;
@@ -694,7 +694,7 @@ impl ToolExecutionManager {
             call.session_id = js::get_opt(env, o, c"sessionId").and_then(|v| js::get_string(env, v));
             match read_timeout(env, o) {
                 Ok(Some(Some(ms))) => call.timeout_ms = Some(ms),
-                Ok(Some(None)) => call.timeout_ms = Some(f64::MAX),
+                Ok(Some(None)) => call.timeout_ms = Some(f64::INFINITY),
                 Ok(None) => {}
                 Err(e) => return config_error(env, &e),
             }
@@ -765,7 +765,7 @@ impl ToolExecutionManager {
     /// and resolves `{ messages, calls, results }` with `messages` ready to send back in
     /// the provider's format, in call order. Tool failures become error replies written
     /// for the model; nothing rejects for them.
-    #[napi(ts_generic_types = "P extends ToolCallProvider", ts_args_type = "response: unknown, options: ExecuteToolCallsOptions<P>", ts_return_type = "Promise<ExecuteToolCallsResult<P>>")]
+    #[napi(catch_unwind, ts_generic_types = "P extends ToolCallProvider", ts_args_type = "response: unknown, options: ExecuteToolCallsOptions<P>", ts_return_type = "Promise<ExecuteToolCallsResult<P>>")]
     pub fn execute_tool_calls(&self, env: Env, this: napi::bindgen_prelude::This, response: Js, options: Js) -> napi::Result<Js> {
         use napi::JsValue;
         let env = env.raw();
@@ -791,7 +791,7 @@ impl ToolExecutionManager {
 
     /// Cancels an execution in flight: it ends `cancelled`, its signal aborts, and no
     /// further attempt starts. `false` when it already finished.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn cancel(&self, env: Env, execution_id: String) -> bool {
         self.core.sync_mask();
         let t = self.core.engine.borrow_mut().cancel(&execution_id);
@@ -805,7 +805,7 @@ impl ToolExecutionManager {
     }
 
     /// Cancels every execution in flight. Returns how many were cancelled.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn cancel_all(&self, env: Env) -> u32 {
         let keys = self.core.engine.borrow().in_flight_keys(None);
         let n = keys.len() as u32;
@@ -818,7 +818,7 @@ impl ToolExecutionManager {
     }
 
     /// The record of an execution in flight or kept in history, or `undefined`.
-    #[napi(ts_return_type = "ExecutionRecord | undefined")]
+    #[napi(catch_unwind, ts_return_type = "ExecutionRecord | undefined")]
     pub fn get_execution(&self, env: Env, execution_id: String) -> Js {
         let env = env.raw();
         match self.core.engine.borrow().execution(&execution_id) {
@@ -836,7 +836,7 @@ impl ToolExecutionManager {
     }
 
     /// Statistics of one tool over finished executions.
-    #[napi(ts_return_type = "ToolStats")]
+    #[napi(catch_unwind, ts_return_type = "ToolStats")]
     pub fn stats(&self, env: Env, tool_name: String) -> Js {
         let env = env.raw();
         let s = self.core.engine.borrow().stats(&tool_name);
@@ -857,7 +857,7 @@ impl ToolExecutionManager {
     /// toolCallId, sessionId, attemptNumber, maxAttempts, signal }`; set `ctx.args` to
     /// change the arguments, return without calling `next` to short-circuit, throw to
     /// fail. Interceptors run in the order added, again on each attempt.
-    #[napi(js_name = "use", ts_args_type = "interceptor: (ctx: InterceptorContext, next: () => Promise<unknown>) => unknown", ts_return_type = "void")]
+    #[napi(catch_unwind, js_name = "use", ts_args_type = "interceptor: (ctx: InterceptorContext, next: () => Promise<unknown>) => unknown", ts_return_type = "void")]
     pub fn use_interceptor(&self, env: Env, interceptor: Js) -> napi::Result<Js> {
         let env = env.raw();
         if !js::is_function(env, interceptor.0) {
@@ -871,13 +871,13 @@ impl ToolExecutionManager {
     }
 
     /// Executions not yet finished.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn in_flight(&self) -> u32 {
         self.core.engine.borrow().in_flight() as u32
     }
 
     /// Listens to a lifecycle event; the listener receives `{ type, detail }`.
-    #[napi(ts_generic_types = "T extends ExecutionEventType", ts_args_type = "type: T, listener: (event: ExecutionEvent<T>) => void", ts_return_type = "void")]
+    #[napi(catch_unwind, ts_generic_types = "T extends ExecutionEventType", ts_args_type = "type: T, listener: (event: ExecutionEvent<T>) => void", ts_return_type = "void")]
     pub fn add_event_listener(&self, env: Env, event_type: Js, listener: Js) -> napi::Result<Js> {
         match self.core.emitter.add(env.raw(), event_type.0, listener.0, false) {
             Ok(v) => Ok(Js(v)),
@@ -914,7 +914,7 @@ impl ToolExecutionManager {
 }
 
 /// An `Error` the manager classifies as `transient` (retried by default).
-#[napi(ts_args_type = "message: string, options?: { retryAfterMs?: number, code?: string, cause?: unknown }", ts_return_type = "Error")]
+#[napi(catch_unwind, ts_args_type = "message: string, options?: { retryAfterMs?: number, code?: string, cause?: unknown }", ts_return_type = "Error")]
 pub fn transient_error(env: Env, message: Js, options: Option<Js>) -> napi::Result<Js> {
     let env = env.raw();
     let rt = runtime(env)?;
@@ -923,7 +923,7 @@ pub fn transient_error(env: Env, message: Js, options: Option<Js>) -> napi::Resu
 }
 
 /// An `Error` the manager classifies as `permanent` (never retried).
-#[napi(ts_args_type = "message: string, options?: { code?: string, cause?: unknown }", ts_return_type = "Error")]
+#[napi(catch_unwind, ts_args_type = "message: string, options?: { code?: string, cause?: unknown }", ts_return_type = "Error")]
 pub fn permanent_error(env: Env, message: Js, options: Option<Js>) -> napi::Result<Js> {
     let env = env.raw();
     let rt = runtime(env)?;

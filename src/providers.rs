@@ -170,8 +170,10 @@ pub unsafe extern "C" fn format_replies_cb(env: RawEnv, info: sys::napi_callback
     let manager = js::get_number(env, argv[0]).unwrap_or(0.0) as u32;
     let provider = js::get_string(env, argv[1]).and_then(|p| Provider::from_str(&p).ok());
     let session = js::get_string(env, argv[2]);
-    match (crate::manager::registry_of(manager), provider) {
+    // A panic must not unwind into Node (that aborts the process).
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match (crate::manager::registry_of(manager), provider) {
         (Some(registry), Some(provider)) => replies_out(env, &registry, session.as_deref(), provider, argv[3], argv[4]),
         _ => js::undefined(env),
-    }
+    }))
+    .unwrap_or_else(|_| js::undefined(env))
 }

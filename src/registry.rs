@@ -204,7 +204,7 @@ pub struct ToolRegistry {
 #[napi]
 impl ToolRegistry {
     /// Creates an empty registry.
-    #[napi(constructor)]
+    #[napi(catch_unwind, constructor)]
     pub fn new(env: Env) -> napi::Result<Self> {
         let shared = Rc::new(RegistryShared {
             engine: toolhost::ToolRegistry::new(),
@@ -216,13 +216,13 @@ impl ToolRegistry {
 
     /// Registers a tool. Throws an `Error` with `code` `INVALID_TOOL_NAME`,
     /// `INVALID_DEFINITION`, `INVALID_SCHEMA` or `DUPLICATE_TOOL`; nothing changes then.
-    #[napi(ts_generic_types = "const S extends InputSchema = NoInputSchema", ts_args_type = "definition: ToolDefinition<S>", ts_return_type = "ToolDeclaration")]
+    #[napi(catch_unwind, ts_generic_types = "const S extends InputSchema = NoInputSchema", ts_args_type = "definition: ToolDefinition<S>", ts_return_type = "ToolDeclaration")]
     pub fn register(&self, env: Env, definition: Js) -> napi::Result<Js> {
         register_in(env.raw(), &self.shared, Scope::Global, definition.0)
     }
 
     /// Removes a tool; `true` when it was registered.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn unregister(&self, env: Env, name: String) -> bool {
         let removed = self.shared.engine.unregister(&name);
         if removed {
@@ -232,19 +232,19 @@ impl ToolRegistry {
     }
 
     /// Removes every global tool (sessions keep theirs).
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn clear(&self, env: Env) {
         self.shared.engine.clear();
         self.shared.emit_change(env.raw(), "cleared", None, &[], None);
     }
 
     /// The tool's declaration and metadata (without the handler), or `undefined`.
-    #[napi(ts_return_type = "ToolDeclaration | undefined")]
+    #[napi(catch_unwind, ts_return_type = "ToolDeclaration | undefined")]
     pub fn get(&self, env: Env, name: String) -> Js {
         self.shared.engine.get(&name).map_or(Js::undefined(), |d| Js(declaration_to_js(env.raw(), &d)))
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn has(&self, name: String) -> bool {
         self.shared.engine.has(&name)
     }
@@ -276,13 +276,13 @@ impl ToolRegistry {
 
     /// Validates arguments (an object or JSON text) against the tool's input schema and
     /// returns every failure. Throws `TOOL_NOT_FOUND` for an unknown tool.
-    #[napi(ts_args_type = "name: string, args: unknown", ts_return_type = "ValidationResult")]
+    #[napi(catch_unwind, ts_args_type = "name: string, args: unknown", ts_return_type = "ValidationResult")]
     pub fn validate(&self, env: Env, name: String, args: Js) -> napi::Result<Js> {
         validate_in(env.raw(), &self.shared, Scope::Global, &name, args.0)
     }
 
     /// Listens to `tool-registry-change`; the listener receives `{ type, detail }`.
-    #[napi(ts_args_type = "type: 'tool-registry-change', listener: (event: { type: 'tool-registry-change', detail: RegistryChange }) => void", ts_return_type = "void")]
+    #[napi(catch_unwind, ts_args_type = "type: 'tool-registry-change', listener: (event: { type: 'tool-registry-change', detail: RegistryChange }) => void", ts_return_type = "void")]
     pub fn add_event_listener(&self, env: Env, event_type: Js, listener: Js) -> napi::Result<Js> {
         listen(env.raw(), &self.shared.emitter, event_type.0, listener.0, false)
     }
@@ -293,14 +293,14 @@ impl ToolRegistry {
     }
 
     /// Listens with the detail alone; returns an unsubscribe function.
-    #[napi(ts_args_type = "type: 'tool-registry-change', listener: (detail: RegistryChange) => void", ts_return_type = "() => boolean")]
+    #[napi(catch_unwind, ts_args_type = "type: 'tool-registry-change', listener: (detail: RegistryChange) => void", ts_return_type = "() => boolean")]
     pub fn on(&self, env: Env, event_type: Js, listener: Js) -> napi::Result<Js> {
         listen(env.raw(), &self.shared.emitter, event_type.0, listener.0, true)
     }
 
     /// Creates a session: a tool set of its own, isolated from other sessions, that also
     /// sees the global tools unless `isolated` is true.
-    #[napi(ts_args_type = "options?: { isolated?: boolean }")]
+    #[napi(catch_unwind, ts_args_type = "options?: { isolated?: boolean }")]
     pub fn create_session(&self, env: Env, options: Option<Js>) -> ToolSession {
         let isolated = options
             .and_then(|o| js::get_opt(env.raw(), o.0, c"isolated"))
@@ -311,7 +311,7 @@ impl ToolRegistry {
     }
 
     /// The live session with this id, or `undefined`.
-    #[napi(ts_return_type = "ToolSession | undefined")]
+    #[napi(catch_unwind, ts_return_type = "ToolSession | undefined")]
     pub fn get_session(&self, env: Env, id: String) -> napi::Result<Js> {
         use napi::bindgen_prelude::ToNapiValue;
         match self.shared.engine.session_is_isolated(&id) {
@@ -324,7 +324,7 @@ impl ToolRegistry {
     }
 
     /// Ids of the live sessions, oldest first.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn sessions(&self) -> Vec<String> {
         self.shared.engine.sessions()
     }
@@ -349,7 +349,7 @@ impl ToolRegistry {
     }
 
     /// Declarations as Gemini `{ functionDeclarations }` in Gemini's Schema dialect.
-    #[napi(ts_return_type = "GeminiTool")]
+    #[napi(catch_unwind, ts_return_type = "GeminiTool")]
     pub fn to_gemini_tools(&self, env: Env) -> napi::Result<Js> {
         crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::Gemini, None)
     }
@@ -384,30 +384,30 @@ pub struct ToolSession {
 #[napi]
 impl ToolSession {
     /// The session id (a UUID v4); pass it as `sessionId` to `execute`.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn id(&self) -> String {
         self.id.clone()
     }
 
     /// Whether global tools are hidden from this session.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn isolated(&self) -> bool {
         self.isolated
     }
 
     /// Whether the session still exists.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn alive(&self) -> bool {
         self.shared.engine.has_session(&self.id)
     }
 
     /// Registers a tool visible only inside this session (it may shadow a global one).
-    #[napi(ts_generic_types = "const S extends InputSchema = NoInputSchema", ts_args_type = "definition: ToolDefinition<S>", ts_return_type = "ToolDeclaration")]
+    #[napi(catch_unwind, ts_generic_types = "const S extends InputSchema = NoInputSchema", ts_args_type = "definition: ToolDefinition<S>", ts_return_type = "ToolDeclaration")]
     pub fn register(&self, env: Env, definition: Js) -> napi::Result<Js> {
         register_in(env.raw(), &self.shared, Scope::Session(&self.id), definition.0)
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn unregister(&self, env: Env, name: String) -> napi::Result<bool> {
         match self.shared.engine.unregister_in(Scope::Session(&self.id), &name) {
             Ok(removed) => {
@@ -425,7 +425,7 @@ impl ToolSession {
     }
 
     /// The declaration of a tool visible in this session, or `undefined`.
-    #[napi(ts_return_type = "ToolDeclaration | undefined")]
+    #[napi(catch_unwind, ts_return_type = "ToolDeclaration | undefined")]
     pub fn get(&self, env: Env, name: String) -> Js {
         self.shared
             .engine
@@ -433,13 +433,13 @@ impl ToolSession {
             .map_or(Js::undefined(), |t| Js(declaration_to_js(env.raw(), &t.declaration)))
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn has(&self, name: String) -> bool {
         self.shared.engine.resolve(Scope::Session(&self.id), &name).is_ok()
     }
 
     /// Names of every tool visible in this session.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn names(&self) -> Vec<String> {
         self.names_vec()
     }
@@ -452,7 +452,7 @@ impl ToolSession {
         Js(js::array(env, tools.iter().map(|t| declaration_to_js(env, &t.declaration))))
     }
 
-    #[napi(ts_args_type = "name: string, args: unknown", ts_return_type = "ValidationResult")]
+    #[napi(catch_unwind, ts_args_type = "name: string, args: unknown", ts_return_type = "ValidationResult")]
     pub fn validate(&self, env: Env, name: String, args: Js) -> napi::Result<Js> {
         validate_in(env.raw(), &self.shared, Scope::Session(&self.id), &name, args.0)
     }
@@ -460,7 +460,7 @@ impl ToolSession {
     /// Cancels the session's executions in flight, frees its tools and records, and
     /// emits `tool-registry-change` with `action: 'session-destroyed'`. Calling it again
     /// does nothing.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn destroy(&self, env: Env) {
         let names = self.names_own();
         if !self.shared.engine.destroy_session(&self.id) {
@@ -493,7 +493,7 @@ impl ToolSession {
     }
 
     /// Declarations as Gemini `{ functionDeclarations }` in Gemini's Schema dialect.
-    #[napi(ts_return_type = "GeminiTool")]
+    #[napi(catch_unwind, ts_return_type = "GeminiTool")]
     pub fn to_gemini_tools(&self, env: Env) -> napi::Result<Js> {
         crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::Gemini, None)
     }

@@ -57,11 +57,12 @@ unsafe extern "C" fn notify_cb(env: RawEnv, info: sys::napi_callback_info) -> Ra
     let key = js::get_number(env, argv[2]).unwrap_or(0.0) as u64;
     let attempt = js::get_number(env, argv[3]).unwrap_or(0.0) as u32;
     let ok = js::get_bool(env, argv[4]).unwrap_or(false);
-    match kind {
+    // A panic must not unwind into Node (that aborts the process).
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match kind {
         0 => crate::manager::on_settled(env, manager, key, attempt, ok, argv[5]),
         1 => crate::manager::on_signal_aborted(env, manager, key),
         _ => {}
-    }
+    }));
     ptr::null_mut()
 }
 

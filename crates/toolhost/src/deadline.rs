@@ -49,7 +49,9 @@ impl<T: Send + 'static> DeadlineTimer<T> {
 
     /// Calls `on_fire` with `item` once `after` has passed, unless cancelled first.
     pub fn schedule(&self, after: Duration, item: T) -> DeadlineKey {
-        let at = Instant::now() + after;
+        let now = Instant::now();
+        // A deadline past what an Instant holds is as good as never: 100 years.
+        let at = now.checked_add(after).unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 86_400));
         let mut s = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
         let key = DeadlineKey(at, s.next_seq);
         s.next_seq += 1;
@@ -139,6 +141,13 @@ mod tests {
         assert_eq!(got, vec![1, 2, 3]);
         assert!(rx.recv_timeout(Duration::from_millis(100)).is_err(), "the cancelled deadline never fires");
         assert_eq!(timer.pending(), 0);
+    }
+
+    #[test]
+    fn an_unrepresentable_deadline_is_accepted_and_cancellable() {
+        let timer = DeadlineTimer::new(|_: Vec<u8>| panic!("must not fire"));
+        let key = timer.schedule(Duration::MAX, 1);
+        assert_eq!(timer.cancel(key), Some(1));
     }
 
     #[test]

@@ -77,9 +77,9 @@ impl ManagerConfig {
 
 fn check_timeout(t: Option<f64>) -> Result<(), RegistryError> {
     match t {
-        Some(ms) if !ms.is_finite() || ms <= 0.0 => Err(RegistryError::new(
+        Some(ms) if ms.is_nan() || ms <= 0.0 => Err(RegistryError::new(
             RegistryErrorCode::InvalidConfig,
-            format!("timeoutMs must be a finite number of milliseconds > 0, got {ms}"),
+            format!("timeoutMs must be a number of milliseconds > 0, got {ms}"),
         )),
         _ => Ok(()),
     }
@@ -432,7 +432,8 @@ impl ExecutionEngine {
             .or(tool.declaration.metadata.timeout_ms.map(|t| t as f64))
             .or(self.config.timeout_ms);
         check_timeout(timeout_ms)?;
-        Ok((retry, timeout_ms.map(|ms| Duration::from_secs_f64(ms / 1000.0))))
+        // An infinite timeout (or one too long to represent) means none.
+        Ok((retry, timeout_ms.and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())))
     }
 
     /// Begins the next attempt of an execution that was backing off.
@@ -604,7 +605,10 @@ impl ExecutionEngine {
         } else {
             crate::canonical::input_hash(&crate::redaction::redact(&value, &self.config.redact))
         };
-        let iso = |ms: f64| crate::timestamp::iso8601_millis(std::time::UNIX_EPOCH + Duration::from_secs_f64(ms.max(0.0) / 1000.0));
+        let iso = |ms: f64| {
+            let since_epoch = Duration::try_from_secs_f64(ms.max(0.0) / 1000.0).unwrap_or_default();
+            crate::timestamp::iso8601_millis(std::time::UNIX_EPOCH + since_epoch)
+        };
         AuditRecord {
             execution_id: record.id.clone(),
             tool_call_id: record.tool_call_id.clone(),

@@ -193,7 +193,8 @@ impl Backoff {
             jittered.clamp(0.0, c.max_delay_ms)
         };
         self.previous_ms = ms.max(c.base_delay_ms);
-        Duration::from_secs_f64(ms / 1000.0)
+        // Finite but beyond what a Duration holds (maxDelay: 1e300): wait "forever".
+        Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::MAX)
     }
 }
 
@@ -253,6 +254,13 @@ mod tests {
                 prev = got.max(100.0);
             }
         }
+    }
+
+    #[test]
+    fn huge_delays_saturate_instead_of_panicking() {
+        let c = RetryConfig { max_delay_ms: 1e300, base_delay_ms: 1e299, jitter: Jitter::None, ..RetryConfig::default() };
+        let mut b = Backoff::new(c);
+        assert_eq!(b.next_delay(3, &ToolError::transient("x", None), &mut rand::rng()), Duration::MAX);
     }
 
     #[test]
