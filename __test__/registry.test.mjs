@@ -336,6 +336,7 @@ describe('inputs that must not crash', () => {
     ['an object nested 200 levels deep', deepObject(200), /128|deep/i],
     ['JSON text nested 200 levels deep', '{"a":'.repeat(200) + '1' + '}'.repeat(200), /128|deep/i],
     ['JSON text larger than 16 MiB', JSON.stringify({ s: 'x'.repeat(16 * 1024 * 1024 + 16) }), /limit|large|exceed/i],
+    ['an object larger than 16 MiB as JSON', { parts: Array.from({ length: 17 }, () => 'x'.repeat(1024 * 1024)) }, /16777216-byte argument limit/],
     ['malformed JSON text', '{"city": ', /malformed|JSON/],
     ['a function value', { f() {} }, /function/],
     ['a symbol value', { s: Symbol('s') }, /symbol/i],

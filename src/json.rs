@@ -11,7 +11,7 @@ use std::ptr;
 
 use napi::sys;
 use serde_json::{Map, Number, Value};
-use toolhost::MAX_ARGUMENT_DEPTH;
+use toolhost::{MAX_ARGUMENT_BYTES, MAX_ARGUMENT_DEPTH};
 
 use crate::js::{self, RawEnv, RawValue};
 
@@ -33,10 +33,13 @@ struct Walker {
     env: RawEnv,
     ancestors: Vec<RawValue>,
     path: Vec<String>,
+    /// Roughly the size of the value as JSON text so far, held to `MAX_ARGUMENT_BYTES`
+    /// like argument text is.
+    bytes: usize,
 }
 
 pub fn to_json(env: RawEnv, v: RawValue) -> Result<Value, NotJson> {
-    let mut w = Walker { env, ancestors: Vec::new(), path: Vec::new() };
+    let mut w = Walker { env, ancestors: Vec::new(), path: Vec::new(), bytes: 0 };
     w.walk(v)?.ok_or_else(|| NotJson { path: String::new(), reason: "undefined is not JSON".into() })
 }
 
@@ -49,6 +52,11 @@ impl Walker {
     /// `None` for `undefined` (skipped in objects, `null` in arrays, as JSON does).
     fn walk(&mut self, v: RawValue) -> Result<Option<Value>, NotJson> {
         let env = self.env;
+        // Every value costs at least a separator and a short token when written as JSON.
+        self.bytes += 2;
+        if self.bytes > MAX_ARGUMENT_BYTES {
+            return Err(self.fail(format!("the value is larger than the {MAX_ARGUMENT_BYTES}-byte argument limit")));
+        }
         Ok(Some(match js::type_of(env, v) {
             sys::ValueType::napi_undefined => return Ok(None),
             sys::ValueType::napi_null => Value::Null,
@@ -61,7 +69,11 @@ impl Walker {
                     Value::Number(Number::from_f64(n).ok_or_else(|| self.fail(format!("{n} is not a JSON number")))?)
                 }
             }
-            sys::ValueType::napi_string => Value::String(js::get_string(env, v).unwrap_or_default()),
+            sys::ValueType::napi_string => {
+                let text = js::get_string(env, v).unwrap_or_default();
+                self.bytes += text.len();
+                Value::String(text)
+            }
             sys::ValueType::napi_bigint => return Err(self.fail("a BigInt is not JSON (convert it to a string or number)")),
             sys::ValueType::napi_symbol => return Err(self.fail("a Symbol is not JSON")),
             sys::ValueType::napi_function => return Err(self.fail("a function is not JSON")),
@@ -120,6 +132,7 @@ impl Walker {
             let mut map = Map::new();
             for key in js::array_items(env, keys) {
                 let name = js::get_string(env, key).unwrap_or_default();
+                self.bytes += name.len() + 3;
                 let mut value = ptr::null_mut();
                 if unsafe { sys::napi_get_property(env, v, key, &mut value) } != sys::Status::napi_ok {
                     js::clear_exception(env);
