@@ -161,11 +161,21 @@ fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
-/// Posts `message` after `delay`, on a tokio timer.
+/// Posts `message` after `delay`. The wait runs on a tokio timer; tokio's timer wheel
+/// ticks in whole milliseconds and ends a sleep up to ~1 ms late, so the timer sleeps
+/// until one millisecond before the deadline and the deadline thread, which waits to
+/// the microsecond, covers the last one.
 pub fn post_after(hop: Arc<Hop>, delay: Duration, message: Message) {
+    const LAST: Duration = Duration::from_millis(2);
+    if delay <= LAST {
+        deadlines().schedule(delay, (hop, message));
+        return;
+    }
+    let deadline = std::time::Instant::now().checked_add(delay);
     runtime().spawn(async move {
-        tokio::time::sleep(delay).await;
-        hop.post(message);
+        tokio::time::sleep(delay - LAST).await;
+        let rest = deadline.map_or(LAST, |d| d.saturating_duration_since(std::time::Instant::now()));
+        deadlines().schedule(rest, (hop, message));
     });
 }
 

@@ -209,6 +209,11 @@ impl ManagerCore {
         engine.set_audit_wanted(self.audit_log.is_some() || self.emitter.count(7) > 0);
     }
 
+    /// Whether failed attempts' stacks are needed (by the logging interceptor).
+    fn logs_stacks(&self) -> bool {
+        self.engine.borrow().config().logging.is_some()
+    }
+
     fn log(&self, env: RawEnv, lines: &[LogLine]) {
         for (level, message, fields) in lines {
             match (&self.logger, runtime(env)) {
@@ -361,7 +366,7 @@ impl ManagerCore {
             rt.call(env, &rt.run_chain, &[self.interceptors.value(env), handler.function.value(env), args, ctx])
         };
         match called {
-            Err(thrown) => self.attempt_done(env, key, attempt, Err(classify(env, spec.tool.name(), thrown))),
+            Err(thrown) => self.attempt_done(env, key, attempt, Err(classify(env, spec.tool.name(), thrown, self.logs_stacks()))),
             Ok(v) if js::is_promise(env, v) => {
                 let deadline = spec.timeout.map(|d| {
                     hop::deadlines().schedule(d, (self.hop.clone(), Message::Timeout { manager: self.id, key, attempt }))
@@ -573,7 +578,7 @@ pub fn on_settled(env: RawEnv, manager: u32, key: u64, attempt: u32, ok: bool, v
         Ok(value)
     } else {
         let tool = core.engine.borrow().timeout_of(key).map(|(t, _)| t.to_string()).unwrap_or_default();
-        Err(classify(env, &tool, value))
+        Err(classify(env, &tool, value, core.logs_stacks()))
     };
     core.attempt_done(env, key, attempt, outcome);
 }

@@ -25,8 +25,10 @@ fn network_code(env: RawEnv, err: RawValue) -> bool {
     code.is_some_and(|c| NETWORK_CODES.contains(&c.as_str()))
 }
 
-/// Classifies whatever a handler threw or rejected with.
-pub fn classify(env: RawEnv, tool: &str, thrown: RawValue) -> ToolError {
+/// Classifies whatever a handler threw or rejected with. `with_stack` reads the
+/// error's stack (only the logging interceptor uses it, and reading it makes V8 format
+/// the whole trace).
+pub fn classify(env: RawEnv, tool: &str, thrown: RawValue, with_stack: bool) -> ToolError {
     let t = js::type_of(env, thrown);
     if t != sys::ValueType::napi_object && t != sys::ValueType::napi_function {
         let shown = match t {
@@ -79,7 +81,9 @@ pub fn classify(env: RawEnv, tool: &str, thrown: RawValue) -> ToolError {
         e.retryable = flag;
     }
     e.retry_after_ms = retry_after.map(|n| n as u64);
-    e.stack = js::get_opt(env, thrown, c"stack").and_then(|v| js::get_string(env, v));
+    if with_stack {
+        e.stack = js::get_opt(env, thrown, c"stack").and_then(|v| js::get_string(env, v));
+    }
     e.cause = Some(cause(env, thrown));
     e
 }

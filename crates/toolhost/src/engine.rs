@@ -436,7 +436,10 @@ impl ExecutionEngine {
         Ok((retry, timeout_ms.and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())))
     }
 
-    /// Begins the next attempt of an execution that was backing off.
+    /// Begins the next attempt of an execution that was backing off. An execution keeps
+    /// its concurrency slot while it backs off: a tool being retried (often because it
+    /// is overloaded or rate-limited) is not joined by queued calls meanwhile, and a
+    /// burst of retries is paced to `maxConcurrency`.
     pub fn begin_attempt(&mut self, key: u64) -> Transition {
         match self.active.get(&key) {
             Some(a) if a.phase == Phase::BackingOff => {
@@ -524,7 +527,6 @@ impl ExecutionEngine {
                 let delay = a.backoff.next_delay(attempt, &error, &mut self.rng);
                 a.phase = Phase::BackingOff;
                 let mut t = Transition::new(key, Step::Retry { delay });
-                t.logs = std::mem::take(&mut self.pending_logs);
                 if self.wanted.wants(EventType::Retrying) {
                     t.events.push(ExecutionEvent::Retrying {
                         execution_id: a.record.id.clone(),
@@ -536,8 +538,21 @@ impl ExecutionEngine {
                     });
                 }
                 a.record.previous_errors.push(error);
+                t.logs.append(&mut self.pending_logs);
                 t
             }
+        }
+    }
+
+    /// Fills free concurrency slots from the queue, oldest (or resumed) first.
+    fn admit(&mut self, t: &mut Transition) {
+        while self.running < self.config.max_concurrency {
+            let Some(next) = self.queue.pop_front() else { break };
+            self.running += 1;
+            self.active.get_mut(&next).expect("queued executions are active").holds_slot = true;
+            let (spec, events) = self.begin(next);
+            t.events.extend(events);
+            t.admitted.push(spec);
         }
     }
 
@@ -686,14 +701,7 @@ impl ExecutionEngine {
         }
         if a.holds_slot {
             self.running -= 1;
-            while self.running < self.config.max_concurrency {
-                let Some(next) = self.queue.pop_front() else { break };
-                self.running += 1;
-                self.active.get_mut(&next).expect("queued executions are active").holds_slot = true;
-                let (spec, events) = self.begin(next);
-                t.events.extend(events);
-                t.admitted.push(spec);
-            }
+            self.admit(&mut t);
             t.logs.append(&mut self.pending_logs);
         }
         t

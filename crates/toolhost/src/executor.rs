@@ -140,35 +140,24 @@ impl ToolExecutor {
     pub async fn execute_with(&self, tool_name: &str, args: Value, mut options: CallOptions, cancel: CancellationToken) -> ExecutionOutcome {
         options.already_cancelled |= cancel.is_cancelled();
         let args = crate::arguments::check_depth(tool_name, &args).map(|()| args);
-        let t = lock(&self.inner.engine).start(tool_name, args, options);
+        let (t, mut admission) = self.transition(|engine| engine.start(tool_name, args, options));
         let key = t.key;
-        let mut step = match t.step {
-            Step::Queued => {
-                let (tx, rx) = oneshot::channel();
-                lock(&self.inner.admissions).insert(key, tx);
-                lock(&self.inner.tokens).insert(key, cancel.clone());
-                self.apply(Transition { step: Step::Queued, ..t });
-                tokio::select! {
-                    spec = rx => match spec {
-                        Ok(spec) => Step::Run(spec),
-                        Err(_) => return self.cancelled(key).await,
-                    },
-                    () = cancel.cancelled() => return self.cancelled(key).await,
-                }
-            }
-            Step::Finished(_) => {
-                return match self.apply(t) {
-                    Step::Finished(record) => ExecutionOutcome { record },
-                    _ => unreachable!("apply returns the transition's step"),
-                }
-            }
-            _ => {
-                lock(&self.inner.tokens).insert(key, cancel.clone());
-                self.apply(t)
-            }
-        };
+        if !matches!(t.step, Step::Finished(_)) {
+            lock(&self.inner.tokens).insert(key, cancel.clone());
+        }
+        let mut step = self.apply(t);
         loop {
             step = match step {
+                Step::Queued => {
+                    let rx = admission.take().expect("a queued step comes with its admission channel");
+                    tokio::select! {
+                        spec = rx => match spec {
+                            Ok(spec) => Step::Run(spec),
+                            Err(_) => return self.cancelled(key).await,
+                        },
+                        () = cancel.cancelled() => return self.cancelled(key).await,
+                    }
+                }
                 Step::Run(spec) => {
                     let attempt = spec.attempt_number;
                     let outcome = self.run_attempt(spec, &cancel).await;
@@ -178,13 +167,14 @@ impl ToolExecutor {
                         }
                         Arc::new(v) as Payload
                     });
-                    let t = lock(&self.inner.engine).attempt_finished(key, attempt, outcome);
+                    let (t, _) = self.transition(|engine| engine.attempt_finished(key, attempt, outcome));
                     self.apply(t)
                 }
                 Step::Retry { delay } => {
                     tokio::select! {
                         () = tokio::time::sleep(delay) => {
-                            let t = lock(&self.inner.engine).begin_attempt(key);
+                            let (t, waiting) = self.transition(|engine| engine.begin_attempt(key));
+                            admission = waiting;
                             self.apply(t)
                         }
                         () = cancel.cancelled() => return self.cancelled(key).await,
@@ -194,9 +184,23 @@ impl ToolExecutor {
                     lock(&self.inner.tokens).remove(&key);
                     return ExecutionOutcome { record };
                 }
-                Step::Queued | Step::Stale => return self.cancelled(key).await,
+                Step::Stale => return self.cancelled(key).await,
             };
         }
+    }
+
+    /// Runs one engine call. When it leaves the execution queued, the admission channel
+    /// is registered before the engine lock is released, so no other thread can admit
+    /// the execution before its task is listening.
+    fn transition(&self, call: impl FnOnce(&mut ExecutionEngine) -> Transition) -> (Transition, Option<oneshot::Receiver<AttemptSpec>>) {
+        let mut engine = lock(&self.inner.engine);
+        let t = call(&mut engine);
+        let admission = matches!(t.step, Step::Queued).then(|| {
+            let (tx, rx) = oneshot::channel();
+            lock(&self.inner.admissions).insert(t.key, tx);
+            rx
+        });
+        (t, admission)
     }
 
     async fn run_attempt(&self, spec: AttemptSpec, cancel: &CancellationToken) -> Result<Value, ToolError> {

@@ -176,3 +176,55 @@ async fn logging_metadata_and_audit_interceptors() {
     assert_eq!(audits[1].error_code.as_deref(), Some("EXECUTION_ERROR"));
     assert_eq!(audits[0].input_hash, audits[1].input_hash, "the redacted password does not enter the hash; key order does not matter");
 }
+
+#[tokio::test(start_paused = true)]
+async fn concurrency_holds_across_retries_and_every_queued_execution_finishes() {
+    let registry = ToolRegistry::new();
+    let running = Arc::new(AtomicU32::new(0));
+    let peak = Arc::new(AtomicU32::new(0));
+    let attempts = Arc::new(Mutex::new(std::collections::HashMap::<u64, u32>::new()));
+    let (r, p, a) = (running.clone(), peak.clone(), attempts.clone());
+    registry
+        .register_async(ToolDeclaration::new("flaky", "fails once per key", json!({"type": "object"})), move |args: Value, _ctx| {
+            let (r, p, a) = (r.clone(), p.clone(), a.clone());
+            async move {
+                let now = r.fetch_add(1, Ordering::SeqCst) + 1;
+                p.fetch_max(now, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                r.fetch_sub(1, Ordering::SeqCst);
+                let key = args["key"].as_u64().unwrap();
+                let n = {
+                    let mut seen = a.lock().unwrap();
+                    let n = seen.entry(key).or_insert(0);
+                    *n += 1;
+                    *n
+                };
+                if n == 1 {
+                    Err(ToolError::transient("once more", None))
+                } else {
+                    Ok(json!(key))
+                }
+            }
+        })
+        .unwrap();
+    let config = ManagerConfig { max_concurrency: 2, ..config(toolhost::Jitter::None) };
+    let executor = ToolExecutor::new(registry, config).unwrap();
+    let calls = (0..10u64).map(|key| {
+        let executor = executor.clone();
+        tokio::spawn(async move { executor.execute("flaky", json!({ "key": key }), CallOptions::default()).await })
+    });
+    let outcomes = futures_join(calls.collect()).await;
+    for (key, outcome) in outcomes.iter().enumerate() {
+        assert_eq!(outcome.result().unwrap(), &json!(key), "execution {key}");
+        assert_eq!(outcome.record.attempt_number, 2);
+    }
+    assert_eq!(peak.load(Ordering::SeqCst), 2, "never more than maxConcurrency handlers at once");
+}
+
+async fn futures_join(handles: Vec<tokio::task::JoinHandle<toolhost::ExecutionOutcome>>) -> Vec<toolhost::ExecutionOutcome> {
+    let mut out = Vec::new();
+    for h in handles {
+        out.push(h.await.unwrap());
+    }
+    out
+}

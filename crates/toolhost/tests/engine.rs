@@ -1,0 +1,51 @@
+//! The state machine on its own: concurrency slots across retries.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use toolhost::{
+    handler_fn, CallOptions, ExecutionEngine, Jitter, ManagerConfig, Payload, RetryConfig, Step, ToolDeclaration, ToolError,
+    ToolRegistry, Transition,
+};
+
+fn engine(max_concurrency: usize) -> ExecutionEngine {
+    let registry = ToolRegistry::new();
+    registry.register(ToolDeclaration::new("t", "a tool", json!({"type": "object"})), handler_fn(|a, _| async move { Ok(a) })).unwrap();
+    let retry = RetryConfig { base_delay_ms: 10.0, jitter: Jitter::None, ..RetryConfig::default() };
+    ExecutionEngine::new(registry, ManagerConfig { max_concurrency, retry, ..ManagerConfig::default() }).unwrap()
+}
+
+fn run(t: &Transition) -> (u64, u32, String) {
+    match &t.step {
+        Step::Run(spec) => (spec.key, spec.attempt_number, spec.execution_id.clone()),
+        _ => panic!("expected the attempt to run"),
+    }
+}
+
+fn ok() -> Result<Payload, ToolError> {
+    Ok(Arc::new(json!("done")) as Payload)
+}
+
+#[test]
+fn a_backing_off_execution_keeps_its_slot_and_the_queue_runs_in_order() {
+    let mut e = engine(1);
+    let (a, a1, a_id) = run(&e.start("t", Ok(json!({})), CallOptions::default()));
+    let b = e.start("t", Ok(json!({})), CallOptions::default());
+    let c = e.start("t", Ok(json!({})), CallOptions::default());
+    assert!(matches!(b.step, Step::Queued) && matches!(c.step, Step::Queued));
+    assert_eq!(e.execution(&a_id).unwrap().status.as_str(), "executing");
+
+    let retry = e.attempt_finished(a, a1, Err(ToolError::transient("again", None)));
+    assert!(matches!(retry.step, Step::Retry { .. }));
+    assert!(retry.admitted.is_empty(), "a retried call is not joined by queued ones meanwhile");
+    assert_eq!(e.running(), 1);
+
+    let (_, a2, _) = run(&e.begin_attempt(a));
+    assert_eq!(a2, 2);
+    let a_done = e.attempt_finished(a, a2, ok());
+    assert!(matches!(a_done.step, Step::Finished(_)));
+    assert_eq!(a_done.admitted.iter().map(|s| s.key).collect::<Vec<_>>(), vec![b.key], "b before c");
+    let b_done = e.attempt_finished(b.key, 1, ok());
+    assert_eq!(b_done.admitted[0].key, c.key);
+    assert_eq!(e.running(), 1);
+}
