@@ -22,7 +22,7 @@ use std::sync::Arc;
 use napi::{sys, Env};
 use napi_derive::napi;
 use toolhost::audit::{AuditLog, AuditRecord};
-use toolhost::log_lines::{emit_tracing, LogLine, LogOptions};
+use toolhost::log_lines::{LogFields, LogLine, LogOptions};
 use toolhost::{
     CallOptions, DeadlineKey, EventMask, ExecutionEngine, ExecutionEvent, ExecutionRecord, ManagerConfig, RegistryError,
     RegistryErrorCode, RetryOverrides, Step, ToolError, Transition,
@@ -215,26 +215,43 @@ impl ManagerCore {
     }
 
     fn log(&self, env: RawEnv, lines: &[LogLine]) {
-        for (level, message, fields) in lines {
-            match (&self.logger, runtime(env)) {
-                (Some(logger), Ok(rt)) => {
-                    let field = |k: &str| fields.get(k).map_or_else(|| js::undefined(env), |v| from_json(env, v));
-                    let args = [
-                        logger.value(env),
-                        js::string(env, &level.to_string()),
-                        js::string(env, message),
-                        field("executionId"),
-                        field("toolName"),
-                        field("attemptNumber"),
-                        field("args"),
-                        field("durationMs"),
-                        field("error"),
-                        field("stack"),
-                    ];
-                    let _ = rt.call(env, &rt.call_logger, &args);
+        let rt = match (&self.logger, runtime(env)) {
+            (Some(logger), Ok(rt)) => Some((logger, rt)),
+            _ => None,
+        };
+        for line in lines {
+            let Some((logger, rt)) = &rt else {
+                toolhost::log_lines::trace_line(line);
+                continue;
+            };
+            let f = &line.fields;
+            let text = |v: &Option<String>| v.as_deref().map_or_else(|| js::undefined(env), |s| js::string(env, s));
+            let (logger, message) = (logger.value(env), js::string(env, &line.message));
+            let (id, tool) = (js::string(env, &f.execution_id), js::string(env, &f.tool_name));
+            let plain = f.error.is_none() && f.stack.is_none() && f.result.is_none();
+            let _ = match (f.attempt_number, f.duration_ms) {
+                (Some(attempt), None) if plain => {
+                    rt.call(env, &rt.log_starting, &[logger, message, id, tool, js::number(env, f64::from(attempt)), text(&f.args)])
                 }
-                _ => emit_tracing(*level, message, fields),
-            }
+                (None, Some(duration)) if plain && f.args.is_none() => {
+                    rt.call(env, &rt.log_completed, &[logger, message, id, tool, js::number(env, duration)])
+                }
+                _ => {
+                    let args = [
+                        logger,
+                        js::string(env, line.level.as_str()),
+                        message,
+                        id,
+                        tool,
+                        js::opt_number(env, f.attempt_number.map(f64::from)),
+                        text(&f.args),
+                        js::opt_number(env, f.duration_ms),
+                        text(&f.error),
+                        text(&f.stack),
+                    ];
+                    rt.call(env, &rt.call_logger, &args)
+                }
+            };
         }
     }
 
@@ -249,9 +266,9 @@ impl ManagerCore {
         };
         let detail = from_json(env, &serde_json::to_value(record).unwrap_or_default());
         if let Some(message) = failure {
-            let mut fields = serde_json::Map::new();
-            fields.insert("executionId".into(), record.execution_id.clone().into());
-            self.log(env, &[(toolhost::log_lines::LogLevel::Error, format!("[TOOL EXECUTION] {message}"), fields)]);
+            let fields = LogFields { execution_id: record.execution_id.clone(), tool_name: record.tool_name.clone(), ..LogFields::default() };
+            let line = LogLine { level: toolhost::log_lines::LogLevel::Error, message: format!("[TOOL EXECUTION] {message}"), fields };
+            self.log(env, &[line]);
             if self.emitter.count(9) > 0 {
                 let d = js::object(env);
                 js::set(env, d, c"message", js::string(env, &message));

@@ -135,7 +135,24 @@
     return dispatch(0)
   }
 
-  // The built-in logging interceptor's lines, with their fields passed one by one.
+  // The built-in logging interceptor's lines, with their fields passed one by one:
+  // one function per kind of line, so each passes only the fields it has.
+  function deliver(logger, level, message, fields) {
+    try {
+      logger(level, message, fields)
+    } catch (err) {
+      process.emitWarning(`the toolhost logger threw: ${err && err.stack ? err.stack : err}`, 'ToolhostLoggerWarning')
+    }
+  }
+
+  function logStarting(logger, message, executionId, toolName, attemptNumber, args) {
+    deliver(logger, 'info', message, args === undefined ? { executionId, toolName, attemptNumber } : { executionId, toolName, attemptNumber, args })
+  }
+
+  function logCompleted(logger, message, executionId, toolName, durationMs) {
+    deliver(logger, 'info', message, { executionId, toolName, durationMs })
+  }
+
   function callLogger(logger, level, message, executionId, toolName, attemptNumber, args, durationMs, error, stack) {
     const fields = { executionId, toolName }
     if (attemptNumber !== undefined) fields.attemptNumber = attemptNumber
@@ -143,11 +160,7 @@
     if (durationMs !== undefined) fields.durationMs = durationMs
     if (error !== undefined) fields.error = error
     if (stack !== undefined) fields.stack = stack
-    try {
-      logger(level, message, fields)
-    } catch (err) {
-      process.emitWarning(`the toolhost logger threw: ${err && err.stack ? err.stack : err}`, 'ToolhostLoggerWarning')
-    }
+    deliver(logger, level, message, fields)
   }
 
   // Listener lists. `counts[i]` is read by Rust straight from memory to skip building
@@ -290,7 +303,7 @@
   return {
     executeToolCalls,
     aiSdkTools,
-    withMetadata, runChain, callLogger,
+    withMetadata, runChain, callLogger, logStarting, logCompleted,
     emitStarted, emitValidating, emitExecuting, emitRetrying, emitSucceeded, emitFailed, emitCancelled,
     makeContext,
     abortContext: (ctx, reason) => ToolCallContext.abort(ctx, reason),

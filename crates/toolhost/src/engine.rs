@@ -466,7 +466,7 @@ impl ExecutionEngine {
         a.error_logged = false;
         if let Some(opts) = self.config.logging.as_ref().filter(|_| !a.tool.declaration.metadata.self_instrumented) {
             let mut line = log_lines::starting(&a.record.tool_name, &a.record.id, Some(&a.record.args.to_value()), opts);
-            line.2.insert("attemptNumber".into(), a.record.attempt_number.into());
+            line.fields.attempt_number = Some(a.record.attempt_number);
             self.pending_logs.push(line);
         }
         let mut events = Vec::new();

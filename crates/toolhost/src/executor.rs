@@ -13,14 +13,14 @@ use tokio_util::sync::CancellationToken;
 
 use crate::audit::{AuditLog, AuditRecord};
 use crate::engine::{AttemptSpec, CallOptions, ExecutionEngine, ManagerConfig, Step, Transition};
-use crate::log_lines::{self, LogLevel};
+use crate::log_lines::{self, LogFields, LogLevel, LogLine};
 use crate::error::{RegistryError, ToolError};
 use crate::handler::ToolContext;
 use crate::record::{payload_json, EventMask, ExecutionEvent, ExecutionRecord, ExecutionStatus, Payload, ToolStats};
 use crate::registry::ToolRegistry;
 
 type Listener = Arc<dyn Fn(&ExecutionEvent) + Send + Sync>;
-type Logger = Arc<dyn Fn(LogLevel, &str, &serde_json::Map<String, Value>) + Send + Sync>;
+type Logger = Arc<dyn Fn(&LogLine) + Send + Sync>;
 type AuditListener = Arc<dyn Fn(&AuditRecord) + Send + Sync>;
 
 struct Inner {
@@ -255,20 +255,19 @@ impl ToolExecutor {
             }
         }
         let logger = lock(&self.inner.logger).clone();
-        for (level, message, fields) in &t.logs {
-            match &logger {
-                Some(log) => log(*level, message, fields),
-                None => log_lines::emit_tracing(*level, message, fields),
-            }
-        }
+        let log = |line: &LogLine| match &logger {
+            Some(log) => log(line),
+            None => log_lines::trace_line(line),
+        };
+        t.logs.iter().for_each(log);
         if let Some(record) = &t.audit {
             if let Some(file) = lock(&self.inner.audit_log).as_ref() {
                 if let Err(e) = file.append(record) {
-                    let message = format!("[TOOL EXECUTION] Audit log {} could not be written: {e}", file.path().display());
-                    match &logger {
-                        Some(log) => log(LogLevel::Error, &message, &Default::default()),
-                        None => log_lines::emit_tracing(LogLevel::Error, &message, &Default::default()),
-                    }
+                    log(&LogLine {
+                        level: LogLevel::Error,
+                        message: format!("[TOOL EXECUTION] Audit log {} could not be written: {e}", file.path().display()),
+                        fields: LogFields { execution_id: record.execution_id.clone(), tool_name: record.tool_name.clone(), ..LogFields::default() },
+                    });
                 }
             }
             for l in lock(&self.inner.audit_listeners).iter() {
@@ -284,7 +283,7 @@ impl ToolExecutor {
     }
 
     /// Sends the built-in logging interceptor's lines to `logger` instead of `tracing`.
-    pub fn set_logger(&self, logger: impl Fn(LogLevel, &str, &serde_json::Map<String, Value>) + Send + Sync + 'static) {
+    pub fn set_logger(&self, logger: impl Fn(&LogLine) + Send + Sync + 'static) {
         *lock(&self.inner.logger) = Some(Arc::new(logger));
     }
 

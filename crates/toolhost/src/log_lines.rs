@@ -24,14 +24,20 @@ pub enum LogLevel {
     Error,
 }
 
+impl LogLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Debug => "debug",
+            Self::Info => "info",
+            Self::Warn => "warn",
+            Self::Error => "error",
+        }
+    }
+}
+
 impl fmt::Display for LogLevel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            LogLevel::Debug => "debug",
-            LogLevel::Info => "info",
-            LogLevel::Warn => "warn",
-            LogLevel::Error => "error",
-        })
+        f.write_str(self.as_str())
     }
 }
 
@@ -57,86 +63,95 @@ impl Default for LogOptions {
 }
 
 /// A formatted line: level, message, structured fields.
-pub type LogLine = (LogLevel, String, Map<String, Value>);
-
-fn base_fields(tool: &str, execution_id: &str) -> Map<String, Value> {
-    let mut fields = Map::new();
-    fields.insert("executionId".into(), Value::String(execution_id.to_owned()));
-    fields.insert("toolName".into(), Value::String(tool.to_owned()));
-    fields
+/// One line of the built-in logging interceptor.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogLine {
+    pub level: LogLevel,
+    pub message: String,
+    pub fields: LogFields,
 }
 
-fn payload_preview(v: &Value, opts: &LogOptions) -> Value {
+/// The structured fields of a [`LogLine`]; absent ones are left out of [`LogFields::to_map`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LogFields {
+    pub execution_id: String,
+    pub tool_name: String,
+    pub attempt_number: Option<u32>,
+    /// A preview of the arguments: redacted, then cut to `truncate_logs` characters.
+    pub args: Option<String>,
+    pub duration_ms: Option<f64>,
+    /// A preview of the result, like `args`.
+    pub result: Option<String>,
+    pub error: Option<String>,
+    /// The first [`STACK_LINES`] lines of the error's stack.
+    pub stack: Option<String>,
+}
+
+impl LogFields {
+    fn new(tool: &str, execution_id: &str) -> Self {
+        Self { execution_id: execution_id.to_owned(), tool_name: tool.to_owned(), ..Self::default() }
+    }
+
+    /// The fields as JSON with camelCase keys: `executionId`, `toolName`, then those present.
+    pub fn to_map(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("executionId".into(), Value::String(self.execution_id.clone()));
+        m.insert("toolName".into(), Value::String(self.tool_name.clone()));
+        if let Some(n) = self.attempt_number {
+            m.insert("attemptNumber".into(), n.into());
+        }
+        let strings = [("args", &self.args), ("result", &self.result), ("error", &self.error), ("stack", &self.stack)];
+        for (k, v) in strings {
+            if let Some(v) = v {
+                m.insert(k.into(), Value::String(v.clone()));
+            }
+        }
+        if let Some(d) = self.duration_ms {
+            m.insert("durationMs".into(), Value::from(d));
+        }
+        m
+    }
+}
+
+fn payload_preview(v: &Value, opts: &LogOptions) -> String {
     if opts.redact.is_empty() {
-        Value::String(preview(v, opts.truncate_logs))
+        preview(v, opts.truncate_logs)
     } else {
-        Value::String(preview(&redact(v, &opts.redact), opts.truncate_logs))
+        preview(&redact(v, &opts.redact), opts.truncate_logs)
     }
 }
 
 /// `info`: `[TOOL EXECUTION] Starting {tool}`; fields `executionId`,
 /// `toolName`, and `args` (preview) when `log_arguments` and args given.
-pub fn starting(
-    tool: &str,
-    execution_id: &str,
-    args: Option<&Value>,
-    opts: &LogOptions,
-) -> LogLine {
-    let mut fields = base_fields(tool, execution_id);
+pub fn starting(tool: &str, execution_id: &str, args: Option<&Value>, opts: &LogOptions) -> LogLine {
+    let mut fields = LogFields::new(tool, execution_id);
     if let (true, Some(args)) = (opts.log_arguments, args) {
-        fields.insert("args".into(), payload_preview(args, opts));
+        fields.args = Some(payload_preview(args, opts));
     }
-    (
-        LogLevel::Info,
-        format!("[TOOL EXECUTION] Starting {tool}"),
-        fields,
-    )
+    LogLine { level: LogLevel::Info, message: format!("[TOOL EXECUTION] Starting {tool}"), fields }
 }
 
 /// `info`: `[TOOL EXECUTION] Completed {tool} ({duration}ms)` with the
 /// duration to 2 decimals; fields `executionId`, `toolName`, `durationMs`
 /// (number), and `result` (preview) when `log_arguments` and a result given.
-pub fn completed(
-    tool: &str,
-    execution_id: &str,
-    duration_ms: f64,
-    result: Option<&Value>,
-    opts: &LogOptions,
-) -> LogLine {
-    let mut fields = base_fields(tool, execution_id);
-    fields.insert("durationMs".into(), Value::from(duration_ms));
+pub fn completed(tool: &str, execution_id: &str, duration_ms: f64, result: Option<&Value>, opts: &LogOptions) -> LogLine {
+    let mut fields = LogFields::new(tool, execution_id);
+    fields.duration_ms = Some(duration_ms);
     if let (true, Some(result)) = (opts.log_arguments, result) {
-        fields.insert("result".into(), payload_preview(result, opts));
+        fields.result = Some(payload_preview(result, opts));
     }
-    (
-        LogLevel::Info,
-        format!("[TOOL EXECUTION] Completed {tool} ({duration_ms:.2}ms)"),
-        fields,
-    )
+    LogLine { level: LogLevel::Info, message: format!("[TOOL EXECUTION] Completed {tool} ({duration_ms:.2}ms)"), fields }
 }
 
 /// `error`: `[TOOL EXECUTION] Error in {tool}: {message}`; fields
 /// `executionId`, `toolName`, `error` (the message) and, when given,
 /// `stack` holding only its first [`STACK_LINES`] lines (joined by `\n`).
 /// `_opts` is taken for a uniform signature; nothing in it applies here.
-pub fn error(
-    tool: &str,
-    execution_id: &str,
-    message: &str,
-    stack: Option<&str>,
-    _opts: &LogOptions,
-) -> LogLine {
-    let mut fields = base_fields(tool, execution_id);
-    fields.insert("error".into(), Value::String(message.to_owned()));
-    if let Some(stack) = stack {
-        let head: Vec<&str> = stack.lines().take(STACK_LINES).collect();
-        fields.insert("stack".into(), Value::String(head.join("\n")));
-    }
-    (
-        LogLevel::Error,
-        format!("[TOOL EXECUTION] Error in {tool}: {message}"),
-        fields,
-    )
+pub fn error(tool: &str, execution_id: &str, message: &str, stack: Option<&str>, _opts: &LogOptions) -> LogLine {
+    let mut fields = LogFields::new(tool, execution_id);
+    fields.error = Some(message.to_owned());
+    fields.stack = stack.map(|s| s.lines().take(STACK_LINES).collect::<Vec<_>>().join("\n"));
+    LogLine { level: LogLevel::Error, message: format!("[TOOL EXECUTION] Error in {tool}: {message}"), fields }
 }
 
 /// Displays a field map as compact JSON without cloning it.
@@ -159,6 +174,11 @@ pub fn emit_tracing(level: LogLevel, message: &str, fields: &Map<String, Value>)
         LogLevel::Warn => tracing::warn!(fields = %fields, "{}", message),
         LogLevel::Error => tracing::error!(fields = %fields, "{}", message),
     }
+}
+
+/// Logs a [`LogLine`] through `tracing`.
+pub fn trace_line(line: &LogLine) {
+    emit_tracing(line.level, &line.message, &line.fields.to_map());
 }
 
 #[cfg(test)]
@@ -190,14 +210,14 @@ mod tests {
     #[test]
     fn starting_line() {
         let args = json!({"q": "rust"});
-        let (level, msg, fields) = starting("ls", "ex-1", Some(&args), &LogOptions::default());
-        assert_eq!(level, LogLevel::Info);
-        assert_eq!(msg, "[TOOL EXECUTION] Starting ls");
+        let line = starting("ls", "ex-1", Some(&args), &LogOptions::default());
+        assert_eq!(line.level, LogLevel::Info);
+        assert_eq!(line.message, "[TOOL EXECUTION] Starting ls");
         let expected = json!({"executionId": "ex-1", "toolName": "ls", "args": "{\"q\":\"rust\"}"});
-        assert_eq!(Value::Object(fields), expected);
-        let (_, _, fields) = starting("t", "e", Some(&args), &with(false, 100, &[]));
-        assert!(!fields.contains_key("args"));
-        let (_, _, fields) = starting("t", "e", None, &LogOptions::default());
+        assert_eq!(Value::Object(line.fields.to_map()), expected);
+        let line = starting("t", "e", Some(&args), &with(false, 100, &[]));
+        assert!(line.fields.args.is_none());
+        let fields = starting("t", "e", None, &LogOptions::default()).fields.to_map();
         assert!(!fields.contains_key("args"));
         assert_eq!(fields.len(), 2);
     }
@@ -208,45 +228,46 @@ mod tests {
         // Keys in sorted order so the preview is the same with serde_json's
         // `preserve_order` feature on or off.
         let args = json!({"auth": {"password": "hunter2"}, "user": "bob"});
-        let (_, _, fields) = starting("login", "e", Some(&args), &opts);
+        let fields = starting("login", "e", Some(&args), &opts).fields.to_map();
         let redacted = r#"{"auth":{"password":"[REDACTED]"},"user":"bob"}"#;
         assert_eq!(fields["args"], redacted);
 
         let secret = json!({"password": "hunter2"});
-        let (_, _, fields) = starting("login", "e", Some(&secret), &with(true, 10, &["password"]));
+        let fields = starting("login", "e", Some(&secret), &with(true, 10, &["password"])).fields.to_map();
         // Redaction happens before the cut: the secret never appears.
         assert_eq!(fields["args"], "{\"password…");
         let long = json!("é".repeat(500));
-        let (_, _, fields) = starting("t", "e", Some(&long), &LogOptions::default());
+        let fields = starting("t", "e", Some(&long), &LogOptions::default()).fields.to_map();
         assert_eq!(fields["args"].as_str().unwrap().chars().count(), 101);
     }
 
     #[test]
     fn completed_line() {
         let opts = with(true, 5, &[]);
-        let (level, msg, fields) = completed("ls", "e", 12.3456, Some(&json!([1, 2, 3])), &opts);
-        assert_eq!(level, LogLevel::Info);
-        assert_eq!(msg, "[TOOL EXECUTION] Completed ls (12.35ms)");
+        let line = completed("ls", "e", 12.3456, Some(&json!([1, 2, 3])), &opts);
+        assert_eq!(line.level, LogLevel::Info);
+        assert_eq!(line.message, "[TOOL EXECUTION] Completed ls (12.35ms)");
+        let fields = line.fields.to_map();
         assert_eq!(fields["durationMs"], json!(12.3456));
         assert_eq!(fields["result"], "[1,2,…");
-        let (_, msg, fields) = completed("t", "e", 7.0, None, &opts);
-        assert_eq!(msg, "[TOOL EXECUTION] Completed t (7.00ms)");
-        assert!(!fields.contains_key("result"));
+        let line = completed("t", "e", 7.0, None, &opts);
+        assert_eq!(line.message, "[TOOL EXECUTION] Completed t (7.00ms)");
+        assert!(!line.fields.to_map().contains_key("result"));
     }
 
     #[test]
     fn error_line_keeps_five_stack_lines() {
         let stack = "Error: boom\n  at a\n  at b\r\n  at c\n  at d\n  at e\n  at f";
-        let (level, msg, fields) =
-            error("fetch", "ex-9", "boom", Some(stack), &LogOptions::default());
-        assert_eq!(level, LogLevel::Error);
-        assert_eq!(msg, "[TOOL EXECUTION] Error in fetch: boom");
+        let line = error("fetch", "ex-9", "boom", Some(stack), &LogOptions::default());
+        assert_eq!(line.level, LogLevel::Error);
+        assert_eq!(line.message, "[TOOL EXECUTION] Error in fetch: boom");
+        let fields = line.fields.to_map();
         let stack = "Error: boom\n  at a\n  at b\n  at c\n  at d";
         let expected =
             json!({"executionId": "ex-9", "toolName": "fetch", "error": "boom", "stack": stack});
         assert_eq!(Value::Object(fields), expected);
-        let (_, _, fields) = error("fetch", "ex-9", "boom", None, &LogOptions::default());
-        assert!(!fields.contains_key("stack"));
+        let line = error("fetch", "ex-9", "boom", None, &LogOptions::default());
+        assert!(!line.fields.to_map().contains_key("stack"));
     }
 
     /// Minimal subscriber recording each event field as "LEVEL name=value".
@@ -281,7 +302,9 @@ mod tests {
     #[test]
     fn emit_tracing_logs_level_message_and_fields() {
         let capture = Capture::default();
-        let (_, msg, mut fields) = error("fetch", "ex-9", "boom", None, &LogOptions::default());
+        let line = error("fetch", "ex-9", "boom", None, &LogOptions::default());
+        let msg = line.message;
+        let mut fields = line.fields.to_map();
         fields.retain(|k, _| k == "toolName"); // one key: same order with or without preserve_order
         tracing::subscriber::with_default(capture.clone(), || {
             emit_tracing(LogLevel::Error, &msg, &fields);

@@ -147,7 +147,7 @@ async fn logging_metadata_and_audit_interceptors() {
     let executor = ToolExecutor::new(registry, config).unwrap();
     let lines = Arc::new(Mutex::new(Vec::new()));
     let seen = lines.clone();
-    executor.set_logger(move |level, message, fields| seen.lock().unwrap().push((level, message.to_string(), Value::Object(fields.clone()))));
+    executor.set_logger(move |line| seen.lock().unwrap().push((line.level, line.message.clone(), Value::Object(line.fields.to_map()))));
     let audits = Arc::new(Mutex::new(Vec::new()));
     let seen = audits.clone();
     executor.on_audit(move |r| seen.lock().unwrap().push(r.clone()));
