@@ -643,7 +643,7 @@ pub fn on_message(env: RawEnv, message: Message) {
             }
             core.sync_mask();
             let t = core.engine.borrow_mut().start_with(&pending.name, arguments.arguments, pending.call);
-            core.begin(env, t, pending.deferred, pending.args.value(env), true, signal);
+            core.begin(env, t, pending.deferred, pending.args.value(env), false, signal);
         }
     }
 }
@@ -736,37 +736,35 @@ impl ToolExecutionManager {
         hop::retain(env);
         let text = if text_args { js::get_string(env, args) } else { None };
         if let Some(text) = text.as_ref().filter(|t| t.len() >= OFFLOAD_BYTES) {
-            let rt = runtime(env)?;
-            // Parse for the handler here while a worker parses and validates in Rust.
-            if let Ok(parsed) = rt.call(env, &rt.parse, &[args]) {
-                let ticket = core.next_ticket.get();
-                core.next_ticket.set(ticket + 1);
-                let session = call.session_id.clone();
-                let pending = PendingStart {
-                    deferred,
-                    name: name.clone(),
-                    call,
-                    signal: signal.map(|s| JsRef::new(env, s)),
-                    args: JsRef::new(env, parsed),
-                    _manager: core.clone(),
+            // A worker parses and validates in Rust; the JS thread parses its own copy for
+            // the handler only when an attempt runs (never, if validation fails), so the
+            // parsed objects live briefly and die young.
+            let ticket = core.next_ticket.get();
+            core.next_ticket.set(ticket + 1);
+            let session = call.session_id.clone();
+            let pending = PendingStart {
+                deferred,
+                name: name.clone(),
+                call,
+                signal: signal.map(|s| JsRef::new(env, s)),
+                args: JsRef::new(env, args),
+                _manager: core.clone(),
+            };
+            core.pending.borrow_mut().insert(ticket, pending);
+            let (registry, hop, manager, text) = (core.registry.engine.clone(), core.hop.clone(), core.id, text.clone());
+            hop::run_blocking(move || {
+                let scope = session.as_deref().map_or(toolhost::Scope::Global, toolhost::Scope::Session);
+                let arguments = match (toolhost::parse_arguments(&name, &text), registry.resolve(scope, &name)) {
+                    (Ok(v), Ok(tool)) => {
+                        let issues = tool.schema.validate(&v);
+                        drop(v);
+                        toolhost::Arguments::Validated { text: Arc::from(text.as_str()), tool, issues }
+                    }
+                    (parsed, _) => toolhost::Arguments::Parsed(parsed),
                 };
-                core.pending.borrow_mut().insert(ticket, pending);
-                let (registry, hop, manager, text) = (core.registry.engine.clone(), core.hop.clone(), core.id, text.clone());
-                hop::run_blocking(move || {
-                    let scope = session.as_deref().map_or(toolhost::Scope::Global, toolhost::Scope::Session);
-                    let arguments = match (toolhost::parse_arguments(&name, &text), registry.resolve(scope, &name)) {
-                        (Ok(v), Ok(tool)) => {
-                            let issues = tool.schema.validate(&v);
-                            drop(v);
-                            toolhost::Arguments::Validated { text: Arc::from(text.as_str()), tool, issues }
-                        }
-                        (parsed, _) => toolhost::Arguments::Parsed(parsed),
-                    };
-                    hop.post(Message::ArgumentsReady { manager, ticket, arguments: Box::new(ParsedArguments { arguments }) });
-                });
-                return Ok(Js(promise));
-            }
-            js::clear_exception(env);
+                hop.post(Message::ArgumentsReady { manager, ticket, arguments: Box::new(ParsedArguments { arguments }) });
+            });
+            return Ok(Js(promise));
         }
         let blank_text = text.as_deref().is_some_and(|t| t.trim().is_empty());
         let parsed = match &text {
