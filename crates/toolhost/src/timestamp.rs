@@ -26,12 +26,25 @@ pub fn iso8601_millis(t: SystemTime) -> String {
     let (year, month, day) = civil_from_days(days);
     let (hour, min) = (ms_of_day / 3_600_000, ms_of_day / 60_000 % 60);
     let (sec, ms) = (ms_of_day / 1000 % 60, ms_of_day % 1000);
-    let year = if (0..=9999).contains(&year) {
-        format!("{year:04}")
-    } else {
-        format!("{year:+07}")
+    if !(0..=9999).contains(&year) {
+        return format!("{year:+07}-{month:02}-{day:02}T{hour:02}:{min:02}:{sec:02}.{ms:03}Z");
+    }
+    // The common case, written digit by digit (it stamps every result with `metadata`).
+    let mut out = *b"0000-00-00T00:00:00.000Z";
+    let mut put = |at: usize, width: usize, mut n: u64| {
+        for i in (at..at + width).rev() {
+            out[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
     };
-    format!("{year}-{month:02}-{day:02}T{hour:02}:{min:02}:{sec:02}.{ms:03}Z")
+    put(0, 4, year as u64);
+    put(5, 2, u64::from(month));
+    put(8, 2, u64::from(day));
+    put(11, 2, hour);
+    put(14, 2, min);
+    put(17, 2, sec);
+    put(20, 3, ms);
+    String::from_utf8(out.to_vec()).expect("ASCII digits")
 }
 
 /// Days since 1970-01-01 to a proleptic Gregorian (year, month, day).
