@@ -410,3 +410,12 @@ describe('drafts and format', () => {
     assert.equal(registry.has('d4'), false)
   })
 })
+
+test('a pattern that needs look-around is refused at registration, not at call time', () => {
+  const registry = new ToolRegistry()
+  assert.throws(
+    () => registry.register({ name: 'x', description: 'd', handler() {}, inputSchema: { type: 'object', properties: { s: { type: 'string', pattern: '^(?!admin).*' } } } }),
+    (e) => e.code === 'INVALID_SCHEMA' && e.schemaPath === '/properties/s/pattern' && /'x'/.test(e.message),
+  )
+  assert.equal(registry.has('x'), false)
+})

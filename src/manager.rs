@@ -456,14 +456,11 @@ impl ManagerCore {
             let _ = match event {
                 ExecutionEvent::Started { execution } => {
                     let (id, tool) = names(&execution.id, &execution.tool_name);
-                    let record = record_to_js_with(env, execution, self.event_args(env, key, execution), id, tool);
+                    let record = record_to_js_with(env, execution, self.event_args(env, key, &execution.args), id, tool);
                     rt.call(env, &rt.emit_started, &[em, record])
                 }
                 ExecutionEvent::Validating { execution_id, tool_name, args } => {
-                    let args = match self.execs.borrow().get(&key) {
-                        Some(exec) if exec.args_parsed => exec.args.value(env),
-                        _ => args_to_js(env, args),
-                    };
+                    let args = self.event_args(env, key, args);
                     let (id, tool) = names(execution_id, tool_name);
                     rt.call(env, &rt.emit_validating, &[em, id, tool, args])
                 }
@@ -487,7 +484,7 @@ impl ManagerCore {
                 ExecutionEvent::Succeeded { execution } | ExecutionEvent::Failed { execution } => {
                     // Terminal events only come for the transition's own execution.
                     let (id, tool) = names(&execution.id, &execution.tool_name);
-                    let record = record_to_js_with(env, execution, self.event_args(env, key, execution), id, tool);
+                    let record = record_to_js_with(env, execution, self.event_args(env, key, &execution.args), id, tool);
                     terminal = Some(record);
                     if let ExecutionEvent::Succeeded { .. } = event {
                         let result = execution.result.as_ref().map_or_else(|| js::undefined(env), |r| payload_value(env, r.as_ref()));
@@ -507,10 +504,10 @@ impl ManagerCore {
 
     /// The arguments of execution `key` for an event: the handler's own JS object when
     /// it exists, JSON built anew otherwise.
-    fn event_args(&self, env: RawEnv, key: u64, record: &ExecutionRecord) -> RawValue {
+    fn event_args(&self, env: RawEnv, key: u64, recorded: &toolhost::RecordedArgs) -> RawValue {
         match self.execs.borrow().get(&key) {
             Some(exec) if exec.args_parsed => exec.args.value(env),
-            _ => args_to_js(env, &record.args),
+            _ => args_to_js(env, recorded),
         }
     }
 
