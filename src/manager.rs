@@ -9,8 +9,9 @@
 //! - the timeout is an entry in the deadline thread's map, removed when the attempt
 //!   settles; the deadline thread reaches JS only if it fires;
 //! - events are built only for types with listeners (the counts live in shared memory).
-//! A backoff delay is a tokio sleep followed by one hop back through the threadsafe
-//! function.
+//!
+//! A backoff delay is a tokio sleep (its last 2 ms on the deadline thread) followed by
+//! one hop back through the threadsafe function.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;

@@ -168,7 +168,7 @@ fn resolve(base: &str, reference: &str) -> String {
     }
 }
 
-fn id_of<'a>(map: &'a serde_json::Map<String, Value>) -> Option<&'a str> {
+fn id_of(map: &serde_json::Map<String, Value>) -> Option<&str> {
     map.get("$id").or_else(|| map.get("id")).and_then(Value::as_str)
 }
 
