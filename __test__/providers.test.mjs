@@ -443,3 +443,13 @@ test('strict mode round trip: nulls a model sends for optional properties valida
   assert.equal(r.results[0].error.code, 'INVALID_ARGUMENTS')
   assert.match(r.messages[0].content, /\/city/)
 })
+
+test('a failure reply names the tool once and says what happened', async () => {
+  const registry = new ToolRegistry()
+  registry.register({ name: 'slow', description: 'never answers', handler: () => new Promise(() => {}) })
+  const manager = new ToolExecutionManager(registry, { timeoutMs: 20, retry: { maxAttempts: 1 } })
+  const message = { role: 'assistant', tool_calls: [{ id: 't1', type: 'function', function: { name: 'slow', arguments: '{}' } }] }
+  const { messages } = await manager.executeToolCalls(message, { provider: 'openai' })
+  assert.match(messages[0].content, /^Tool `slow` failed: timed out after 20 ms/)
+  assert.equal(messages[0].content.match(/slow/g).length, 1, messages[0].content)
+})

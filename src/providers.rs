@@ -118,9 +118,11 @@ fn error_text(env: RawEnv, registry: &toolhost::ToolRegistry, scope: Scope<'_>, 
         _ => {
             let category = s(error, c"category");
             let retryable = js::get_opt(env, error, c"retryable").and_then(|v| js::get_bool(env, v)).unwrap_or(false);
-            // The reply names the tool itself; drop the engine's own "tool 'x' failed: ".
-            let prefix = format!("tool '{name}' failed: ");
-            let message = message.strip_prefix(&prefix).unwrap_or(&message);
+            // The reply names the tool itself; drop the engine's own "tool 'x' failed: "
+            // (or "tool 'x' " before "timed out ...").
+            let failed = format!("tool '{name}' failed: ");
+            let named = format!("tool '{name}' ");
+            let message = message.strip_prefix(&failed).or_else(|| message.strip_prefix(&named)).unwrap_or(&message);
             model_errors::tool_failed(&name, &category, &code, message, retryable)
         }
     }
