@@ -7,8 +7,8 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
-use toolhost::{tool, CallOptions, ManagerConfig, ToolDeclaration, ToolExecutor, ToolRegistry};
+use serde_json::json;
+use toolhost::{tool, CallOptions, ManagerConfig, ToolExecutor, ToolRegistry};
 
 #[derive(Deserialize, JsonSchema)]
 struct CalculatorArgs {
@@ -47,24 +47,13 @@ async fn calculator(args: CalculatorArgs) -> Result<CalculatorResult, String> {
     Ok(CalculatorResult { result })
 }
 
-/// A declaration as an entry of the Chat Completions `tools` array.
-fn openai_chat_tool(declaration: &ToolDeclaration) -> Value {
-    json!({
-        "type": "function",
-        "function": {
-            "name": declaration.name,
-            "description": declaration.description,
-            "parameters": declaration.input_schema,
-        }
-    })
-}
-
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = ToolRegistry::new();
     let declarations = toolhost::register_tools!(registry, calculator_tool)?;
 
-    let tools: Vec<Value> = declarations.iter().map(openai_chat_tool).collect();
+    // The same converter the Node package uses for `registry.toOpenAITools()`.
+    let tools = toolhost::providers::openai_chat_tools(&declarations, false)?;
     println!("OpenAI Chat Completions tools:\n{}\n", serde_json::to_string_pretty(&tools)?);
 
     let executor = ToolExecutor::new(registry, ManagerConfig::default())?;
