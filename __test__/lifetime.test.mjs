@@ -161,3 +161,38 @@ console.log('DONE')
   assert.equal(r.code, 0, r.stderr)
   assert.match(r.stdout, /RESULT done/)
 })
+
+test('worker threads each get their own toolhost, and terminating one with executions pending is safe', async () => {
+  const r = await runScript('workers', `
+import { Worker, isMainThread, parentPort } from 'node:worker_threads'
+async function work() {
+  const registry = new ToolRegistry()
+  let n = 0
+  registry.register({ name: 'f', description: 'fails every other call', handler: async (a) => { if (n++ % 2 === 0) throw transientError('again'); return a.i } })
+  const manager = new ToolExecutionManager(registry, { retry: { baseDelay: 2, jitter: 'none', maxAttempts: 10 } })
+  const results = await Promise.all(Array.from({ length: 100 }, (_, i) => manager.execute('f', { i })))
+  return results.every((x, i) => x.success && x.result === i)
+}
+if (isMainThread) {
+  const workers = Array.from({ length: 2 }, () => new Worker(new URL(import.meta.url)))
+  const all = await Promise.all([work(), ...workers.map((w) => new Promise((res, rej) => { w.on('message', res); w.on('error', rej) }))])
+  console.log('ALL ' + all.join(','))
+  const stuck = new Worker(new URL(import.meta.url), { argv: ['stuck'] })
+  await new Promise((res) => stuck.on('message', res))
+  await stuck.terminate()
+  await new Promise((res) => setTimeout(res, 100))
+  console.log('DONE')
+} else if (process.argv[2] === 'stuck') {
+  const registry = new ToolRegistry()
+  registry.register({ name: 's', description: 'never settles', handler: () => new Promise(() => {}) })
+  const manager = new ToolExecutionManager(registry, { timeoutMs: 50 })
+  for (let i = 0; i < 10; i++) manager.execute('s', {})
+  parentPort.postMessage('started')
+} else {
+  parentPort.postMessage(await work())
+}
+`)
+  assert.equal(r.code, 0, r.stderr)
+  assert.match(r.stdout, /ALL true,true,true/)
+  assert.match(r.stdout, /DONE/)
+})
