@@ -329,42 +329,6 @@ impl ToolRegistry {
         self.shared.engine.sessions()
     }
 
-    /// Declarations in the OpenAI Chat Completions format; `{ strict: true }` makes each
-    /// schema strict-compatible or throws `INVALID_SCHEMA` naming the tool and path.
-    #[napi(js_name = "toOpenAITools", ts_args_type = "options?: { strict?: boolean }", ts_return_type = "OpenAITool[]")]
-    pub fn to_openai_tools(&self, env: Env, options: Option<Js>) -> napi::Result<Js> {
-        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::OpenAi, options)
-    }
-
-    /// Declarations in the OpenAI Responses API format.
-    #[napi(js_name = "toOpenAIResponsesTools", ts_args_type = "options?: { strict?: boolean }", ts_return_type = "OpenAIResponsesTool[]")]
-    pub fn to_openai_responses_tools(&self, env: Env, options: Option<Js>) -> napi::Result<Js> {
-        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::OpenAiResponses, options)
-    }
-
-    /// Declarations as Anthropic tools `{ name, description, input_schema }`.
-    #[napi(ts_return_type = "AnthropicTool[]")]
-    pub fn to_anthropic_tools(&self, env: Env) -> napi::Result<Js> {
-        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::Anthropic, None)
-    }
-
-    /// Declarations as Gemini `{ functionDeclarations }` in Gemini's Schema dialect.
-    #[napi(catch_unwind, ts_return_type = "GeminiTool")]
-    pub fn to_gemini_tools(&self, env: Env) -> napi::Result<Js> {
-        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::Gemini, None)
-    }
-
-    /// Declarations as AG-UI tools `{ name, description, parameters }`.
-    #[napi(ts_return_type = "AgUiTool[]")]
-    pub fn to_ag_ui_tools(&self, env: Env) -> napi::Result<Js> {
-        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::AgUi, None)
-    }
-
-    /// Declarations as MCP tools, with annotations from metadata.
-    #[napi(ts_return_type = "McpTool[]")]
-    pub fn to_mcp_tools(&self, env: Env) -> napi::Result<Js> {
-        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::Mcp, None)
-    }
 }
 
 impl ToolRegistry {
@@ -473,42 +437,6 @@ impl ToolSession {
         self.shared.emit_change(env.raw(), "session-destroyed", None, &names, Some(&self.id));
     }
 
-    /// Declarations in the OpenAI Chat Completions format; `{ strict: true }` makes each
-    /// schema strict-compatible or throws `INVALID_SCHEMA` naming the tool and path.
-    #[napi(js_name = "toOpenAITools", ts_args_type = "options?: { strict?: boolean }", ts_return_type = "OpenAITool[]")]
-    pub fn to_openai_tools(&self, env: Env, options: Option<Js>) -> napi::Result<Js> {
-        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::OpenAi, options)
-    }
-
-    /// Declarations in the OpenAI Responses API format.
-    #[napi(js_name = "toOpenAIResponsesTools", ts_args_type = "options?: { strict?: boolean }", ts_return_type = "OpenAIResponsesTool[]")]
-    pub fn to_openai_responses_tools(&self, env: Env, options: Option<Js>) -> napi::Result<Js> {
-        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::OpenAiResponses, options)
-    }
-
-    /// Declarations as Anthropic tools `{ name, description, input_schema }`.
-    #[napi(ts_return_type = "AnthropicTool[]")]
-    pub fn to_anthropic_tools(&self, env: Env) -> napi::Result<Js> {
-        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::Anthropic, None)
-    }
-
-    /// Declarations as Gemini `{ functionDeclarations }` in Gemini's Schema dialect.
-    #[napi(catch_unwind, ts_return_type = "GeminiTool")]
-    pub fn to_gemini_tools(&self, env: Env) -> napi::Result<Js> {
-        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::Gemini, None)
-    }
-
-    /// Declarations as AG-UI tools `{ name, description, parameters }`.
-    #[napi(ts_return_type = "AgUiTool[]")]
-    pub fn to_ag_ui_tools(&self, env: Env) -> napi::Result<Js> {
-        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::AgUi, None)
-    }
-
-    /// Declarations as MCP tools, with annotations from metadata.
-    #[napi(ts_return_type = "McpTool[]")]
-    pub fn to_mcp_tools(&self, env: Env) -> napi::Result<Js> {
-        crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::Mcp, None)
-    }
 }
 
 impl ToolSession {
@@ -531,3 +459,52 @@ impl ToolSession {
             .collect()
     }
 }
+
+/// The provider exports, the same on a registry and on a session (each lists what it
+/// sees). One `#[napi] impl` block per class, written once.
+macro_rules! provider_exports {
+    ($class:ident) => {
+        #[napi]
+        impl $class {
+            /// Declarations in the OpenAI Chat Completions format; `{ strict: true }` makes each
+            /// schema strict-compatible or throws `INVALID_SCHEMA` naming the tool and path.
+            #[napi(js_name = "toOpenAITools", ts_args_type = "options?: { strict?: boolean }", ts_return_type = "OpenAITool[]")]
+            pub fn to_openai_tools(&self, env: Env, options: Option<Js>) -> napi::Result<Js> {
+                crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::OpenAi, options)
+            }
+
+            /// Declarations in the OpenAI Responses API format.
+            #[napi(js_name = "toOpenAIResponsesTools", ts_args_type = "options?: { strict?: boolean }", ts_return_type = "OpenAIResponsesTool[]")]
+            pub fn to_openai_responses_tools(&self, env: Env, options: Option<Js>) -> napi::Result<Js> {
+                crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::OpenAiResponses, options)
+            }
+
+            /// Declarations as Anthropic tools `{ name, description, input_schema }`.
+            #[napi(ts_return_type = "AnthropicTool[]")]
+            pub fn to_anthropic_tools(&self, env: Env) -> napi::Result<Js> {
+                crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::Anthropic, None)
+            }
+
+            /// Declarations as Gemini `{ functionDeclarations }` in Gemini's Schema dialect.
+            #[napi(catch_unwind, ts_return_type = "GeminiTool")]
+            pub fn to_gemini_tools(&self, env: Env) -> napi::Result<Js> {
+                crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::Gemini, None)
+            }
+
+            /// Declarations as AG-UI tools `{ name, description, parameters }`.
+            #[napi(ts_return_type = "AgUiTool[]")]
+            pub fn to_ag_ui_tools(&self, env: Env) -> napi::Result<Js> {
+                crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::AgUi, None)
+            }
+
+            /// Declarations as MCP tools, with annotations from metadata.
+            #[napi(ts_return_type = "McpTool[]")]
+            pub fn to_mcp_tools(&self, env: Env) -> napi::Result<Js> {
+                crate::providers::tools_out(env.raw(), &self.decls(), crate::providers::Format::Mcp, None)
+            }
+        }
+    };
+}
+
+provider_exports!(ToolRegistry);
+provider_exports!(ToolSession);
