@@ -145,6 +145,16 @@ pub fn get_opt(env: RawEnv, obj: RawValue, key: &CStr) -> Option<RawValue> {
     (!is_nullish(env, v)).then_some(v)
 }
 
+/// An optional string property (`None` when absent or not a string).
+pub fn get_string_prop(env: RawEnv, obj: RawValue, key: &CStr) -> Option<String> {
+    get_opt(env, obj, key).and_then(|v| get_string(env, v))
+}
+
+/// An optional boolean property (`None` when absent or not a boolean).
+pub fn get_bool_prop(env: RawEnv, obj: RawValue, key: &CStr) -> Option<bool> {
+    get_opt(env, obj, key).and_then(|v| get_bool(env, v))
+}
+
 pub fn get_string(env: RawEnv, v: RawValue) -> Option<String> {
     if type_of(env, v) != sys::ValueType::napi_string {
         return None;

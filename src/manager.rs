@@ -146,10 +146,6 @@ fn read_count(env: RawEnv, obj: RawValue, key: &CStr, min: f64) -> Result<Option
     }
 }
 
-fn read_flag(env: RawEnv, obj: RawValue, key: &CStr) -> Option<bool> {
-    js::get_opt(env, obj, key).and_then(|v| js::get_bool(env, v))
-}
-
 fn read_strings(env: RawEnv, obj: RawValue, key: &CStr) -> Result<Vec<String>, RegistryError> {
     let Some(v) = js::get_opt(env, obj, key) else { return Ok(Vec::new()) };
     if !js::is_array(env, v) {
@@ -178,19 +174,19 @@ fn manager_config(env: RawEnv, options: Option<RawValue>) -> Result<ManagerConfi
     if let Some(n) = read_count(env, o, c"historyLimit", 0.0)? {
         config.history_limit = n;
     }
-    if let Some(v) = read_flag(env, o, c"validation") {
+    if let Some(v) = js::get_bool_prop(env, o, c"validation") {
         config.validation = v;
     }
     config.redact = read_strings(env, o, c"redact")?;
     let truncate_logs = read_count(env, o, c"truncateLogs", 0.0)?.unwrap_or(100);
-    if read_flag(env, o, c"logging").unwrap_or(false) {
+    if js::get_bool_prop(env, o, c"logging").unwrap_or(false) {
         config.logging = Some(LogOptions {
-            log_arguments: read_flag(env, o, c"logArguments").unwrap_or(true),
+            log_arguments: js::get_bool_prop(env, o, c"logArguments").unwrap_or(true),
             truncate_logs,
             redact: config.redact.clone(),
         });
     }
-    config.metadata = read_flag(env, o, c"metadata").unwrap_or(false);
+    config.metadata = js::get_bool_prop(env, o, c"metadata").unwrap_or(false);
     config.check()?;
     Ok(config)
 }
@@ -637,7 +633,7 @@ pub fn on_message(env: RawEnv, message: Message) {
             let Some(mut pending) = core.pending.borrow_mut().remove(&ticket) else { return };
             let signal = pending.signal.take().map(|s| s.value(env));
             if let Some(s) = signal {
-                pending.call.already_cancelled = js::get_opt(env, s, c"aborted").and_then(|a| js::get_bool(env, a)).unwrap_or(false);
+                pending.call.already_cancelled = js::get_bool_prop(env, s, c"aborted").unwrap_or(false);
             }
             core.sync_mask();
             let t = core.engine.borrow_mut().start_with(&pending.name, arguments.arguments, pending.call);
@@ -710,8 +706,8 @@ impl ToolExecutionManager {
         let mut call = CallOptions::default();
         let mut signal = None;
         if let Some(o) = options.map(|o| o.0).filter(|o| js::type_of(env, *o) == sys::ValueType::napi_object) {
-            call.tool_call_id = js::get_opt(env, o, c"toolCallId").and_then(|v| js::get_string(env, v));
-            call.session_id = js::get_opt(env, o, c"sessionId").and_then(|v| js::get_string(env, v));
+            call.tool_call_id = js::get_string_prop(env, o, c"toolCallId");
+            call.session_id = js::get_string_prop(env, o, c"sessionId");
             match read_timeout(env, o) {
                 Ok(Some(Some(ms))) => call.timeout_ms = Some(ms),
                 Ok(Some(None)) => call.timeout_ms = Some(f64::INFINITY),
@@ -723,7 +719,7 @@ impl ToolExecutionManager {
                 Err(e) => return config_error(env, &e),
             }
             if let Some(s) = js::get_opt(env, o, c"signal") {
-                call.already_cancelled = js::get_opt(env, s, c"aborted").and_then(|a| js::get_bool(env, a)).unwrap_or(false);
+                call.already_cancelled = js::get_bool_prop(env, s, c"aborted").unwrap_or(false);
                 signal = Some(s);
             }
         }
@@ -791,7 +787,7 @@ impl ToolExecutionManager {
             Ok(p) => p,
             Err(e) => return js::throw_coded(env, "INVALID_CONFIG", &format!("executeToolCalls: {e}"), &[]),
         };
-        let session = js::get_opt(env, options.0, c"sessionId").and_then(|v| js::get_string(env, v));
+        let session = js::get_string_prop(env, options.0, c"sessionId");
         let calls = match crate::providers::calls_in(env, &self.core.registry.engine, session.as_deref(), provider, response.0) {
             Ok(c) => c,
             Err(e) => return js::throw_coded(env, "INVALID_TOOL_CALLS", &format!("executeToolCalls: {e}"), &[]),

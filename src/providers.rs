@@ -44,7 +44,7 @@ pub fn tools_out(env: RawEnv, decls: &[ToolDeclaration], format: Format, options
 
 /// Reads the provider name of `executeToolCalls` options.
 pub fn provider_of(env: RawEnv, options: RawValue) -> Result<Provider, String> {
-    let name = js::get_opt(env, options, c"provider").and_then(|v| js::get_string(env, v)).unwrap_or_default();
+    let name = js::get_string_prop(env, options, c"provider").unwrap_or_default();
     Provider::from_str(&name).map_err(|e| e.to_string())
 }
 
@@ -96,7 +96,7 @@ fn issues_of(env: RawEnv, error: RawValue) -> Vec<ValidationIssue> {
 
 /// The reply text a model gets for a failed call.
 fn error_text(env: RawEnv, registry: &toolhost::ToolRegistry, scope: Scope<'_>, call: RawValue, error: RawValue) -> String {
-    let s = |o: RawValue, k: &std::ffi::CStr| js::get_opt(env, o, k).and_then(|v| js::get_string(env, v)).unwrap_or_default();
+    let s = |o: RawValue, k: &std::ffi::CStr| js::get_string_prop(env, o, k).unwrap_or_default();
     let name = s(call, c"name");
     let code = s(error, c"code");
     let message = s(error, c"message");
@@ -110,14 +110,14 @@ fn error_text(env: RawEnv, registry: &toolhost::ToolRegistry, scope: Scope<'_>, 
             match (issues.is_empty(), registry.resolve(scope, &name)) {
                 (false, Ok(tool)) => model_errors::validation_failed(&name, &issues, &tool.declaration.input_schema),
                 _ => {
-                    let raw = js::get_opt(env, call, c"arguments").and_then(|a| js::get_string(env, a)).unwrap_or_default();
+                    let raw = js::get_string_prop(env, call, c"arguments").unwrap_or_default();
                     model_errors::malformed_arguments(&name, &raw, &message)
                 }
             }
         }
         _ => {
             let category = s(error, c"category");
-            let retryable = js::get_opt(env, error, c"retryable").and_then(|v| js::get_bool(env, v)).unwrap_or(false);
+            let retryable = js::get_bool_prop(env, error, c"retryable").unwrap_or(false);
             // The reply names the tool itself; drop the engine's own "tool 'x' failed: "
             // (or "tool 'x' " before "timed out ...").
             let failed = format!("tool '{name}' failed: ");
@@ -144,9 +144,9 @@ pub fn replies_out(
         .iter()
         .zip(&results)
         .map(|(call, result)| {
-            let id = js::get_opt(env, *call, c"id").and_then(|v| js::get_string(env, v)).unwrap_or_default();
-            let name = js::get_opt(env, *call, c"name").and_then(|v| js::get_string(env, v)).unwrap_or_default();
-            let success = js::get_opt(env, *result, c"success").and_then(|v| js::get_bool(env, v)).unwrap_or(false);
+            let id = js::get_string_prop(env, *call, c"id").unwrap_or_default();
+            let name = js::get_string_prop(env, *call, c"name").unwrap_or_default();
+            let success = js::get_bool_prop(env, *result, c"success").unwrap_or(false);
             if success {
                 let value = js::get(env, *result, c"result");
                 let json = to_json(env, value).unwrap_or_else(|e| Value::String(format!("(result not JSON: {e})")));

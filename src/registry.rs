@@ -87,7 +87,7 @@ fn read_definition(env: RawEnv, def: RawValue) -> Result<(ToolDeclaration, JsRef
         RegistryError::new(InvalidToolName, "tool name is missing or not a string: use 1 to 64 letters, digits, '_' or '-'")
     })?;
     toolhost::declaration::check_tool_name(&name)?;
-    let description = js::get_opt(env, def, c"description").and_then(|v| js::get_string(env, v)).unwrap_or_default();
+    let description = js::get_string_prop(env, def, c"description").unwrap_or_default();
     if description.trim().is_empty() {
         return Err(RegistryError::new(InvalidDefinition, format!("tool '{name}' has no description: models choose tools by it")));
     }

@@ -28,7 +28,7 @@ pub fn to_json_schema(env: RawEnv, tool: &str, schema: RawValue) -> Result<Value
     } else {
         let f = js::get(env, schema, c"toJSONSchema");
         if !js::is_function(env, f) {
-            let vendor = js::get_opt(env, standard, c"vendor").and_then(|v| js::get_string(env, v)).unwrap_or_default();
+            let vendor = js::get_string_prop(env, standard, c"vendor").unwrap_or_default();
             return Err(failed(&format!(
                 "this Standard Schema ({vendor}) offers no JSON Schema output (~standard.jsonSchema or toJSONSchema()); pass a JSON Schema instead"
             )));

@@ -21,7 +21,7 @@ const NETWORK_CODES: &[&str] = &[
 ];
 
 fn network_code(env: RawEnv, err: RawValue) -> bool {
-    let code = js::get_opt(env, err, c"code").and_then(|c| js::get_string(env, c));
+    let code = js::get_string_prop(env, err, c"code");
     code.is_some_and(|c| NETWORK_CODES.contains(&c.as_str()))
 }
 
@@ -45,11 +45,11 @@ pub fn classify(env: RawEnv, tool: &str, thrown: RawValue, with_stack: bool) -> 
         }
         return e;
     }
-    let name = js::get_opt(env, thrown, c"name").and_then(|v| js::get_string(env, v)).unwrap_or_default();
-    let message = js::get_opt(env, thrown, c"message").and_then(|v| js::get_string(env, v)).unwrap_or_default();
-    let code = js::get_opt(env, thrown, c"code").and_then(|v| js::get_string(env, v));
-    let declared = js::get_opt(env, thrown, c"category").and_then(|v| js::get_string(env, v)).and_then(|c| ErrorCategory::parse(&c));
-    let retryable_flag = js::get_opt(env, thrown, c"retryable").and_then(|v| js::get_bool(env, v));
+    let name = js::get_string_prop(env, thrown, c"name").unwrap_or_default();
+    let message = js::get_string_prop(env, thrown, c"message").unwrap_or_default();
+    let code = js::get_string_prop(env, thrown, c"code");
+    let declared = js::get_string_prop(env, thrown, c"category").and_then(|c| ErrorCategory::parse(&c));
+    let retryable_flag = js::get_bool_prop(env, thrown, c"retryable");
     let retry_after = js::get_opt(env, thrown, c"retryAfterMs").and_then(|v| js::get_number(env, v)).filter(|n| n.is_finite() && *n >= 0.0);
     let nested_cause = js::get_opt(env, thrown, c"cause");
     let fetch_failed = name == "TypeError" && message == "fetch failed";
@@ -82,7 +82,7 @@ pub fn classify(env: RawEnv, tool: &str, thrown: RawValue, with_stack: bool) -> 
     }
     e.retry_after_ms = retry_after.map(|n| n as u64);
     if with_stack {
-        e.stack = js::get_opt(env, thrown, c"stack").and_then(|v| js::get_string(env, v));
+        e.stack = js::get_string_prop(env, thrown, c"stack");
     }
     e.cause = Some(cause(env, thrown));
     e
