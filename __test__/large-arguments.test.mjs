@@ -80,3 +80,37 @@ test('events, audit hash and cancellation apply to large arguments', async () =>
   const cancelled = await pending
   assert.equal(cancelled.error.code, 'CANCELLED')
 })
+
+test('large text outside ASCII is decoded exactly: Latin-1, other BMP, astral, lone surrogates', async () => {
+  // V8 keeps 'café' as a one-byte string and the others as two-byte strings; the
+  // worker gets UTF-16 code units either way and must decode them without loss.
+  const registry = new ToolRegistry()
+  const seen = []
+  const note = { type: 'string', maxLength: 4 }
+  registry.register({
+    name: 'annotate', description: 'notes', handler: (args) => { seen.push(args); return { ok: true } },
+    inputSchema: { type: 'object', properties: { note, pad: { type: 'string' } }, required: ['note', 'pad'] },
+  })
+  const manager = new ToolExecutionManager(registry)
+  const pad = 'x'.repeat(70 * 1024)
+  for (const value of ['café', '中文字符', 'a😀😀b', 'ÿé']) {
+    const r = await manager.execute('annotate', JSON.stringify({ note: value, pad }))
+    assert.equal(r.success, true, `${value}: ${JSON.stringify(r.error)}`)
+    assert.equal(seen.at(-1).note, value)
+    assert.equal(manager.getExecution(r.execution.id).args.note, value, 'the record is decoded from the same text')
+  }
+  // maxLength counts code points: five of them fail, in both the one- and two-byte forms.
+  for (const value of ['cafés', '中文字符串', 'a😀😀bc']) {
+    const r = await manager.execute('annotate', JSON.stringify({ note: value, pad }))
+    assert.equal(r.error?.code, 'INVALID_ARGUMENTS', value)
+    assert.deepEqual(r.error.validationErrors.map((e) => e.path), ['/note'])
+  }
+  // A raw lone surrogate (JSON.stringify would escape it) becomes U+FFFD in Rust on
+  // both paths, small and large, so records agree.
+  const lone = (padding) => `{"note":"a\uD800b","pad":"${padding}"}`
+  const small = await manager.execute('annotate', lone(''))
+  const large = await manager.execute('annotate', lone(pad))
+  assert.equal(small.success && large.success, true)
+  assert.equal(manager.getExecution(small.execution.id).args.note, 'a\uFFFDb')
+  assert.equal(manager.getExecution(large.execution.id).args.note, 'a\uFFFDb')
+})

@@ -6,6 +6,7 @@ mod hop;
 mod integrations;
 mod js;
 mod json;
+mod large_text;
 mod manager;
 mod payload;
 mod providers;

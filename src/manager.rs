@@ -32,6 +32,7 @@ use toolhost::{
 use crate::hop::{self, Hop, Message};
 use crate::js::{self, Js, JsRef, RawEnv, RawValue};
 use crate::json::{from_json, get_json};
+use crate::large_text;
 use crate::payload::{payload, payload_value};
 use crate::registry::{read_arguments, JsToolHandler, RegistryShared, ToolRegistry};
 use crate::runtime::{runtime, Emitter};
@@ -66,9 +67,9 @@ struct JsExec {
     _manager: Rc<ManagerCore>,
 }
 
-/// Argument text at least this long is parsed and validated on a worker thread while
-/// the JS thread runs `JSON.parse` for the handler.
-const OFFLOAD_BYTES: usize = 64 * 1024;
+/// Argument text at least this long (in UTF-16 code units) is decoded, parsed and
+/// validated on a worker thread; the JS thread runs `JSON.parse` for the handler.
+const OFFLOAD_UNITS: usize = 64 * 1024;
 
 /// Large argument text parsed and validated off the JS thread; the parsed tree was
 /// dropped there too, and the record keeps the text.
@@ -728,11 +729,12 @@ impl ToolExecutionManager {
         let mut promise = ptr::null_mut();
         js::check(unsafe { sys::napi_create_promise(env, &mut deferred, &mut promise) })?;
         hop::retain(env);
-        let text = if text_args { js::get_string(env, args) } else { None };
-        if let Some(text) = text.as_ref().filter(|t| t.len() >= OFFLOAD_BYTES) {
-            // A worker parses and validates in Rust; the JS thread parses its own copy for
-            // the handler only when an attempt runs (never, if validation fails), so the
-            // parsed objects live briefly and die young.
+        let large = if text_args { Some(large_text::len(env, args)).filter(|&n| n >= OFFLOAD_UNITS) } else { None };
+        if let Some(units) = large {
+            // A worker decodes, parses and validates in Rust; the JS thread only copies the
+            // code units, and parses its own copy for the handler only when an attempt runs
+            // (never, if validation fails), so the parsed objects live briefly and die young.
+            let units = large_text::copy(env, args, units);
             let ticket = core.next_ticket.get();
             core.next_ticket.set(ticket + 1);
             let session = call.session_id.clone();
@@ -745,21 +747,26 @@ impl ToolExecutionManager {
                 _manager: core.clone(),
             };
             core.pending.borrow_mut().insert(ticket, pending);
-            let (registry, hop, manager, text) = (core.registry.engine.clone(), core.hop.clone(), core.id, text.clone());
+            let (registry, hop, manager) = (core.registry.engine.clone(), core.hop.clone(), core.id);
             hop::run_blocking(move || {
+                let text = large_text::into_string(units);
                 let scope = session.as_deref().map_or(toolhost::Scope::Global, toolhost::Scope::Session);
+                let mut tree = None;
                 let arguments = match (toolhost::parse_arguments(&name, &text), registry.resolve(scope, &name)) {
                     (Ok(v), Ok(tool)) => {
                         let issues = tool.schema.validate(&v);
-                        drop(v);
-                        toolhost::Arguments::Validated { text: Arc::from(text.as_str()), tool, issues }
+                        tree = Some(v);
+                        toolhost::Arguments::Validated { text: Arc::from(text), tool, issues }
                     }
                     (parsed, _) => toolhost::Arguments::Parsed(parsed),
                 };
                 hop.post(Message::ArgumentsReady { manager, ticket, arguments: Box::new(ParsedArguments { arguments }) });
+                // Freed after the hand-over, so the JS thread does not wait for it.
+                drop(tree);
             });
             return Ok(Js(promise));
         }
+        let text = if text_args { js::get_string(env, args) } else { None };
         let blank_text = text.as_deref().is_some_and(|t| t.trim().is_empty());
         let parsed = match &text {
             Some(_) if blank_text => Ok(serde_json::Value::Object(Default::default())),
