@@ -461,13 +461,20 @@ describe('INVALID_CONFIG', () => {
     ['unknown retryable category', { retry: { retryableCategories: ['flaky'] } }],
     ['negative timeoutMs', { timeoutMs: -1 }],
     ['maxConcurrency 0', { maxConcurrency: 0 }],
+    // Boolean switches take booleans: a look-alike value is refused, not read as false.
+    ['metadata as an object', { metadata: { service: 'api' } }, /metadata must be true or false/],
+    ['logging as a string', { logging: 'yes' }, /logging must be true or false/],
+    ['logArguments as a number', { logging: true, logArguments: 0 }, /logArguments must be true or false/],
+    ['validation as a string', { validation: 'off' }, /validation must be true or false/],
+    ['a logger that is not a function', { logging: true, logger: console }, /logger must be a function/],
   ]
-  for (const [label, options] of bad) {
+  for (const [label, options, message] of bad) {
     test(`constructor refuses ${label}`, () => {
       assert.throws(() => new ToolExecutionManager(registry, options), (e) => {
         assert.ok(e instanceof Error)
         assert.equal(e.code, 'INVALID_CONFIG')
         assert.ok(e.message.length > 0)
+        if (message) assert.match(e.message, message)
         return true
       })
     })

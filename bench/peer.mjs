@@ -80,7 +80,8 @@ export class ToolExecutionManager {
     this.events = new EventTarget()
     this.listenerCounts = Object.create(null)
     this.logger = opts.logging && opts.logger ? opts.logger : null
-    this.metadata = opts.metadata ?? null
+    // As toolhost's option: stamp plain-object results with _execution_metadata.
+    this.metadata = opts.metadata === true
   }
 
   policyFor(ms) {
@@ -106,7 +107,7 @@ export class ToolExecutionManager {
     if (this.listenerCounts[type]) this.events.dispatchEvent(new CustomEvent(type, { detail }))
   }
   log(level, message, exec, extra) {
-    this.logger(level, message, { executionId: exec.id, toolName: exec.toolName, status: exec.status, ...exec.metadata, ...extra })
+    this.logger(level, message, { executionId: exec.id, toolName: exec.toolName, status: exec.status, ...extra })
   }
 
   async execute(toolName, input, opts = {}) {
@@ -117,14 +118,14 @@ export class ToolExecutionManager {
       retry: { attemptNumber: 0, maxAttempts: this.maxAttempts, previousErrors: [] },
     }
     const tool = this.registry.get(toolName)
-    if (this.metadata) exec.metadata = tool ? { ...this.metadata, ...tool.metadata } : this.metadata
     this.history.push(exec)
     if (this.history.length > this.historyLimit) this.history.shift()
     const t0 = performance.now()
     exec.timing.startedAt = Date.now()
     exec.status = 'running'
     this.emit('tool-execution-started', { execution: exec })
-    if (this.logger) this.log('debug', 'tool execution started', exec)
+    // The arguments preview toolhost logs by default (truncateLogs: 100).
+    if (this.logger) this.log('info', 'tool execution started', exec, { args: (typeof input === 'string' ? input : JSON.stringify(input)).slice(0, 100) })
     if (!tool) return this.fail(exec, t0, { category: 'not_found', message: `unknown tool: ${toolName}` })
 
     // validate
@@ -143,7 +144,7 @@ export class ToolExecutionManager {
     // execute with retry + timeout
     const ms = opts.timeoutMs ?? this.timeoutMs
     try {
-      const result = await this.policyFor(ms).execute(async ({ signal, attempt }) => {
+      let result = await this.policyFor(ms).execute(async ({ signal, attempt }) => {
         exec.retry.attemptNumber = attempt + 1
         if (attempt > 0) {
           this.emit('tool-execution-retrying', { execution: exec, attempt: attempt + 1 })
@@ -151,15 +152,19 @@ export class ToolExecutionManager {
         }
         this.emit('tool-execution-executing', { execution: exec, attempt: attempt + 1 })
         try {
-          return await untilAborted(tool.handler(args, { signal, attempt: attempt + 1, executionId: id, metadata: exec.metadata }), signal, ms)
+          return await untilAborted(tool.handler(args, { signal, attempt: attempt + 1, executionId: id }), signal, ms)
         } catch (err) {
           exec.retry.previousErrors.push({ category: categorize(err), message: err?.message })
           throw err
         }
       }, opts.signal)
       exec.status = 'succeeded'
-      exec.result = result
       this.finish(exec, t0)
+      if (this.metadata && result !== null && typeof result === 'object' && Object.getPrototypeOf(result) === Object.prototype) {
+        const duration_ms = Math.round(exec.timing.duration * 100) / 100
+        result = { ...result, _execution_metadata: { duration_ms, tool_name: toolName, timestamp: new Date().toISOString() } }
+      }
+      exec.result = result
       this.emit('tool-execution-succeeded', { execution: exec, result })
       if (this.logger) this.log('info', 'tool execution succeeded', exec, { durationMs: exec.timing.duration })
       return { success: true, result, execution: exec }

@@ -40,11 +40,13 @@ function setup(api, opts = {}, toolMeta = {}) {
   registry.register({ name: 'echo', description: 'returns n', inputSchema: smallSchema, handler: async (args) => ({ n: args.n }), metadata: toolMeta })
   return new api.ToolExecutionManager(registry, { ...BASE, ...opts })
 }
-async function sequential(manager, n) {
+async function sequential(manager, n, stamped = false) {
   const t0 = performance.now()
   for (let i = 0; i < n; i++) {
     const r = await manager.execute('echo', { n: i, q: 'weather in Paris', flag: true })
-    if (!r.success || r.result.n !== i) expect(false, `call ${i}: ${JSON.stringify(r.error ?? r.result)}`)
+    if (!r.success || r.result.n !== i || (stamped && r.result._execution_metadata?.tool_name !== 'echo')) {
+      expect(false, `call ${i}: ${JSON.stringify(r.error ?? r.result)}`)
+    }
   }
   return performance.now() - t0
 }
@@ -93,13 +95,14 @@ async function B6(api, n, runs) {
   // the same process, so the overhead is not swamped by process-to-process noise.
   const base = setup(api)
   let lines = 0
-  const logged = setup(api, { logging: true, logger: () => { lines++ }, metadata: { service: 'bench', env: 'ci', region: 'local' } }, { team: 'tools', version: 3 })
-  for (let w = 0; w < 2; w++) { await sequential(base, n); await sequential(logged, n) } // warm both paths fully
+  // metadata: true stamps results with _execution_metadata; every call checks the stamp.
+  const logged = setup(api, { logging: true, logger: () => { lines++ }, metadata: true })
+  for (let w = 0; w < 2; w++) { await sequential(base, n); await sequential(logged, n, true) } // warm both paths fully
   const wBase = [], wLog = []
   lines = 0
   for (let r = 0; r < runs; r++) {
     wBase.push(await sequential(base, n))
-    wLog.push(await sequential(logged, n))
+    wLog.push(await sequential(logged, n, true))
   }
   const s = summary(wLog, n), b = summary(wBase, n)
   return { ...s, baselineUs: b.usPerCall, overheadUs: s.usPerCall - b.usPerCall, logLinesPerCall: lines / (n * runs) }

@@ -158,6 +158,12 @@ fn read_strings(env: RawEnv, obj: RawValue, key: &CStr) -> Result<Vec<String>, R
         .collect()
 }
 
+/// A boolean option: `None` when absent, an error naming it when not a boolean.
+fn read_flag(env: RawEnv, obj: RawValue, key: &CStr) -> Result<Option<bool>, RegistryError> {
+    let Some(v) = js::get_opt(env, obj, key) else { return Ok(None) };
+    js::get_bool(env, v).map(Some).ok_or_else(|| invalid_config(format!("{} must be true or false", key.to_string_lossy())))
+}
+
 fn manager_config(env: RawEnv, options: Option<RawValue>) -> Result<ManagerConfig, RegistryError> {
     let mut config = ManagerConfig::default();
     let Some(o) = options.filter(|o| js::type_of(env, *o) == sys::ValueType::napi_object) else {
@@ -175,19 +181,23 @@ fn manager_config(env: RawEnv, options: Option<RawValue>) -> Result<ManagerConfi
     if let Some(n) = read_count(env, o, c"historyLimit", 0.0)? {
         config.history_limit = n;
     }
-    if let Some(v) = js::get_bool_prop(env, o, c"validation") {
+    if let Some(v) = read_flag(env, o, c"validation")? {
         config.validation = v;
     }
     config.redact = read_strings(env, o, c"redact")?;
     let truncate_logs = read_count(env, o, c"truncateLogs", 0.0)?.unwrap_or(100);
-    if js::get_bool_prop(env, o, c"logging").unwrap_or(false) {
+    let log_arguments = read_flag(env, o, c"logArguments")?.unwrap_or(true);
+    if read_flag(env, o, c"logging")?.unwrap_or(false) {
         config.logging = Some(LogOptions {
-            log_arguments: js::get_bool_prop(env, o, c"logArguments").unwrap_or(true),
+            log_arguments,
             truncate_logs,
             redact: config.redact.clone(),
         });
     }
-    config.metadata = js::get_bool_prop(env, o, c"metadata").unwrap_or(false);
+    config.metadata = read_flag(env, o, c"metadata")?.unwrap_or(false);
+    if js::get_opt(env, o, c"logger").is_some_and(|l| !js::is_function(env, l)) {
+        return Err(invalid_config("logger must be a function (level, message, fields) => void"));
+    }
     config.check()?;
     Ok(config)
 }
