@@ -207,6 +207,25 @@ describe('built-in metadata', () => {
     assert.equal('_execution_metadata' in original, false, 'the handler\'s object is not mutated')
   })
 
+  test('the stamped copy keeps every own key as data, "__proto__" included, and a plain prototype', async () => {
+    const fromJson = JSON.parse('{"__proto__": {"polluted": true}, "a": 1}')
+    const withGetter = { get lazy() { return 42 }, [Symbol.for('tag')]: 'kept' }
+    const nullProto = Object.assign(Object.create(null), { z: 26 })
+    const { manager } = setup([tool('json', () => fromJson), tool('getter', () => withGetter), tool('bare', () => nullProto)], { metadata: true })
+    const a = (await manager.execute('json', {})).result
+    assert.equal(Object.getPrototypeOf(a), Object.prototype)
+    assert.deepEqual(Object.getOwnPropertyDescriptor(a, '__proto__').value, { polluted: true })
+    assert.equal(a.polluted, undefined)
+    assert.equal(a.a, 1)
+    assert.equal(a._execution_metadata.tool_name, 'json')
+    const b = (await manager.execute('getter', {})).result
+    assert.equal(Object.getOwnPropertyDescriptor(b, 'lazy').value, 42)
+    assert.equal(b[Symbol.for('tag')], 'kept')
+    const c = (await manager.execute('bare', {})).result
+    assert.equal(c.z, 26)
+    assert.equal(c._execution_metadata.tool_name, 'bare')
+  })
+
   test('results that are not plain objects are untouched', async () => {
     const values = { num: 5, str: 'hi', arr: [1, { a: 2 }], nul: null, bool: false }
     const { manager } = setup(Object.entries(values).map(([name, v]) => tool(name, () => v)).concat(tool('undef', () => undefined)), { metadata: true })

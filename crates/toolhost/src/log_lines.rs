@@ -10,7 +10,7 @@
 use crate::redaction::redact;
 use crate::truncation::preview;
 use serde_json::{Map, Value};
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 /// Number of stack lines kept in an error line's `stack` field.
 pub const STACK_LINES: usize = 5;
@@ -113,6 +113,14 @@ impl LogFields {
     }
 }
 
+/// Concatenates `parts` into a string with room for a short suffix (one allocation;
+/// `format!` grows its buffer step by step).
+fn message(parts: &[&str]) -> String {
+    let mut s = String::with_capacity(parts.iter().map(|p| p.len()).sum::<usize>() + 16);
+    parts.iter().for_each(|p| s.push_str(p));
+    s
+}
+
 fn payload_preview(v: &Value, opts: &LogOptions) -> String {
     if opts.redact.is_empty() {
         preview(v, opts.truncate_logs)
@@ -128,7 +136,7 @@ pub fn starting(tool: &str, execution_id: &str, args: Option<&Value>, opts: &Log
     if let (true, Some(args)) = (opts.log_arguments, args) {
         fields.args = Some(payload_preview(args, opts));
     }
-    LogLine { level: LogLevel::Info, message: format!("[TOOL EXECUTION] Starting {tool}"), fields }
+    LogLine { level: LogLevel::Info, message: message(&["[TOOL EXECUTION] Starting ", tool]), fields }
 }
 
 /// `info`: `[TOOL EXECUTION] Completed {tool} ({duration}ms)` with the
@@ -140,7 +148,9 @@ pub fn completed(tool: &str, execution_id: &str, duration_ms: f64, result: Optio
     if let (true, Some(result)) = (opts.log_arguments, result) {
         fields.result = Some(payload_preview(result, opts));
     }
-    LogLine { level: LogLevel::Info, message: format!("[TOOL EXECUTION] Completed {tool} ({duration_ms:.2}ms)"), fields }
+    let mut message = message(&["[TOOL EXECUTION] Completed ", tool, " ("]);
+    let _ = write!(message, "{duration_ms:.2}ms)");
+    LogLine { level: LogLevel::Info, message, fields }
 }
 
 /// `error`: `[TOOL EXECUTION] Error in {tool}: {message}`; fields

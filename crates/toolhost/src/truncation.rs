@@ -32,11 +32,17 @@ pub fn preview(v: &Value, max_chars: usize) -> String {
     // Serialise only as far as the preview needs: a char is at most 4 bytes, so
     // `4 * max_chars + 4` bytes always hold `max_chars + 1` chars (enough to know the
     // text was cut). Large arguments are never serialised whole for a log line.
-    let mut bounded = Bounded { buf: Vec::new(), limit: max_chars.saturating_mul(4).saturating_add(4) };
+    let limit = max_chars.saturating_mul(4).saturating_add(4);
+    let mut bounded = Bounded { buf: Vec::with_capacity(limit.min(256)), limit };
     let complete = serde_json::to_writer(&mut bounded, v).is_ok();
-    let text = String::from_utf8_lossy(&bounded.buf);
+    // serde_json writes UTF-8; only a cut at the byte limit can split a char, and
+    // that char lies past the `max_chars` kept below.
+    let text = String::from_utf8(bounded.buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    if complete && text.len() <= max_chars {
+        return text; // at most `max_chars` bytes, so at most that many chars
+    }
     match (complete, truncate(&text, max_chars)) {
-        (true, Cow::Borrowed(_)) => text.into_owned(),
+        (true, Cow::Borrowed(_)) => text,
         (false, Cow::Borrowed(t)) => format!("{t}{ELLIPSIS}"),
         (_, Cow::Owned(cut)) => cut,
     }
