@@ -408,7 +408,9 @@ impl ManagerCore {
     }
 
     fn attempt_done(self: &Rc<Self>, env: RawEnv, key: u64, attempt: u32, outcome: Result<RawValue, ToolError>) {
-        let outcome = outcome.map(|v| match self.engine.borrow().metadata_for(key) {
+        // The stamp runs JS (getters of the result), so no engine borrow is held across it.
+        let meta = if outcome.is_ok() { self.engine.borrow_mut().metadata_for(key) } else { None };
+        let outcome = outcome.map(|v| match meta {
             None => payload(env, v),
             Some(meta) => {
                 let args = [v, js::number(env, meta.duration_ms), js::string(env, &meta.tool_name), js::string(env, &meta.timestamp)];

@@ -10,7 +10,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 use tokio::time::Instant;
@@ -22,7 +22,7 @@ use crate::declaration::RetryOverrides;
 use crate::error::{ErrorCategory, RegistryError, RegistryErrorCode, ToolError};
 use crate::record::{
     RecordedArgs,
-    now_ms, EventMask, EventType, ExecutionEvent, ExecutionRecord, ExecutionStatus, ExecutionTiming, Payload, ToolStats,
+    epoch_ms, now_ms, EventMask, EventType, ExecutionEvent, ExecutionRecord, ExecutionStatus, ExecutionTiming, Payload, ToolStats,
 };
 use crate::registry::{RegisteredTool, Scope, ToolRegistry};
 use crate::retry::{Backoff, RetryConfig};
@@ -194,6 +194,8 @@ struct Active {
     uses_breaker: bool,
     /// The last attempt's error was already logged.
     error_logged: bool,
+    /// When the metadata stamp read the clocks; the finish reuses those readings.
+    ended: Option<(Instant, SystemTime)>,
 }
 
 /// The execution state machine. See the module docs.
@@ -265,16 +267,20 @@ impl ExecutionEngine {
 
     /// The `_execution_metadata` to stamp on a successful result of execution `key`,
     /// when the metadata interceptor is on and the tool does not instrument itself.
-    pub fn metadata_for(&self, key: u64) -> Option<ExecutionMetadata> {
-        let a = self.active.get(&key)?;
+    pub fn metadata_for(&mut self, key: u64) -> Option<ExecutionMetadata> {
+        let a = self.active.get_mut(&key)?;
         if !self.config.metadata || a.tool.declaration.metadata.self_instrumented {
             return None;
         }
-        let ms = Instant::now().duration_since(a.started.unwrap_or(a.queued)).as_secs_f64() * 1000.0;
+        // The stamp is taken as the execution ends: the finish that follows reuses
+        // these clock readings, so the record and the stamp agree.
+        let (end, wall) = (Instant::now(), SystemTime::now());
+        a.ended = Some((end, wall));
+        let ms = end.duration_since(a.started.unwrap_or(a.queued)).as_secs_f64() * 1000.0;
         Some(ExecutionMetadata {
             duration_ms: (ms * 100.0).round() / 100.0,
             tool_name: a.record.tool_name.clone(),
-            timestamp: crate::timestamp::iso8601_millis(std::time::SystemTime::now()),
+            timestamp: crate::timestamp::iso8601_millis(wall),
         })
     }
 
@@ -344,6 +350,7 @@ impl ExecutionEngine {
             holds_slot: false,
             uses_breaker: false,
             error_logged: false,
+            ended: None,
         };
         active.record.max_attempts = active.backoff.config().max_attempts;
         self.active.insert(key, active);
@@ -649,11 +656,11 @@ impl ExecutionEngine {
         if a.phase == Phase::Queued {
             self.queue.retain(|k| *k != key);
         }
-        let end = Instant::now();
+        let (end, wall) = a.ended.take().unwrap_or_else(|| (Instant::now(), SystemTime::now()));
         a.record.status = status;
         a.record.result = result;
         a.record.error = error;
-        a.record.timing.completed_at = Some(now_ms());
+        a.record.timing.completed_at = Some(epoch_ms(wall));
         a.record.timing.duration_ms = Some(end.duration_since(a.started.unwrap_or(a.queued)).as_secs_f64() * 1000.0);
         if a.uses_breaker {
             if let Some(b) = self.breakers.get_mut(&a.record.tool_name) {

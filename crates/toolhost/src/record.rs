@@ -107,7 +107,12 @@ impl std::fmt::Debug for ExecutionRecord {
 }
 
 pub fn now_ms() -> f64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64() * 1000.0).unwrap_or(0.0)
+    epoch_ms(SystemTime::now())
+}
+
+/// Milliseconds since the Unix epoch of `t` (0 before it).
+pub fn epoch_ms(t: SystemTime) -> f64 {
+    t.duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64() * 1000.0).unwrap_or(0.0)
 }
 
 /// The seven lifecycle event types, in the order an execution passes through them.
