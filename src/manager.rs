@@ -222,7 +222,7 @@ impl ManagerCore {
         self.engine.borrow().config().logging.is_some()
     }
 
-    fn log(&self, env: RawEnv, lines: &[LogLine]) {
+    fn log<'a>(&self, env: RawEnv, lines: &'a [LogLine], names: &mut Names<'a>) {
         let rt = match (&self.logger, runtime(env)) {
             (Some(logger), Ok(rt)) => Some((logger, rt)),
             _ => None,
@@ -235,7 +235,7 @@ impl ManagerCore {
             let f = &line.fields;
             let text = |v: &Option<String>| v.as_deref().map_or_else(|| js::undefined(env), |s| js::string(env, s));
             let (logger, message) = (logger.value(env), js::string(env, &line.message));
-            let (id, tool) = (js::string(env, &f.execution_id), js::string(env, &f.tool_name));
+            let (id, tool) = names_of(env, names, &f.execution_id, &f.tool_name);
             let plain = f.error.is_none() && f.stack.is_none() && f.result.is_none();
             let _ = match (f.attempt_number, f.duration_ms) {
                 (Some(attempt), None) if plain => {
@@ -276,7 +276,7 @@ impl ManagerCore {
         if let Some(message) = failure {
             let fields = LogFields { execution_id: record.execution_id.clone(), tool_name: record.tool_name.clone(), ..LogFields::default() };
             let line = LogLine { level: toolhost::log_lines::LogLevel::Error, message: format!("[TOOL EXECUTION] {message}"), fields };
-            self.log(env, &[line]);
+            self.log(env, &[line], &mut None);
             if self.emitter.count(9) > 0 {
                 let d = js::object(env);
                 js::set(env, d, c"message", js::string(env, &message));
@@ -321,9 +321,12 @@ impl ManagerCore {
 
     fn drive(self: &Rc<Self>, env: RawEnv, t: Transition) {
         let key = t.key;
-        let terminal = if t.events.is_empty() { None } else { self.dispatch(env, key, &t.events) };
+        // A transition's events, log lines and result mostly concern one execution:
+        // its id and tool name become JS strings once.
+        let mut names = None;
+        let terminal = if t.events.is_empty() { None } else { self.dispatch(env, key, &t.events, &mut names) };
         if !t.logs.is_empty() {
-            self.log(env, &t.logs);
+            self.log(env, &t.logs, &mut names);
         }
         if let Some(record) = &t.audit {
             self.audit(env, record);
@@ -339,7 +342,7 @@ impl ManagerCore {
                 }
                 hop::post_after(self.hop.clone(), delay, Message::Resume { manager: self.id, key });
             }
-            Step::Finished(record) => self.complete(env, key, &record, terminal),
+            Step::Finished(record) => self.complete(env, key, &record, terminal, &mut names),
             Step::Queued | Step::Stale => {}
         }
         for spec in t.admitted {
@@ -429,7 +432,7 @@ impl ManagerCore {
         self.drive(env, t);
     }
 
-    fn complete(&self, env: RawEnv, key: u64, record: &ExecutionRecord, built: Option<RawValue>) {
+    fn complete<'a>(&self, env: RawEnv, key: u64, record: &'a ExecutionRecord, built: Option<RawValue>, names: &mut Names<'a>) {
         let Some(exec) = self.execs.borrow_mut().remove(&key) else { return };
         if let Some(d) = exec.deadline {
             hop::deadlines().cancel(d);
@@ -440,7 +443,8 @@ impl ManagerCore {
         }
         let execution = built.unwrap_or_else(|| {
             let args = if exec.args_parsed { exec.args.value(env) } else { args_to_js(env, &record.args) };
-            record_to_js(env, record, args)
+            let (id, tool) = names_of(env, names, &record.id, &record.tool_name);
+            record_to_js_with(env, record, args, id, tool)
         });
         let (success, value) = match (&record.result, &record.error) {
             (Some(result), _) if record.status == toolhost::ExecutionStatus::Succeeded => (true, payload_value(env, result.as_ref())),
@@ -454,14 +458,11 @@ impl ManagerCore {
 
     /// Dispatches events. Returns the JS record built for the terminal event of
     /// execution `key`, so the result can reuse it.
-    fn dispatch(&self, env: RawEnv, key: u64, events: &[ExecutionEvent]) -> Option<RawValue> {
+    fn dispatch<'a>(&self, env: RawEnv, key: u64, events: &'a [ExecutionEvent], cached: &mut Names<'a>) -> Option<RawValue> {
         let Ok(rt) = runtime(env) else { return None };
         let em = self.emitter.object(env);
         let mut terminal = None;
-        // The events of one transition mostly concern one execution: make its id and
-        // tool name strings once.
-        let mut cached: Option<(&str, RawValue, RawValue)> = None;
-        let mut names = |id, tool| names_of(env, &mut cached, id, tool);
+        let mut names = |id, tool| names_of(env, cached, id, tool);
         for event in events {
             let _ = match event {
                 ExecutionEvent::Started { execution } => {
@@ -555,8 +556,11 @@ pub fn record_to_js(env: RawEnv, r: &ExecutionRecord, args: RawValue) -> RawValu
     record_to_js_with(env, r, args, js::string(env, &r.id), js::string(env, &r.tool_name))
 }
 
+/// The JS strings of one execution's id and tool name, valid in the current callback.
+type Names<'a> = Option<(&'a str, RawValue, RawValue)>;
+
 /// The JS strings of an execution id and tool name, made once per `cache` entry.
-fn names_of<'a>(env: RawEnv, cache: &mut Option<(&'a str, RawValue, RawValue)>, id: &'a str, tool: &str) -> (RawValue, RawValue) {
+fn names_of<'a>(env: RawEnv, cache: &mut Names<'a>, id: &'a str, tool: &str) -> (RawValue, RawValue) {
     match *cache {
         Some((cached, i, t)) if cached == id => (i, t),
         _ => {

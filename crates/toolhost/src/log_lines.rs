@@ -121,6 +121,34 @@ fn message(parts: &[&str]) -> String {
     s
 }
 
+/// Appends `ms` with two decimals, rounded half away from zero on `ms * 100` as the
+/// metadata stamp's `duration_ms` is. `{:.2}` expands the exact binary value and
+/// cost ~40 ns per line; the two differ only on ties of that product.
+fn push_two_decimals(out: &mut String, ms: f64) {
+    let hundredths = (ms * 100.0).round();
+    if !(0.0..1e15).contains(&hundredths) {
+        let _ = write!(out, "{ms:.2}");
+        return;
+    }
+    let h = hundredths as u64;
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut whole = h / 100;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (whole % 10) as u8;
+        whole /= 10;
+        if whole == 0 {
+            break;
+        }
+    }
+    let cents = (h % 100) as u8;
+    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
+    out.push('.');
+    out.push((b'0' + cents / 10) as char);
+    out.push((b'0' + cents % 10) as char);
+}
+
 fn payload_preview(v: &Value, opts: &LogOptions) -> String {
     if opts.redact.is_empty() {
         preview(v, opts.truncate_logs)
@@ -149,7 +177,8 @@ pub fn completed(tool: &str, execution_id: &str, duration_ms: f64, result: Optio
         fields.result = Some(payload_preview(result, opts));
     }
     let mut message = message(&["[TOOL EXECUTION] Completed ", tool, " ("]);
-    let _ = write!(message, "{duration_ms:.2}ms)");
+    push_two_decimals(&mut message, duration_ms);
+    message.push_str("ms)");
     LogLine { level: LogLevel::Info, message, fields }
 }
 
@@ -249,6 +278,28 @@ mod tests {
         let long = json!("é".repeat(500));
         let fields = starting("t", "e", Some(&long), &LogOptions::default()).fields.to_map();
         assert_eq!(fields["args"].as_str().unwrap().chars().count(), 101);
+    }
+
+    #[test]
+    fn two_decimals_match_std_formatting_off_ties() {
+        for i in 0..2_000_000u64 {
+            let ms = i as f64 * 0.000_7 + (i % 7) as f64 * 1e-9;
+            let mut ours = String::new();
+            push_two_decimals(&mut ours, ms);
+            let std = format!("{ms:.2}");
+            if ours != std {
+                // Only a product that lands on a tie may round the other way.
+                assert!(((ms * 100.0).fract() - 0.5).abs() < 1e-6, "{ms}: {ours} vs {std}");
+            }
+        }
+        for (ms, text) in [(0.0, "0.00"), (7.0, "7.00"), (12.3456, "12.35"), (0.004, "0.00"), (1234567.891, "1234567.89")] {
+            let mut ours = String::new();
+            push_two_decimals(&mut ours, ms);
+            assert_eq!(ours, text);
+        }
+        let mut huge = String::new();
+        push_two_decimals(&mut huge, f64::NAN);
+        assert_eq!(huge, "NaN");
     }
 
     #[test]

@@ -65,6 +65,17 @@ impl std::io::Write for Bounded {
         Ok(n)
     }
 
+    // serde_json writes every token with `write_all`; the default loops over `write`.
+    fn write_all(&mut self, data: &[u8]) -> std::io::Result<()> {
+        if data.len() <= self.limit - self.buf.len() {
+            self.buf.extend_from_slice(data);
+            return Ok(());
+        }
+        let room = self.limit - self.buf.len();
+        self.buf.extend_from_slice(&data[..room]);
+        Err(std::io::Error::other("preview is long enough"))
+    }
+
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
