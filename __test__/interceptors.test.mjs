@@ -63,6 +63,32 @@ describe('built-in validation', () => {
 })
 
 describe('built-in logging', () => {
+  test('lines keep their order around handlers, retries, queued executions, events and results', async () => {
+    const seen = []
+    let fail = 1
+    const registry = new ToolRegistry()
+    registry.register(tool('work', async (args) => {
+      seen.push(`handler ${args.n}`)
+      if (args.n === 'b' && fail-- > 0) throw transientError('again')
+      return { n: args.n }
+    }))
+    registry.register(tool('sync', (args) => { seen.push(`handler ${args.n}`); return { n: args.n } }))
+    const manager = new ToolExecutionManager(registry, {
+      logging: true, maxConcurrency: 1, retry: FAST_RETRY,
+      logger: (level, message) => seen.push(message.replace(/ \(.*ms\)$/, '').replace('[TOOL EXECUTION] ', '')),
+    })
+    manager.on('tool-execution-succeeded', (e) => seen.push(`succeeded ${e.result.n}`))
+    const run = (name, n) => manager.execute(name, { n }).then((r) => seen.push(`resolved ${r.result.n}`))
+    await Promise.all([run('work', 'a'), run('work', 'b'), run('sync', 'c')])
+    assert.deepEqual(seen, [
+      'Starting work', 'handler a', 'succeeded a', 'Completed work',
+      'Starting work', 'handler b', 'resolved a', "Error in work: tool 'work' failed: again",
+      'Starting work', 'handler b', 'succeeded b', 'Completed work',
+      'Starting sync', 'handler c', 'succeeded c', 'Completed sync',
+      'resolved b', 'resolved c',
+    ])
+  })
+
   test('off by default: the logger is never called', async () => {
     const { manager, logs } = setup([tool('echo', (a) => a), tool('boom', () => { throw new Error('x') })])
     await manager.execute('echo', { a: 1 })

@@ -223,11 +223,19 @@ impl ManagerCore {
     }
 
     fn log<'a>(&self, env: RawEnv, lines: &'a [LogLine], names: &mut Names<'a>) {
+        self.log_except(env, lines, None, names);
+    }
+
+    /// Logs `lines` but the one at index `skip` (delivered by the caller).
+    fn log_except<'a>(&self, env: RawEnv, lines: &'a [LogLine], skip: Option<usize>, names: &mut Names<'a>) {
         let rt = match (&self.logger, runtime(env)) {
             (Some(logger), Ok(rt)) => Some((logger, rt)),
             _ => None,
         };
-        for line in lines {
+        for (i, line) in lines.iter().enumerate() {
+            if skip == Some(i) {
+                continue;
+            }
             let Some((logger, rt)) = &rt else {
                 toolhost::log_lines::trace_line(line);
                 continue;
@@ -325,9 +333,20 @@ impl ManagerCore {
         // its id and tool name become JS strings once.
         let mut names = None;
         let terminal = if t.events.is_empty() { None } else { self.dispatch(env, key, &t.events, &mut names) };
+        // When the last line is the plain Starting line of the attempt about to run, or
+        // the plain Completed line of the result about to be returned (with no audit
+        // record to write in between), it rides along with that JS call: one crossing
+        // fewer, same order.
+        let last = t.logs.len().checked_sub(1).filter(|_| self.logger.is_some());
+        let carried = last.filter(|&i| match &t.step {
+            Step::Run(spec) => plain_start(&t.logs[i], &spec.execution_id),
+            Step::Finished(record) => t.audit.is_none() && plain_done(&t.logs[i], &record.id),
+            _ => false,
+        });
         if !t.logs.is_empty() {
-            self.log(env, &t.logs, &mut names);
+            self.log_except(env, &t.logs, carried, &mut names);
         }
+        let carried = carried.map(|i| &t.logs[i]);
         if let Some(record) = &t.audit {
             self.audit(env, record);
         }
@@ -335,18 +354,18 @@ impl ManagerCore {
             self.interrupt(env, key, None);
         }
         match t.step {
-            Step::Run(spec) => self.run_attempt(env, spec),
+            Step::Run(spec) => self.run_attempt(env, spec, carried),
             Step::Retry { delay } => {
                 if let Some(exec) = self.execs.borrow_mut().get_mut(&key) {
                     exec.ctx = None;
                 }
                 hop::post_after(self.hop.clone(), delay, Message::Resume { manager: self.id, key });
             }
-            Step::Finished(record) => self.complete(env, key, &record, terminal, &mut names),
+            Step::Finished(record) => self.complete(env, key, &record, terminal, carried, &mut names),
             Step::Queued | Step::Stale => {}
         }
         for spec in t.admitted {
-            self.run_attempt(env, spec);
+            self.run_attempt(env, spec, None);
         }
     }
 
@@ -367,7 +386,8 @@ impl ManagerCore {
         }
     }
 
-    fn run_attempt(self: &Rc<Self>, env: RawEnv, spec: toolhost::AttemptSpec) {
+    /// Runs an attempt's handler; `start` is its Starting log line, delivered just before.
+    fn run_attempt(self: &Rc<Self>, env: RawEnv, spec: toolhost::AttemptSpec, start: Option<&LogLine>) {
         let key = spec.key;
         let attempt = spec.attempt_number;
         if !self.engine.borrow().is_current(key, attempt) {
@@ -379,6 +399,14 @@ impl ManagerCore {
             let e = ToolError::permanent(format!("tool '{}' has no JS handler", spec.tool.name()));
             return self.attempt_done(env, key, attempt, Err(e));
         };
+        let (logger, message, logged_args) = match (start, &self.logger) {
+            (Some(line), Some(logger)) => (
+                logger.value(env),
+                js::string(env, &line.message),
+                line.fields.args.as_deref().map_or_else(|| js::undefined(env), |a| js::string(env, a)),
+            ),
+            _ => (js::undefined(env), js::undefined(env), js::undefined(env)),
+        };
         let ctx_args = [
             js::string(env, &spec.execution_id),
             js::opt_string(env, spec.tool_call_id.as_deref()),
@@ -386,6 +414,9 @@ impl ManagerCore {
             js::string(env, spec.tool.name()),
             js::number(env, attempt as f64),
             js::number(env, spec.max_attempts as f64),
+            logger,
+            message,
+            logged_args,
         ];
         let ctx = rt.call(env, &rt.make_context, &ctx_args).unwrap_or_else(|_| js::undefined(env));
         let called = if self.interceptor_count.get() == 0 {
@@ -432,7 +463,8 @@ impl ManagerCore {
         self.drive(env, t);
     }
 
-    fn complete<'a>(&self, env: RawEnv, key: u64, record: &'a ExecutionRecord, built: Option<RawValue>, names: &mut Names<'a>) {
+    /// Resolves the execution's promise; `done` is its Completed log line, delivered just before.
+    fn complete<'a>(&self, env: RawEnv, key: u64, record: &'a ExecutionRecord, built: Option<RawValue>, done: Option<&LogLine>, names: &mut Names<'a>) {
         let Some(exec) = self.execs.borrow_mut().remove(&key) else { return };
         if let Some(d) = exec.deadline {
             hop::deadlines().cancel(d);
@@ -451,7 +483,13 @@ impl ManagerCore {
             (_, Some(e)) => (false, error_to_js(env, e)),
             _ => (true, js::undefined(env)),
         };
-        let outcome = rt.call(env, &rt.outcome, &[js::boolean(env, success), value, execution]).unwrap_or_else(|_| js::undefined(env));
+        let mut args = [js::boolean(env, success), value, execution, js::undefined(env), js::undefined(env), js::undefined(env)];
+        if let (Some(line), Some(logger)) = (done, &self.logger) {
+            args[3] = logger.value(env);
+            args[4] = js::string(env, &line.message);
+            args[5] = js::opt_number(env, line.fields.duration_ms);
+        }
+        let outcome = rt.call(env, &rt.outcome, &args).unwrap_or_else(|_| js::undefined(env));
         unsafe { sys::napi_resolve_deferred(env, exec.deferred, outcome) };
         hop::release(env);
     }
@@ -554,6 +592,18 @@ impl Drop for ManagerCore {
 /// `{ id, toolCallId, sessionId, toolName, args, status, result, error, timing, retry }`
 pub fn record_to_js(env: RawEnv, r: &ExecutionRecord, args: RawValue) -> RawValue {
     record_to_js_with(env, r, args, js::string(env, &r.id), js::string(env, &r.tool_name))
+}
+
+/// A Starting line of execution `id` that `logStarting` can deliver.
+fn plain_start(line: &LogLine, id: &str) -> bool {
+    let f = &line.fields;
+    *f.execution_id == *id && f.attempt_number.is_some() && f.duration_ms.is_none() && f.error.is_none() && f.stack.is_none() && f.result.is_none()
+}
+
+/// A Completed line of execution `id` that `logCompleted` can deliver.
+fn plain_done(line: &LogLine, id: &str) -> bool {
+    let f = &line.fields;
+    *f.execution_id == *id && f.attempt_number.is_none() && f.duration_ms.is_some() && f.args.is_none() && f.error.is_none() && f.stack.is_none() && f.result.is_none()
 }
 
 /// The JS strings of one execution's id and tool name, valid in the current callback.

@@ -36,7 +36,10 @@
     }
   }
 
-  function makeContext(executionId, toolCallId, sessionId, toolName, attemptNumber, maxAttempts) {
+  // `logger` etc. carry the attempt's Starting log line when Rust has one to deliver
+  // right before the handler runs (one crossing instead of two).
+  function makeContext(executionId, toolCallId, sessionId, toolName, attemptNumber, maxAttempts, logger, message, args) {
+    if (logger !== undefined) logStarting(logger, message, executionId, toolName, attemptNumber, args)
     return new ToolCallContext(executionId, toolCallId, sessionId, toolName, attemptNumber, maxAttempts)
   }
 
@@ -65,7 +68,9 @@
     }
   }
 
-  function outcome(success, value, execution) {
+  // As makeContext: `logger` etc. carry the Completed line delivered before the result.
+  function outcome(success, value, execution, logger, message, durationMs) {
+    if (logger !== undefined) logCompleted(logger, message, execution.id, execution.toolName, durationMs)
     return success ? { success: true, result: value, execution } : { success: false, error: value, execution }
   }
 
