@@ -114,3 +114,50 @@ test('large text outside ASCII is decoded exactly: Latin-1, other BMP, astral, l
   assert.equal(manager.getExecution(small.execution.id).args.note, 'a\uFFFDb')
   assert.equal(manager.getExecution(large.execution.id).args.note, 'a\uFFFDb')
 })
+
+test('large text is parsed once on the JS thread: events and the handler share one object', async () => {
+  const { manager, seen } = setup()
+  const args = order(3000)
+  const eventArgs = []
+  manager.on('tool-execution-started', (e) => eventArgs.push(e.execution.args))
+  manager.on('tool-execution-validating', (e) => eventArgs.push(e.args))
+  const r = await manager.execute('place', JSON.stringify(args))
+  assert.equal(r.success, true, JSON.stringify(r.error))
+  assert.deepEqual(seen[0], args)
+  assert.equal(eventArgs.length, 2)
+  for (const a of eventArgs) assert.equal(a, seen[0], 'the same object, not a second parse')
+  assert.equal(r.execution.args, seen[0])
+})
+
+test('logging large text previews it from the text, whitespace dropped, without parsing it again', async () => {
+  const lines = []
+  const { manager } = setup({ logging: true, logger: (level, message, fields) => lines.push({ message, fields }) })
+  const args = order(3000)
+  const r = await manager.execute('place', JSON.stringify(args, null, 2))
+  assert.equal(r.success, true)
+  const start = lines.find((l) => l.message.startsWith('[TOOL EXECUTION] Starting'))
+  const compact = JSON.stringify(args)
+  assert.equal(start.fields.args, `${compact.slice(0, 100)}…`)
+  // With redaction the preview needs the structure, and hides what it should.
+  const redacted = []
+  const { manager: m2 } = setup({ logging: true, redact: ['sku'], logger: (level, message, fields) => redacted.push(fields) })
+  await m2.execute('place', JSON.stringify(args))
+  assert.match(redacted[0].args, /"sku":"\[REDACTED\]"/)
+  assert.doesNotMatch(redacted[0].args, /SKU-0/)
+})
+
+test('the audit hash of large text is the same whether the worker or the JS thread computes it, redaction included', async () => {
+  const canonical = (v) => Array.isArray(v) ? `[${v.map(canonical).join(',')}]`
+    : v && typeof v === 'object' ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}` : JSON.stringify(v)
+  const sha = (v) => createHash('sha256').update(canonical(v)).digest('hex')
+  const args = order(3000)
+  const redacted = { ...args, items: args.items.map((i) => ({ ...i, sku: '[REDACTED]' })) }
+  const { manager } = setup({ redact: ['sku'] })
+  const hashes = []
+  // Listening before the call: the worker hashes while it parses.
+  manager.on('tool-invocation-recorded', (r) => hashes.push(r.inputHash))
+  await manager.execute('place', JSON.stringify(args))
+  // A small call takes the JS-thread path; its hash must follow the same rules.
+  await manager.execute('place', args)
+  assert.deepEqual(hashes, [sha(redacted), sha(redacted)])
+})

@@ -552,10 +552,14 @@ impl ManagerCore {
     }
 
     /// The arguments of execution `key` for an event: the handler's own JS object when
-    /// it exists, JSON built anew otherwise.
+    /// it exists; for kept text, the handler's object made now (one `JSON.parse` of the
+    /// caller's own string, which the handler then reuses); JSON built anew otherwise.
     fn event_args(&self, env: RawEnv, key: u64, recorded: &toolhost::RecordedArgs) -> RawValue {
-        match self.execs.borrow().get(&key) {
-            Some(exec) if exec.args_parsed => exec.args.value(env),
+        let parsed = self.execs.borrow().get(&key).map(|exec| exec.args_parsed);
+        match (parsed, recorded) {
+            (Some(true), _) | (Some(false), toolhost::RecordedArgs::Text(_)) => {
+                self.js_args(env, key).unwrap_or_else(|| args_to_js(env, recorded))
+            }
             _ => args_to_js(env, recorded),
         }
     }
@@ -814,6 +818,10 @@ impl ToolExecutionManager {
             };
             core.pending.borrow_mut().insert(ticket, pending);
             let (registry, hop, manager) = (core.registry.engine.clone(), core.hop.clone(), core.id);
+            // With auditing on, the worker also hashes the parsed value, so the audit
+            // record does not parse the text again on the JS thread.
+            core.sync_mask();
+            let audit_redaction = core.engine.borrow().audit_redaction().map(<[String]>::to_vec);
             hop::run_blocking(move || {
                 let text = large_text::into_string(units);
                 let scope = session.as_deref().map_or(toolhost::Scope::Global, toolhost::Scope::Session);
@@ -821,8 +829,9 @@ impl ToolExecutionManager {
                 let arguments = match (toolhost::parse_arguments(&name, &text), registry.resolve(scope, &name)) {
                     (Ok(v), Ok(tool)) => {
                         let issues = tool.schema.validate(&v);
+                        let input_hash = audit_redaction.map(|redact| toolhost::audit_input_hash(&v, &redact));
                         tree = Some(v);
-                        toolhost::Arguments::Validated { text: Arc::from(text), tool, issues }
+                        toolhost::Arguments::Validated { text: Arc::from(text), tool, issues, input_hash }
                     }
                     (parsed, _) => toolhost::Arguments::Parsed(parsed),
                 };

@@ -102,14 +102,26 @@ impl ExecutionMetadata {
     }
 }
 
+/// The audit trail's `inputHash` of `args`: SHA-256 of their canonical JSON, with the
+/// fields named in `redact` redacted first.
+pub fn audit_input_hash(args: &Value, redact: &[String]) -> String {
+    if redact.is_empty() {
+        crate::canonical::input_hash(args)
+    } else {
+        crate::canonical::input_hash(&crate::redaction::redact(args, redact))
+    }
+}
+
 /// A call's arguments as a driver hands them to [`ExecutionEngine::start_with`].
 pub enum Arguments {
     /// Parsed arguments, or why they could not be read.
     Parsed(Result<Value, RegistryError>),
     /// JSON text already parsed and validated elsewhere against `tool`. The record keeps
     /// the text; if the call now resolves to another tool, the text is parsed and
-    /// validated again.
-    Validated { text: Arc<str>, tool: Arc<RegisteredTool>, issues: Vec<crate::schema::ValidationIssue> },
+    /// validated again. `input_hash` is the audit hash of the parsed value
+    /// ([`audit_input_hash`]), when the driver computed it there; without it, auditing
+    /// parses the text again.
+    Validated { text: Arc<str>, tool: Arc<RegisteredTool>, issues: Vec<crate::schema::ValidationIssue>, input_hash: Option<String> },
 }
 
 /// A call's own options.
@@ -196,6 +208,8 @@ struct Active {
     error_logged: bool,
     /// When the metadata stamp read the clocks; the finish reuses those readings.
     ended: Option<(Instant, SystemTime)>,
+    /// The audit hash of the arguments, when the driver computed it with the parse.
+    input_hash: Option<String>,
 }
 
 /// The execution state machine. See the module docs.
@@ -257,6 +271,12 @@ impl ExecutionEngine {
     }
 
     /// Whether finished executions produce an [`AuditRecord`].
+    /// The redaction list the audit hash uses, when audit records are wanted: a driver
+    /// that parses large arguments off its main thread hashes them there too.
+    pub fn audit_redaction(&self) -> Option<&[String]> {
+        self.audit_wanted.then_some(self.config.redact.as_slice())
+    }
+
     pub fn set_audit_wanted(&mut self, wanted: bool) {
         self.audit_wanted = wanted;
     }
@@ -304,10 +324,10 @@ impl ExecutionEngine {
     pub fn start_with(&mut self, tool_name: &str, arguments: Arguments, options: CallOptions) -> Transition {
         let key = self.next_key;
         self.next_key += 1;
-        let (recorded, args_error, validated) = match arguments {
-            Arguments::Parsed(Ok(v)) => (RecordedArgs::Json(Arc::new(v)), None, None),
-            Arguments::Parsed(Err(e)) => (RecordedArgs::Json(Arc::new(Value::Null)), Some(e), None),
-            Arguments::Validated { text, tool, issues } => (RecordedArgs::Text(text), None, Some((tool, issues))),
+        let (recorded, args_error, validated, input_hash) = match arguments {
+            Arguments::Parsed(Ok(v)) => (RecordedArgs::Json(Arc::new(v)), None, None, None),
+            Arguments::Parsed(Err(e)) => (RecordedArgs::Json(Arc::new(Value::Null)), Some(e), None, None),
+            Arguments::Validated { text, tool, issues, input_hash } => (RecordedArgs::Text(text), None, Some((tool, issues)), input_hash),
         };
         let record = ExecutionRecord {
             id: uuid::Uuid::new_v4().to_string(),
@@ -351,6 +371,7 @@ impl ExecutionEngine {
             uses_breaker: false,
             error_logged: false,
             ended: None,
+            input_hash,
         };
         active.record.max_attempts = active.backoff.config().max_attempts;
         self.active.insert(key, active);
@@ -472,7 +493,10 @@ impl ExecutionEngine {
         }
         a.error_logged = false;
         if let Some(opts) = self.config.logging.as_ref().filter(|_| !a.tool.declaration.metadata.self_instrumented) {
-            let mut line = log_lines::starting(&a.record.tool_name, &a.record.id, Some(&a.record.args.to_value()), opts);
+            let mut line = match &a.record.args {
+                RecordedArgs::Json(args) => log_lines::starting(&a.record.tool_name, &a.record.id, Some(args), opts),
+                RecordedArgs::Text(text) => log_lines::starting_from_text(&a.record.tool_name, &a.record.id, text, opts),
+            };
             line.fields.attempt_number = Some(a.record.attempt_number);
             self.pending_logs.push(line);
         }
@@ -615,18 +639,13 @@ impl ExecutionEngine {
             t.logs.push(log_lines::error(&record.tool_name, &record.id, &e.message, None, opts));
         }
         if self.audit_wanted {
-            t.audit = Some(self.audit_record(&record));
+            t.audit = Some(self.audit_record(&record, None));
         }
         t
     }
 
-    fn audit_record(&self, record: &ExecutionRecord) -> AuditRecord {
-        let value = record.args.to_value();
-        let args = if self.config.redact.is_empty() {
-            crate::canonical::input_hash(&value)
-        } else {
-            crate::canonical::input_hash(&crate::redaction::redact(&value, &self.config.redact))
-        };
+    fn audit_record(&self, record: &ExecutionRecord, input_hash: Option<String>) -> AuditRecord {
+        let args = input_hash.unwrap_or_else(|| audit_input_hash(&record.args.to_value(), &self.config.redact));
         let iso = |ms: f64| {
             let since_epoch = Duration::try_from_secs_f64(ms.max(0.0) / 1000.0).unwrap_or_default();
             crate::timestamp::iso8601_millis(std::time::UNIX_EPOCH + since_epoch)
@@ -690,7 +709,7 @@ impl ExecutionEngine {
         t.logs = std::mem::take(&mut self.pending_logs);
         t.logs.extend(line);
         if self.audit_wanted {
-            t.audit = Some(self.audit_record(&record));
+            t.audit = Some(self.audit_record(&record, a.input_hash));
         }
         let kind = match status {
             ExecutionStatus::Succeeded => EventType::Succeeded,

@@ -33,7 +33,7 @@ pub use arguments::{parse_arguments, MAX_ARGUMENT_BYTES, MAX_ARGUMENT_DEPTH};
 pub use circuit::{CircuitBreaker, CircuitState};
 pub use declaration::{CircuitBreakerConfig, RetryOverrides, ToolDeclaration, ToolMetadata};
 pub use deadline::{DeadlineKey, DeadlineTimer};
-pub use engine::{Arguments, AttemptSpec, CallOptions, ExecutionEngine, ExecutionMetadata, ManagerConfig, Step, Transition};
+pub use engine::{audit_input_hash, Arguments, AttemptSpec, CallOptions, ExecutionEngine, ExecutionMetadata, ManagerConfig, Step, Transition};
 pub use error::{ErrorCategory, ErrorCause, RegistryError, RegistryErrorCode, ToolError};
 pub use executor::{ExecutionOutcome, ToolExecutor};
 pub use handler::{handler_fn, BoxFuture, ToolContext, ToolHandler};

@@ -167,6 +167,22 @@ pub fn starting(tool: &str, execution_id: &str, args: Option<&Value>, opts: &Log
     LogLine { level: LogLevel::Info, message: message(&["[TOOL EXECUTION] Starting ", tool]), fields }
 }
 
+/// As [`starting`], for arguments kept as JSON text (large arguments). Without
+/// redaction the preview is read off the text ([`crate::truncation::preview_text`]),
+/// so a 10 MB argument is not parsed again for a 100-character preview; with redaction
+/// the text is parsed, since which values to hide depends on its structure.
+pub fn starting_from_text(tool: &str, execution_id: &str, text: &str, opts: &LogOptions) -> LogLine {
+    if opts.log_arguments && !opts.redact.is_empty() {
+        let args = serde_json::from_str(text).unwrap_or(Value::Null);
+        return starting(tool, execution_id, Some(&args), opts);
+    }
+    let mut line = starting(tool, execution_id, None, opts);
+    if opts.log_arguments {
+        line.fields.args = Some(crate::truncation::preview_text(text, opts.truncate_logs));
+    }
+    line
+}
+
 /// `info`: `[TOOL EXECUTION] Completed {tool} ({duration}ms)` with the
 /// duration to 2 decimals; fields `executionId`, `toolName`, `durationMs`
 /// (number), and `result` (preview) when `log_arguments` and a result given.

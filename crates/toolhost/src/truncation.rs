@@ -48,6 +48,36 @@ pub fn preview(v: &Value, max_chars: usize) -> String {
     }
 }
 
+/// A preview of JSON `text` read off the text itself: whitespace outside strings
+/// dropped, cut to `max_chars` chars as by [`truncate`]. Only as much of the text is
+/// read as the preview needs, so it costs the same for 1 KB or 10 MB of arguments.
+/// Unlike [`preview`] of the parsed value it keeps the text's key order and escapes.
+/// `text` must be valid JSON (as kept argument text is); anything else is previewed as
+/// it stands, whitespace aside.
+pub fn preview_text(text: &str, max_chars: usize) -> String {
+    let mut out = String::with_capacity(max_chars.min(text.len()) + ELLIPSIS.len());
+    let (mut kept, mut in_string, mut escaped) = (0usize, false, false);
+    for c in text.chars() {
+        if !in_string && matches!(c, ' ' | '\t' | '\n' | '\r') {
+            continue;
+        }
+        if kept == max_chars {
+            out.push_str(ELLIPSIS);
+            return out;
+        }
+        out.push(c);
+        kept += 1;
+        if escaped {
+            escaped = false;
+        } else if in_string && c == '\\' {
+            escaped = true;
+        } else if c == '"' {
+            in_string = !in_string;
+        }
+    }
+    out
+}
+
 /// A writer that keeps at most `limit` bytes and then refuses more.
 struct Bounded {
     buf: Vec<u8>,
@@ -85,6 +115,29 @@ impl std::io::Write for Bounded {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn text_previews_drop_whitespace_outside_strings_only() {
+        let text = "{ \"a\" : [1, 2, {\"b\": \"x  y\"}],\n\t\"c\": true, \"q\": \"say \\\" hi \\\\\" }";
+        let compact = r#"{"a":[1,2,{"b":"x  y"}],"c":true,"q":"say \" hi \\"}"#;
+        assert_eq!(preview_text(text, 100), compact);
+        // The same as the parsed value's preview when keys are sorted and nothing is escaped differently.
+        let v: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(preview_text(text, 100), preview(&v, 100));
+        assert_eq!(preview_text("  [1, 2]  ", 100), "[1,2]");
+    }
+
+    #[test]
+    fn text_previews_cut_like_value_previews() {
+        let text = serde_json::to_string(&serde_json::json!({"s": "é".repeat(300)})).unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        for max in [0, 1, 5, 100, 305, 306, 400] {
+            assert_eq!(preview_text(&text, max), preview(&v, max), "max {max}");
+        }
+        let spaced = "{ \"k\" :   1 }   ";
+        assert_eq!(preview_text(spaced, 7), r#"{"k":1}"#, "trailing whitespace is not a cut");
+        assert_eq!(preview_text(spaced, 6), format!(r#"{{"k":1{ELLIPSIS}"#));
+    }
 
     #[test]
     fn short_strings_are_borrowed_unchanged() {
