@@ -165,6 +165,16 @@ pub fn get_string(env: RawEnv, v: RawValue) -> Option<String> {
     if type_of(env, v) != sys::ValueType::napi_string {
         return None;
     }
+    // Most strings read here are short (names, keys, values): one call into a stack
+    // buffer. A cut can only happen in the last 4 bytes (a code point is written whole
+    // or not at all), so fewer bytes written than that means the string fit.
+    let mut small = [0u8; 256];
+    let mut written = 0usize;
+    unsafe { sys::napi_get_value_string_utf8(env, v, small.as_mut_ptr() as *mut c_char, small.len(), &mut written) };
+    if written + 4 < small.len() {
+        let bytes = &small[..written];
+        return Some(std::str::from_utf8(bytes).map_or_else(|_| String::from_utf8_lossy(bytes).into_owned(), str::to_owned));
+    }
     let mut len = 0usize;
     unsafe { sys::napi_get_value_string_utf8(env, v, ptr::null_mut(), 0, &mut len) };
     let mut buf = vec![0u8; len + 1];
