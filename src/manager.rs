@@ -390,12 +390,18 @@ impl ManagerCore {
     fn run_attempt(self: &Rc<Self>, env: RawEnv, spec: toolhost::AttemptSpec, start: Option<&LogLine>) {
         let key = spec.key;
         let attempt = spec.attempt_number;
+        // Where no handler call follows, the Starting line is logged on its own.
+        let log_alone = |start: Option<&LogLine>| {
+            if let Some(line) = start {
+                self.log(env, std::slice::from_ref(line), &mut None);
+            }
+        };
         if !self.engine.borrow().is_current(key, attempt) {
-            return;
+            return log_alone(start);
         }
-        let Some(args) = self.js_args(env, key) else { return };
-        let Ok(rt) = runtime(env) else { return };
+        let (Some(args), Ok(rt)) = (self.js_args(env, key), runtime(env)) else { return log_alone(start) };
         let Some(handler) = spec.tool.handler.as_any().downcast_ref::<JsToolHandler>() else {
+            log_alone(start);
             let e = ToolError::permanent(format!("tool '{}' has no JS handler", spec.tool.name()));
             return self.attempt_done(env, key, attempt, Err(e));
         };
@@ -465,11 +471,17 @@ impl ManagerCore {
 
     /// Resolves the execution's promise; `done` is its Completed log line, delivered just before.
     fn complete<'a>(&self, env: RawEnv, key: u64, record: &'a ExecutionRecord, built: Option<RawValue>, done: Option<&LogLine>, names: &mut Names<'a>) {
-        let Some(exec) = self.execs.borrow_mut().remove(&key) else { return };
-        if let Some(d) = exec.deadline {
+        let exec = self.execs.borrow_mut().remove(&key);
+        if let Some(d) = exec.as_ref().and_then(|e| e.deadline) {
             hop::deadlines().cancel(d);
         }
-        let Ok(rt) = runtime(env) else { return };
+        let (Some(exec), Ok(rt)) = (exec, runtime(env)) else {
+            // No result to build: the Completed line is logged on its own.
+            if let Some(line) = done {
+                self.log(env, std::slice::from_ref(line), &mut None);
+            }
+            return;
+        };
         if let Some((signal, listener)) = &exec.signal {
             let _ = rt.call(env, &rt.unlisten_signal, &[signal.value(env), listener.value(env)]);
         }
