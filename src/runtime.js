@@ -113,10 +113,16 @@
     if (result === null || typeof result !== 'object' || Array.isArray(result)) return result
     const proto = Object.getPrototypeOf(result)
     if (proto !== Object.prototype && proto !== null) return result
-    // Object.assign onto a fresh object is ~30 ns in Node 20 where a spread is ~270 ns;
-    // an own "__proto__" key would set the copy's prototype through assign, so that
-    // (rare) case keeps the spread, which defines it as a plain property.
-    const out = Object.hasOwn(result, '__proto__') ? { ...result } : Object.assign({}, result)
+    // Object.assign onto a fresh object is ~30 ns in Node 20 where a spread is ~270 ns.
+    // Assign sets where a spread defines: an own "__proto__" key would set the copy's
+    // prototype, and a key that is read-only on a frozen Object.prototype would throw,
+    // so those (rare) cases take the spread.
+    let out
+    try {
+      out = Object.hasOwn(result, '__proto__') ? { ...result } : Object.assign({}, result)
+    } catch {
+      out = { ...result }
+    }
     out._execution_metadata = { duration_ms, tool_name, timestamp }
     return out
   }

@@ -1,0 +1,22 @@
+// Hardened environments (SES `lockdown()`, `--frozen-intrinsics`) freeze
+// Object.prototype; then assigning a key such as `toString` to a plain object throws
+// (the "override mistake"). Runs in its own process: the freeze is global.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { ToolRegistry, ToolExecutionManager } from '../index.js'
+
+Object.freeze(Object.prototype)
+
+test('with Object.prototype frozen, results with keys it defines are stamped and logged', async () => {
+  const registry = new ToolRegistry()
+  registry.register({ name: 'shadow', description: 'returns keys Object.prototype has', inputSchema: { type: 'object' }, handler: async () => ({ toString: 'mine', constructor: 'also mine', a: 1 }) })
+  const lines = []
+  const manager = new ToolExecutionManager(registry, { metadata: true, logging: true, logger: (level, message) => lines.push(message) })
+  const r = await manager.execute('shadow', {})
+  assert.equal(r.success, true, JSON.stringify(r.error))
+  assert.equal(Object.getOwnPropertyDescriptor(r.result, 'toString').value, 'mine')
+  assert.equal(Object.getOwnPropertyDescriptor(r.result, 'constructor').value, 'also mine')
+  assert.equal(r.result.a, 1)
+  assert.equal(r.result._execution_metadata.tool_name, 'shadow')
+  assert.equal(lines.length, 2)
+})
