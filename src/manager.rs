@@ -226,6 +226,13 @@ impl ManagerCore {
         self.log_except(env, lines, None, names);
     }
 
+    /// Logs a line that was to ride along with a JS call that is not made after all.
+    fn log_alone(&self, env: RawEnv, line: Option<&LogLine>) {
+        if let Some(line) = line {
+            self.log(env, std::slice::from_ref(line), &mut None);
+        }
+    }
+
     /// Logs `lines` but the one at index `skip` (delivered by the caller).
     fn log_except<'a>(&self, env: RawEnv, lines: &'a [LogLine], skip: Option<usize>, names: &mut Names<'a>) {
         let rt = match (&self.logger, runtime(env)) {
@@ -244,15 +251,14 @@ impl ManagerCore {
             let text = |v: &Option<String>| v.as_deref().map_or_else(|| js::undefined(env), |s| js::string(env, s));
             let (logger, message) = (logger.value(env), js::string(env, &line.message));
             let (id, tool) = names_of(env, names, &f.execution_id, &f.tool_name);
-            let plain = f.error.is_none() && f.stack.is_none() && f.result.is_none();
-            let _ = match (f.attempt_number, f.duration_ms) {
-                (Some(attempt), None) if plain => {
+            let _ = match plain_line(line) {
+                Some(PlainLine::Starting(attempt)) => {
                     rt.call(env, &rt.log_starting, &[logger, message, id, tool, js::number(env, f64::from(attempt)), text(&f.args)])
                 }
-                (None, Some(duration)) if plain && f.args.is_none() => {
+                Some(PlainLine::Completed(duration)) => {
                     rt.call(env, &rt.log_completed, &[logger, message, id, tool, js::number(env, duration)])
                 }
-                _ => {
+                None => {
                     let args = [
                         logger,
                         js::string(env, line.level.as_str()),
@@ -338,10 +344,13 @@ impl ManagerCore {
         // record to write in between), it rides along with that JS call: one crossing
         // fewer, same order.
         let last = t.logs.len().checked_sub(1).filter(|_| self.logger.is_some());
-        let carried = last.filter(|&i| match &t.step {
-            Step::Run(spec) => plain_start(&t.logs[i], &spec.execution_id),
-            Step::Finished(record) => t.audit.is_none() && plain_done(&t.logs[i], &record.id),
-            _ => false,
+        let carried = last.filter(|&i| {
+            let line = &t.logs[i];
+            match (&t.step, plain_line(line)) {
+                (Step::Run(spec), Some(PlainLine::Starting(_))) => line.fields.execution_id == spec.execution_id,
+                (Step::Finished(record), Some(PlainLine::Completed(_))) => t.audit.is_none() && line.fields.execution_id == record.id,
+                _ => false,
+            }
         });
         if !t.logs.is_empty() {
             self.log_except(env, &t.logs, carried, &mut names);
@@ -391,17 +400,12 @@ impl ManagerCore {
         let key = spec.key;
         let attempt = spec.attempt_number;
         // Where no handler call follows, the Starting line is logged on its own.
-        let log_alone = |start: Option<&LogLine>| {
-            if let Some(line) = start {
-                self.log(env, std::slice::from_ref(line), &mut None);
-            }
-        };
         if !self.engine.borrow().is_current(key, attempt) {
-            return log_alone(start);
+            return self.log_alone(env, start);
         }
-        let (Some(args), Ok(rt)) = (self.js_args(env, key), runtime(env)) else { return log_alone(start) };
+        let (Some(args), Ok(rt)) = (self.js_args(env, key), runtime(env)) else { return self.log_alone(env, start) };
         let Some(handler) = spec.tool.handler.as_any().downcast_ref::<JsToolHandler>() else {
-            log_alone(start);
+            self.log_alone(env, start);
             let e = ToolError::permanent(format!("tool '{}' has no JS handler", spec.tool.name()));
             return self.attempt_done(env, key, attempt, Err(e));
         };
@@ -477,10 +481,7 @@ impl ManagerCore {
         }
         let (Some(exec), Ok(rt)) = (exec, runtime(env)) else {
             // No result to build: the Completed line is logged on its own.
-            if let Some(line) = done {
-                self.log(env, std::slice::from_ref(line), &mut None);
-            }
-            return;
+            return self.log_alone(env, done);
         };
         if let Some((signal, listener)) = &exec.signal {
             let _ = rt.call(env, &rt.unlisten_signal, &[signal.value(env), listener.value(env)]);
@@ -610,16 +611,23 @@ pub fn record_to_js(env: RawEnv, r: &ExecutionRecord, args: RawValue) -> RawValu
     record_to_js_with(env, r, args, js::string(env, &r.id), js::string(env, &r.tool_name))
 }
 
-/// A Starting line of execution `id` that `logStarting` can deliver.
-fn plain_start(line: &LogLine, id: &str) -> bool {
-    let f = &line.fields;
-    *f.execution_id == *id && f.attempt_number.is_some() && f.duration_ms.is_none() && f.error.is_none() && f.stack.is_none() && f.result.is_none()
+/// A log line `logStarting` or `logCompleted` can deliver: no error, stack or result
+/// preview, and for Completed no argument preview either.
+enum PlainLine {
+    Starting(u32),
+    Completed(f64),
 }
 
-/// A Completed line of execution `id` that `logCompleted` can deliver.
-fn plain_done(line: &LogLine, id: &str) -> bool {
+fn plain_line(line: &LogLine) -> Option<PlainLine> {
     let f = &line.fields;
-    *f.execution_id == *id && f.attempt_number.is_none() && f.duration_ms.is_some() && f.args.is_none() && f.error.is_none() && f.stack.is_none() && f.result.is_none()
+    if f.error.is_some() || f.stack.is_some() || f.result.is_some() {
+        return None;
+    }
+    match (f.attempt_number, f.duration_ms) {
+        (Some(attempt), None) => Some(PlainLine::Starting(attempt)),
+        (None, Some(duration)) if f.args.is_none() => Some(PlainLine::Completed(duration)),
+        _ => None,
+    }
 }
 
 /// The JS strings of one execution's id and tool name, valid in the current callback.
