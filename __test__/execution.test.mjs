@@ -693,6 +693,35 @@ describe('concurrency', () => {
     await sleep(10)
     assert.equal(calls, 1)
   })
+
+  // A slot freed by a synchronous handler admits the next queued execution, whose
+  // handler may finish synchronously too: that chain must not grow the stack. With
+  // each admission one frame deeper, results from about the 250th on came back undefined.
+  for (const [label, handler] of [
+    ['returns', (args) => args.i],
+    ['throws', (args) => { throw permanentError(`no ${args.i}`) }],
+  ]) {
+    test(`5,000 queued executions whose handler ${label} synchronously all settle in order`, async () => {
+      const hold = gate()
+      const order = []
+      const { manager } = setup([
+        { name: 'held', handler: () => hold.promise },
+        { name: 'sync', handler: (args) => { order.push(args.i); return handler(args) } },
+      ], { maxConcurrency: 1, historyLimit: 10, retry: { ...FAST_RETRY, maxAttempts: 1 } })
+      const first = manager.execute('held', {})
+      const calls = Array.from({ length: 5000 }, (_, i) => manager.execute('sync', { i }))
+      hold.open('go')
+      assert.equal((await first).result, 'go')
+      const results = await Promise.all(calls)
+      results.forEach((r, i) => {
+        assert.equal(typeof r, 'object', `result ${i} is ${r}`)
+        if (label === 'returns') assert.equal(r.result, i, `result ${i}`)
+        else assert.equal(r.error.message, `tool 'sync' failed: no ${i}`, `result ${i}`)
+      })
+      assert.deepEqual(order, Array.from({ length: 5000 }, (_, i) => i))
+      assert.equal(manager.inFlight, 0)
+    })
+  }
 })
 
 describe('circuit breaker', () => {

@@ -14,7 +14,7 @@
 //! one hop back through the threadsafe function.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::ffi::CStr;
 use std::ptr;
 use std::rc::{Rc, Weak};
@@ -103,6 +103,10 @@ pub struct ManagerCore {
     /// `manager.use()` interceptors (a JS array), with their count.
     interceptors: JsRef,
     interceptor_count: Cell<usize>,
+    /// Attempts admitted from the queue, waiting for the loop in [`ManagerCore::run_admitted`].
+    admitted: RefCell<VecDeque<toolhost::AttemptSpec>>,
+    /// Whether that loop is on the stack.
+    running_admitted: Cell<bool>,
 }
 
 fn config_error(env: RawEnv, e: &RegistryError) -> napi::Result<Js> {
@@ -373,8 +377,33 @@ impl ManagerCore {
             Step::Finished(record) => self.complete(env, key, &record, terminal, carried, &mut names),
             Step::Queued | Step::Stale => {}
         }
-        for spec in t.admitted {
-            self.run_attempt(env, spec, None);
+        if !t.admitted.is_empty() {
+            self.admitted.borrow_mut().extend(t.admitted);
+            self.run_admitted(env);
+        }
+    }
+
+    /// Runs the attempts admitted from the queue, in order. A handler that finishes
+    /// synchronously frees its slot and admits the next one from inside this loop; that
+    /// attempt is appended and run by the loop already on the stack, not one frame
+    /// deeper, so a long queue of synchronous handlers cannot overflow the stack.
+    fn run_admitted(self: &Rc<Self>, env: RawEnv) {
+        if self.running_admitted.replace(true) {
+            return;
+        }
+        struct Done<'a>(&'a Cell<bool>);
+        impl Drop for Done<'_> {
+            fn drop(&mut self) {
+                self.0.set(false);
+            }
+        }
+        let _done = Done(&self.running_admitted);
+        loop {
+            let next = self.admitted.borrow_mut().pop_front();
+            match next {
+                Some(spec) => self.run_attempt(env, spec, None),
+                None => break,
+            }
         }
     }
 
@@ -502,8 +531,12 @@ impl ManagerCore {
             args[4] = js::string(env, &line.message);
             args[5] = js::opt_number(env, line.fields.duration_ms);
         }
-        let outcome = rt.call(env, &rt.outcome, &args).unwrap_or_else(|_| js::undefined(env));
-        unsafe { sys::napi_resolve_deferred(env, exec.deferred, outcome) };
+        match rt.call(env, &rt.outcome, &args) {
+            Ok(outcome) => unsafe { sys::napi_resolve_deferred(env, exec.deferred, outcome) },
+            // Only the JS engine failing (out of stack or memory) gets here: the caller
+            // gets that error rather than an `undefined` result.
+            Err(thrown) => unsafe { sys::napi_reject_deferred(env, exec.deferred, thrown) },
+        };
         hop::release(env);
     }
 
@@ -777,6 +810,8 @@ impl ToolExecutionManager {
             interceptor_count: Cell::new(0),
             pending: RefCell::new(HashMap::new()),
             next_ticket: Cell::new(1),
+            admitted: RefCell::new(VecDeque::new()),
+            running_admitted: Cell::new(false),
         });
         MANAGERS.with(|m| m.borrow_mut().insert(id, Rc::downgrade(&core)));
         registry.shared.managers.borrow_mut().push(Rc::downgrade(&core));
