@@ -14,13 +14,14 @@
 //! one hop back through the threadsafe function.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::ffi::CStr;
 use std::ptr;
 use std::rc::{Rc, Weak};
 use std::sync::Arc;
 
 use napi::{sys, Env};
+use rustc_hash::FxHashMap;
 use napi_derive::napi;
 use toolhost::audit::{AuditLog, AuditRecord};
 use toolhost::log_lines::{LogFields, LogLine, LogOptions};
@@ -39,7 +40,7 @@ use crate::runtime::{runtime, Emitter};
 use crate::tool_error::{classify, to_js as error_to_js};
 
 thread_local! {
-    static MANAGERS: RefCell<HashMap<u32, Weak<ManagerCore>>> = RefCell::new(HashMap::new());
+    static MANAGERS: RefCell<FxHashMap<u32, Weak<ManagerCore>>> = RefCell::new(FxHashMap::default());
     static NEXT_MANAGER: Cell<u32> = const { Cell::new(1) };
 }
 
@@ -90,11 +91,12 @@ struct PendingStart {
 
 pub struct ManagerCore {
     id: u32,
-    pending: RefCell<HashMap<u64, PendingStart>>,
+    pending: RefCell<FxHashMap<u64, PendingStart>>,
     next_ticket: Cell<u64>,
     registry: Rc<RegistryShared>,
     engine: RefCell<ExecutionEngine>,
-    execs: RefCell<HashMap<u64, JsExec>>,
+    /// Both keyed by counters, so the cheap Fx hash is safe.
+    execs: RefCell<FxHashMap<u64, JsExec>>,
     emitter: Emitter,
     hop: Arc<Hop>,
     /// `(level, message, fields) => void`; `tracing` when absent.
@@ -801,14 +803,14 @@ impl ToolExecutionManager {
             id,
             registry: registry.shared.clone(),
             engine: RefCell::new(engine),
-            execs: RefCell::new(HashMap::new()),
+            execs: RefCell::new(FxHashMap::default()),
             emitter: Emitter::new(raw)?,
             hop: hop::hop(raw),
             logger,
             audit_log,
             interceptors: JsRef::new(raw, js::array(raw, [])),
             interceptor_count: Cell::new(0),
-            pending: RefCell::new(HashMap::new()),
+            pending: RefCell::new(FxHashMap::default()),
             next_ticket: Cell::new(1),
             admitted: RefCell::new(VecDeque::new()),
             running_admitted: Cell::new(false),

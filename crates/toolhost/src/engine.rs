@@ -9,6 +9,8 @@
 //! kinds of tool get the same behaviour.
 
 use std::collections::{HashMap, VecDeque};
+
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -218,7 +220,8 @@ pub struct ExecutionEngine {
     config: ManagerConfig,
     wanted: EventMask,
     next_key: u64,
-    active: HashMap<u64, Active>,
+    /// Keyed by our own counter, so the cheap Fx hash is safe.
+    active: FxHashMap<u64, Active>,
     queue: VecDeque<u64>,
     running: usize,
     history: VecDeque<Arc<ExecutionRecord>>,
@@ -241,7 +244,7 @@ impl ExecutionEngine {
             config,
             wanted: EventMask::default(),
             next_key: 1,
-            active: HashMap::new(),
+            active: FxHashMap::default(),
             queue: VecDeque::new(),
             running: 0,
             history: VecDeque::new(),

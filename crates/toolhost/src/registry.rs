@@ -9,6 +9,8 @@
 //! the registry's lock is released, so a listener may call back into the registry.
 
 use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
 use serde_json::Value;
@@ -54,7 +56,9 @@ type ChangeListener = Arc<dyn Fn(&RegistryChange) + Send + Sync>;
 
 #[derive(Default)]
 struct ToolScope {
-    tools: HashMap<String, Arc<RegisteredTool>>,
+    /// Names come from the developer registering tools, so the cheap Fx hash is safe
+    /// (a model-supplied name is only ever looked up).
+    tools: FxHashMap<String, Arc<RegisteredTool>>,
     order: Vec<String>,
 }
 
