@@ -364,6 +364,56 @@ describe('inputs that must not crash', () => {
   })
 })
 
+describe('argument objects are read as JSON.stringify reads them', () => {
+  class Point {
+    constructor() { this.x = 1; this.y = 2 }
+    toJSON() { return this } // returns itself: its own keys are read
+  }
+  const revocable = Proxy.revocable({ a: 1 }, {})
+  revocable.revoke()
+  const withArrayToJSON = [1, 2]
+  withArrayToJSON.toJSON = () => 'the array'
+  const nonEnumerable = { shown: 1 }
+  Object.defineProperty(nonEnumerable, 'hidden', { value: 2, enumerable: false })
+  const same = [
+    ['a Date (toJSON)', { when: new Date(0) }],
+    ['toJSON returning another value, given the property name', { inner: { toJSON: (key) => ({ key }) } }],
+    ['toJSON on the prototype returning the object itself', { p: new Point() }],
+    ['toJSON on an array', { list: withArrayToJSON }],
+    ['inherited enumerable properties (skipped)', { o: Object.create({ inherited: 1 }, { own: { value: 2, enumerable: true } }) }],
+    ['non-enumerable and symbol keys (skipped)', { o: nonEnumerable, [Symbol('s')]: 3 }],
+    ['getters', { get lazy() { return 42 } }],
+    ['integer-like keys', { b: 1, 2: 'two', a: [{ 1: 'one' }] }],
+    ['a Proxy', { p: new Proxy({ a: 1, b: [true, null] }, {}) }],
+    ['undefined properties (skipped)', { a: undefined, b: 1 }],
+  ]
+  for (const [label, args] of same) {
+    test(`${label}`, () => {
+      const registry = new ToolRegistry()
+      registry.register({ ...simpleTool('exact'), inputSchema: { type: 'object', const: JSON.parse(JSON.stringify(args)) } })
+      const result = registry.validate('exact', args)
+      assert.deepEqual(result.errors, [])
+      assert.equal(result.valid, true)
+    })
+  }
+
+  const refused = [
+    ['a getter that throws', { get boom() { throw new Error('no') } }, /property "boom" could not be read/],
+    ['a toJSON that throws', { t: { toJSON() { throw new Error('no') } } }, /toJSON\(\) threw at \/t/],
+    ['a revoked Proxy', { p: revocable.proxy }, /its properties could not be read at \/p/],
+  ]
+  for (const [label, args, message] of refused) {
+    test(`${label} is refused with a json error naming where`, () => {
+      const registry = new ToolRegistry()
+      registry.register(simpleTool('any'))
+      const result = registry.validate('any', args)
+      assert.equal(result.valid, false)
+      assert.equal(result.errors[0].keyword, 'json')
+      assert.match(result.errors[0].message, message)
+    })
+  }
+})
+
 describe('drafts and format', () => {
   const formatSchema = (schemaUri) => ({
     ...(schemaUri ? { $schema: schemaUri } : {}),

@@ -49,6 +49,19 @@ impl Walker {
         NotJson { path, reason: reason.into() }
     }
 
+    /// Through `runtime.js`'s `keys`: the object's `toJSON` method if it has one and
+    /// `ignore_to_json` is false, else `Object.keys(v)`.
+    fn keys(&self, v: RawValue, ignore_to_json: bool) -> Result<RawValue, NotJson> {
+        let env = self.env;
+        let listed = crate::runtime::runtime(env)
+            .ok()
+            .and_then(|rt| rt.call(env, &rt.keys, &[v, js::boolean(env, ignore_to_json)]).ok());
+        listed.ok_or_else(|| {
+            js::clear_exception(env);
+            self.fail("its properties could not be read")
+        })
+    }
+
     /// `None` for `undefined` (skipped in objects, `null` in arrays, as JSON does).
     fn walk(&mut self, v: RawValue) -> Result<Option<Value>, NotJson> {
         let env = self.env;
@@ -92,8 +105,18 @@ impl Walker {
                 format!("the value is nested deeper than {MAX_ARGUMENT_DEPTH} levels")
             }));
         }
-        let to_json_fn = js::get(env, v, c"toJSON");
-        if js::is_function(env, to_json_fn) {
+        let is_array = js::is_array(env, v);
+        let (to_json_fn, mut keys) = if is_array {
+            (Some(js::get(env, v, c"toJSON")).filter(|f| js::is_function(env, *f)), None)
+        } else {
+            let k = self.keys(v, false)?;
+            if js::is_function(env, k) {
+                (Some(k), None)
+            } else {
+                (None, Some(k))
+            }
+        };
+        if let Some(to_json_fn) = to_json_fn {
             let key = js::string(env, self.path.last().map_or("", String::as_str));
             let replaced = js::call(env, v, to_json_fn, &[key]).map_err(|_| self.fail("toJSON() threw"))?;
             if !js::strict_equals(env, replaced, v) {
@@ -102,50 +125,41 @@ impl Walker {
                 self.ancestors.pop();
                 return out;
             }
+            if !is_array {
+                keys = Some(self.keys(v, true)?);
+            }
         }
         self.ancestors.push(v);
-        let out = if js::is_array(env, v) {
-            let items = js::array_items(env, v);
-            let mut arr = Vec::with_capacity(items.len());
-            for (i, item) in items.into_iter().enumerate() {
-                self.path.push(i.to_string());
-                arr.push(self.walk(item)?.unwrap_or(Value::Null));
-                self.path.pop();
-            }
-            Value::Array(arr)
-        } else {
-            let mut keys = ptr::null_mut();
-            let status = unsafe {
-                sys::napi_get_all_property_names(
-                    env,
-                    v,
-                    sys::KeyCollectionMode::own_only,
-                    sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
-                    sys::KeyConversion::numbers_to_strings,
-                    &mut keys,
-                )
-            };
-            if status != sys::Status::napi_ok {
-                js::clear_exception(env);
-                return Err(self.fail("its properties could not be read"));
-            }
-            let mut map = Map::new();
-            for key in js::array_items(env, keys) {
-                let name = js::get_string(env, key).unwrap_or_default();
-                self.bytes += name.len() + 3;
-                let mut value = ptr::null_mut();
-                if unsafe { sys::napi_get_property(env, v, key, &mut value) } != sys::Status::napi_ok {
-                    js::clear_exception(env);
-                    return Err(self.fail(format!("property {name:?} could not be read")));
+        let out = match keys {
+            None => {
+                let items = js::array_items(env, v);
+                let mut arr = Vec::with_capacity(items.len());
+                for (i, item) in items.into_iter().enumerate() {
+                    self.path.push(i.to_string());
+                    arr.push(self.walk(item)?.unwrap_or(Value::Null));
+                    self.path.pop();
                 }
-                self.path.push(name);
-                let converted = self.walk(value)?;
-                let name = self.path.pop().unwrap_or_default();
-                if let Some(converted) = converted {
-                    map.insert(name, converted);
-                }
+                Value::Array(arr)
             }
-            Value::Object(map)
+            Some(keys) => {
+                let mut map = Map::new();
+                for key in js::array_items(env, keys) {
+                    let name = js::get_string(env, key).unwrap_or_default();
+                    self.bytes += name.len() + 3;
+                    let mut value = ptr::null_mut();
+                    if unsafe { sys::napi_get_property(env, v, key, &mut value) } != sys::Status::napi_ok {
+                        js::clear_exception(env);
+                        return Err(self.fail(format!("property {name:?} could not be read")));
+                    }
+                    self.path.push(name);
+                    let converted = self.walk(value)?;
+                    let name = self.path.pop().unwrap_or_default();
+                    if let Some(converted) = converted {
+                        map.insert(name, converted);
+                    }
+                }
+                Value::Object(map)
+            }
         };
         self.ancestors.pop();
         Ok(Some(out))

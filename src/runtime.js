@@ -43,6 +43,18 @@
     return new ToolCallContext(executionId, toolCallId, sessionId, toolName, attemptNumber, maxAttempts)
   }
 
+  // For the argument walker in Rust: an object's toJSON method if it has one (unless
+  // told to ignore it), else its own enumerable string keys, as JSON.stringify reads
+  // them. One call does both lookups, and Object.keys answers from V8's enum cache,
+  // where napi_get_all_property_names builds a key set (about 3x the instructions).
+  function keys(o, ignoreToJSON) {
+    if (!ignoreToJSON) {
+      const toJSON = o.toJSON
+      if (typeof toJSON === 'function') return toJSON
+    }
+    return Object.keys(o)
+  }
+
   function watch(promise, manager, key, attempt) {
     promise.then(
       (value) => notify(SETTLED, manager, key, attempt, true, value),
@@ -338,5 +350,6 @@
     removeListener,
     emit,
     parse: JSON.parse,
+    keys,
   }
 })

@@ -44,6 +44,7 @@ pub struct Runtime {
     pub remove_listener: JsRef,
     pub emit: JsRef,
     pub parse: JsRef,
+    pub keys: JsRef,
 }
 
 thread_local! {
@@ -126,6 +127,7 @@ pub fn runtime(env: RawEnv) -> napi::Result<Rc<Runtime>> {
         remove_listener: f(c"removeListener"),
         emit: f(c"emit"),
         parse: f(c"parse"),
+        keys: f(c"keys"),
     });
     RUNTIME.with(|r| *r.borrow_mut() = Some(rt.clone()));
     Ok(rt)
