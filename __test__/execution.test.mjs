@@ -724,6 +724,66 @@ describe('concurrency', () => {
   }
 })
 
+describe('bulk cancellation never starts the calls it cancels', () => {
+  // Cancelling the running call frees its slot; the next queued call must not start in
+  // the gap before it is cancelled too (its handler would run, with its side effects).
+  function charging() {
+    const calls = []
+    const hold = gate()
+    const { registry, manager } = setup([
+      { name: 'slow', handler: (args) => { calls.push(`slow ${args.n}`); return hold.promise } },
+      { name: 'charge', handler: (args) => { calls.push(`charge ${args.n}`); return `charged ${args.n}` } },
+    ], { maxConcurrency: 1, retry: FAST_RETRY })
+    return { calls, hold, registry, manager }
+  }
+  async function allCancelled(pending) {
+    const results = await Promise.all(pending)
+    assert.deepEqual(results.map((r) => r.error?.code), results.map(() => 'CANCELLED'))
+  }
+
+  test('cancelAll()', async () => {
+    const { calls, manager } = charging()
+    const pending = [manager.execute('slow', { n: 1 }), manager.execute('slow', { n: 2 }), manager.execute('charge', { n: 3 }), manager.execute('charge', { n: 4 })]
+    assert.equal(manager.cancelAll(), 4)
+    await allCancelled(pending)
+    await sleep(5)
+    assert.deepEqual(calls, ['slow 1'])
+  })
+
+  test('one aborted signal shared by running and queued calls', async () => {
+    const { calls, manager } = charging()
+    const controller = new AbortController()
+    const { signal } = controller
+    const pending = [manager.execute('slow', { n: 1 }, { signal }), manager.execute('charge', { n: 2 }, { signal }), manager.execute('charge', { n: 3 }, { signal })]
+    controller.abort()
+    await allCancelled(pending)
+    await sleep(5)
+    assert.deepEqual(calls, ['slow 1'])
+  })
+
+  test('a destroyed session', async () => {
+    const { calls, registry, manager } = charging()
+    const session = registry.createSession()
+    const sessionId = session.id
+    const pending = [manager.execute('slow', { n: 1 }, { sessionId }), manager.execute('charge', { n: 2 }, { sessionId }), manager.execute('charge', { n: 3 }, { sessionId })]
+    session.destroy()
+    await allCancelled(pending)
+    await sleep(5)
+    assert.deepEqual(calls, ['slow 1'])
+  })
+
+  test('cancelling only the running call still starts the next one', async () => {
+    const { calls, manager } = charging()
+    const first = manager.execute('slow', { n: 1 }, { toolCallId: 'first' })
+    const second = manager.execute('charge', { n: 2 })
+    const [record] = manager.getExecutionsForToolCall('first')
+    assert.equal(manager.cancel(record.id), true)
+    assert.equal((await first).error.code, 'CANCELLED')
+    assert.equal((await second).result, 'charged 2')
+    assert.deepEqual(calls, ['slow 1', 'charge 2'])
+  })
+})
+
 describe('circuit breaker', () => {
   test('opens after failureThreshold, fails fast without the handler, half-open lets one trial through', async () => {
     let calls = 0
@@ -788,6 +848,44 @@ describe('circuit breaker', () => {
 })
 
 describe('lifecycle events', () => {
+  // A listener that cancels (or frees a slot) causes events of its own; they come after
+  // the ones being delivered, so each execution's events stay in order.
+  test('a started listener cancelling its own execution: started, validating, executing, cancelled', async () => {
+    const { manager } = setup([{ name: 'quick', handler: () => 'quick' }])
+    const seen = []
+    for (const type of ['started', 'validating', 'executing', 'succeeded', 'cancelled']) {
+      manager.on(`tool-execution-${type}`, (d) => {
+        seen.push(type)
+        if (type === 'started') manager.cancel(d.execution.id)
+      })
+    }
+    const r = await manager.execute('quick')
+    assert.equal(r.error.code, 'CANCELLED')
+    assert.deepEqual(seen, ['started', 'validating', 'executing', 'cancelled'])
+  })
+
+  test('a queued call whose started listener frees the slot it waits for', async () => {
+    const { manager } = setup([
+      { name: 'slow', handler: () => new Promise(() => {}) },
+      { name: 'quick', handler: () => 'quick' },
+    ], { maxConcurrency: 1, retry: FAST_RETRY })
+    const seen = { slow: [], quick: [] }
+    let slowId
+    for (const type of ['started', 'validating', 'executing', 'succeeded', 'cancelled']) {
+      manager.on(`tool-execution-${type}`, (d) => {
+        const name = d.toolName ?? d.execution.toolName
+        seen[name].push(type)
+        if (type === 'started' && name === 'slow') slowId = d.execution.id
+        if (type === 'started' && name === 'quick') manager.cancel(slowId)
+      })
+    }
+    const [slow, quick] = await Promise.all([manager.execute('slow'), manager.execute('quick')])
+    assert.equal(slow.error.code, 'CANCELLED')
+    assert.equal(quick.result, 'quick')
+    assert.deepEqual(seen.slow, ['started', 'validating', 'executing', 'cancelled'])
+    assert.deepEqual(seen.quick, ['started', 'validating', 'executing', 'succeeded'])
+  })
+
   function flakyThenOk() {
     const attempts = new Map()
     return (args, ctx) => {

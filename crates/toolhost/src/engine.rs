@@ -613,16 +613,18 @@ impl ExecutionEngine {
         self.active.iter().find(|(_, a)| a.record.id == execution_id).map(|(k, _)| *k)
     }
 
-    /// Keys of every execution in flight, optionally only those of one session.
+    /// Keys of every execution in flight, optionally only those of one session: the
+    /// queued ones first, each group in submission order. Cancelling in this order never
+    /// admits an execution that is about to be cancelled too.
     pub fn in_flight_keys(&self, session_id: Option<&str>) -> Vec<u64> {
-        let mut keys: Vec<u64> = self
+        let mut keys: Vec<(bool, u64)> = self
             .active
             .iter()
             .filter(|(_, a)| session_id.is_none() || a.record.session_id.as_deref() == session_id)
-            .map(|(k, _)| *k)
+            .map(|(k, a)| (a.phase != Phase::Queued, *k))
             .collect();
         keys.sort_unstable();
-        keys
+        keys.into_iter().map(|(_, k)| k).collect()
     }
 
     fn finish_unstarted(&mut self, key: u64, mut record: ExecutionRecord, error: ToolError, mut events: Vec<ExecutionEvent>) -> Transition {

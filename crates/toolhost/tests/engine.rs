@@ -50,3 +50,19 @@ fn a_backing_off_execution_keeps_its_slot_and_the_queue_runs_in_order() {
     assert_eq!(b_done.admitted[0].key, c.key);
     assert_eq!(e.running(), 1);
 }
+
+#[test]
+fn cancelling_every_execution_in_in_flight_order_admits_none_of_them() {
+    let mut e = engine(1);
+    let (a, _, _) = run(&e.start("t", Ok(json!({})), CallOptions::default()));
+    let b = e.start("t", Ok(json!({})), CallOptions::default()).key;
+    let c = e.start("t", Ok(json!({})), CallOptions::default()).key;
+    let keys = e.in_flight_keys(None);
+    assert_eq!(keys, vec![b, c, a], "queued ones first, each group in submission order");
+    for key in keys {
+        let t = e.cancel_key(key);
+        assert!(matches!(t.step, Step::Finished(_)));
+        assert!(t.admitted.is_empty(), "cancelling {key} admitted {:?}", t.admitted.iter().map(|s| s.key).collect::<Vec<_>>());
+    }
+    assert_eq!(e.running(), 0);
+}
