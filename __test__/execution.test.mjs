@@ -111,6 +111,34 @@ describe('settings precedence: call > tool metadata > manager > defaults', () =>
 })
 
 describe('handler and context', () => {
+  // A handler's native promise is awaited without looking up its `then`: a replaced
+  // `then` used to leave the execution pending forever (with timeoutMs: null).
+  const tampered = [
+    ['whose then throws', () => { const p = Promise.resolve('v'); p.then = () => { throw new Error('then is broken') }; return p }, 'v'],
+    ['whose then never calls back', () => { const p = Promise.resolve('v'); p.then = () => {}; return p }, 'v'],
+    ['rejected, whose then never calls back', () => { const p = Promise.reject(new Error('no')); p.then = () => {}; return p }, "tool 'h' failed: no"],
+  ]
+  for (const [label, handler, expected] of tampered) {
+    test(`a native promise ${label} still settles the execution`, async () => {
+      const { manager } = setup([{ name: 'h', handler }], { timeoutMs: null, retry: { ...FAST_RETRY, maxAttempts: 1 } })
+      const r = await manager.execute('h', {})
+      assert.equal(r.success ? r.result : r.error.message, expected)
+      assert.equal(manager.inFlight, 0)
+    })
+  }
+
+  test('a native promise with a broken constructor fails with the error its species throws', async () => {
+    const handler = () => {
+      const p = Promise.resolve('v')
+      p.constructor = { [Symbol.species]: function () { throw new Error('bad species') } }
+      return p
+    }
+    const { manager } = setup([{ name: 'h', handler }], { timeoutMs: null, retry: { ...FAST_RETRY, maxAttempts: 1 } })
+    const r = await manager.execute('h', {})
+    assert.equal(r.success, false)
+    assert.match(r.error.message, /bad species/)
+  })
+
   test('ctx holds executionId, toolCallId, attemptNumber, maxAttempts and an AbortSignal', async () => {
     const contexts = []
     const { manager } = setup([{
@@ -1036,6 +1064,55 @@ describe('lifecycle events', () => {
       process.off('warning', onWarning)
     }
   })
+})
+
+describe('callbacks that throw values that cannot be printed', () => {
+  // The warning's text used to be a template literal, which throws for these; that
+  // throw ended the listener loop, or reached the caller.
+  const unprintable = [
+    ['a Symbol', () => Symbol('s')],
+    ['a null-prototype object', () => Object.create(null)],
+    ['an object whose stack getter throws', () => ({ get stack() { throw new Error('no stack') } })],
+  ]
+  async function quietly(fn) {
+    const warnings = []
+    const onWarning = (w) => warnings.push(w.message)
+    process.on('warning', onWarning)
+    try {
+      await fn()
+      await sleep(5)
+    } finally {
+      process.off('warning', onWarning)
+    }
+    return warnings
+  }
+  for (const [label, make] of unprintable) {
+    test(`a listener throwing ${label}: later listeners run, and a warning says so`, async () => {
+      const { registry, manager } = setup([{ name: 'tool', handler: () => 'fine' }])
+      const seen = []
+      manager.on('tool-execution-succeeded', () => { throw make() })
+      manager.on('tool-execution-succeeded', () => seen.push('manager'))
+      registry.on('tool-registry-change', () => { throw make() })
+      registry.on('tool-registry-change', () => seen.push('registry'))
+      const warnings = await quietly(async () => {
+        assert.equal((await manager.execute('tool', {})).result, 'fine')
+        registry.register({ name: 'other', description: 'another tool', inputSchema: { type: 'object' }, handler: () => 1 })
+      })
+      assert.deepEqual(seen, ['manager', 'registry'])
+      assert.equal(warnings.filter((w) => /listener threw/.test(w)).length, 2)
+    })
+
+    test(`a logger throwing ${label}: the handler gets its context and the result comes back`, async () => {
+      const { manager } = setup([{ name: 'tool', handler: (args, ctx) => typeof ctx.signal }], {
+        logging: true, logger: () => { throw make() },
+      })
+      const warnings = await quietly(async () => {
+        const r = await manager.execute('tool', {})
+        assert.equal(r.result, 'object')
+      })
+      assert.ok(warnings.some((w) => /logger threw/.test(w)), warnings.join('; '))
+    })
+  }
 })
 
 describe('execution records and statistics', () => {

@@ -500,7 +500,11 @@ impl ManagerCore {
                     exec.deadline = deadline;
                 }
                 let watch_args = [v, js::number(env, self.id as f64), js::number(env, key as f64), js::number(env, attempt as f64)];
-                let _ = rt.call(env, &rt.watch, &watch_args);
+                if let Err(thrown) = rt.call(env, &rt.watch, &watch_args) {
+                    // Only the JS engine failing (out of stack) gets here: the attempt
+                    // fails with that error instead of waiting for a settlement never seen.
+                    self.attempt_done(env, key, attempt, Err(classify(env, spec.tool.name(), thrown, self.logs_stacks())));
+                }
             }
             Ok(v) => self.attempt_done(env, key, attempt, Ok(v)),
         }

@@ -55,8 +55,13 @@
     return Object.keys(o)
   }
 
+  // The intrinsic `then`, so a promise whose own `then` was replaced (throwing, or never
+  // calling back) still settles the attempt. A broken species constructor makes this
+  // throw, and Rust fails the attempt with that error.
+  const then = Promise.prototype.then
   function watch(promise, manager, key, attempt) {
-    promise.then(
+    then.call(
+      promise,
       (value) => notify(SETTLED, manager, key, attempt, true, value),
       (error) => notify(SETTLED, manager, key, attempt, false, error),
     )
@@ -163,13 +168,35 @@
     return dispatch(0)
   }
 
+  // Text for a thrown value, which never throws itself: a Symbol, a null-prototype
+  // object, or a throwing `stack` getter or `toString` all get some text.
+  function thrownText(err) {
+    try {
+      const stack = err !== null && (typeof err === 'object' || typeof err === 'function') ? err.stack : undefined
+      return typeof stack === 'string' ? stack : String(err)
+    } catch {
+      try {
+        return Object.prototype.toString.call(err)
+      } catch {
+        return 'a value that cannot be printed'
+      }
+    }
+  }
+
+  // A warning about a user callback that threw; it must not throw in turn.
+  function warn(message, type) {
+    try {
+      process.emitWarning(message, type)
+    } catch {}
+  }
+
   // The built-in logging interceptor's lines, with their fields passed one by one:
   // one function per kind of line, so each passes only the fields it has.
   function deliver(logger, level, message, fields) {
     try {
       logger(level, message, fields)
     } catch (err) {
-      process.emitWarning(`the toolhost logger threw: ${err && err.stack ? err.stack : err}`, 'ToolhostLoggerWarning')
+      warn(`the toolhost logger threw: ${thrownText(err)}`, 'ToolhostLoggerWarning')
     }
   }
 
@@ -242,7 +269,7 @@
         else l.fn.handleEvent(event)
       } catch (err) {
         // A throwing listener must not disturb the execution or the other listeners.
-        process.emitWarning(`a '${type}' listener threw: ${err && err.stack ? err.stack : err}`, 'ToolhostListenerWarning')
+        warn(`a '${type}' listener threw: ${thrownText(err)}`, 'ToolhostListenerWarning')
       }
     }
   }
