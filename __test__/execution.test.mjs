@@ -1066,6 +1066,31 @@ describe('lifecycle events', () => {
   })
 })
 
+describe('bad input to the error helpers and argument getters', () => {
+  test('transientError/permanentError throw what building the error throws, not return it', () => {
+    for (const make of [transientError, permanentError]) {
+      assert.throws(() => make(Object.create(null)), TypeError)
+      assert.throws(() => make({ toString() { throw new RangeError('boom') } }), RangeError)
+      assert.throws(() => make('x', { get code() { throw 'not an error' } }), (e) => e === 'not an error')
+      assert.equal(make('fine').message, 'fine')
+    }
+  })
+
+  test('an array element whose getter throws fails the call as INVALID_ARGUMENTS; the handler is not called', async () => {
+    let called = false
+    const { manager } = setup([{ name: 'list', handler: () => { called = true } }])
+    const items = [1, 2, 3]
+    Object.defineProperty(items, 1, { get() { throw new Error('element getter threw') } })
+    const r = await manager.execute('list', { items })
+    assert.equal(r.error.code, 'INVALID_ARGUMENTS')
+    assert.match(r.error.message, /the element could not be read at \/items\/1/)
+    assert.equal(called, false)
+    // No exception was left pending: the next call works normally.
+    const { manager: next } = setup([{ name: 'ctx', handler: (args, ctx) => typeof ctx }])
+    assert.equal((await next.execute('ctx', {})).result, 'object')
+  })
+})
+
 describe('callbacks that throw values that cannot be printed', () => {
   // The warning's text used to be a template literal, which throws for these; that
   // throw ended the listener loop, or reached the caller.

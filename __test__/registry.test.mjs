@@ -364,6 +364,12 @@ describe('inputs that must not crash', () => {
   })
 })
 
+function throwingElement() {
+  const items = [1, 2, 3]
+  Object.defineProperty(items, 1, { get() { throw new Error('element getter threw') } })
+  return items
+}
+
 describe('argument objects are read as JSON.stringify reads them', () => {
   class Point {
     constructor() { this.x = 1; this.y = 2 }
@@ -401,6 +407,9 @@ describe('argument objects are read as JSON.stringify reads them', () => {
     ['a getter that throws', { get boom() { throw new Error('no') } }, /property "boom" could not be read/],
     ['a toJSON that throws', { t: { toJSON() { throw new Error('no') } } }, /toJSON\(\) threw at \/t/],
     ['a revoked Proxy', { p: revocable.proxy }, /its properties could not be read at \/p/],
+    // The failed read used to be ignored: the element and those after it read as null,
+    // and the exception stayed pending until the next call into JS swallowed it.
+    ['an array element whose getter throws', { items: throwingElement() }, /the element could not be read at \/items\/1/],
   ]
   for (const [label, args, message] of refused) {
     test(`${label} is refused with a json error naming where`, () => {

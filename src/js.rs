@@ -219,14 +219,20 @@ pub fn is_promise(env: RawEnv, v: RawValue) -> bool {
     b
 }
 
-pub fn array_items(env: RawEnv, arr: RawValue) -> Vec<RawValue> {
+/// An array's elements, or the index of the first one that could not be read (a
+/// getter that throws; the exception is cleared).
+pub fn array_items(env: RawEnv, arr: RawValue) -> std::result::Result<Vec<RawValue>, u32> {
     let mut len = 0u32;
     unsafe { sys::napi_get_array_length(env, arr, &mut len) };
     (0..len)
         .map(|i| {
             let mut v = ptr::null_mut();
-            unsafe { sys::napi_get_element(env, arr, i, &mut v) };
-            v
+            if unsafe { sys::napi_get_element(env, arr, i, &mut v) } == sys::Status::napi_ok {
+                Ok(v)
+            } else {
+                clear_exception(env);
+                Err(i)
+            }
         })
         .collect()
 }

@@ -132,7 +132,10 @@ impl Walker {
         self.ancestors.push(v);
         let out = match keys {
             None => {
-                let items = js::array_items(env, v);
+                let items = js::array_items(env, v).map_err(|i| {
+                    self.path.push(i.to_string());
+                    self.fail("the element could not be read")
+                })?;
                 let mut arr = Vec::with_capacity(items.len());
                 for (i, item) in items.into_iter().enumerate() {
                     self.path.push(i.to_string());
@@ -143,7 +146,7 @@ impl Walker {
             }
             Some(keys) => {
                 let mut map = Map::new();
-                for key in js::array_items(env, keys) {
+                for key in js::array_items(env, keys).map_err(|_| self.fail("its properties could not be read"))? {
                     let name = js::get_string(env, key).unwrap_or_default();
                     self.bytes += name.len() + 3;
                     let mut value = ptr::null_mut();

@@ -164,6 +164,7 @@ fn read_strings(env: RawEnv, obj: RawValue, key: &CStr) -> Result<Vec<String>, R
         return Err(invalid_config(format!("{} must be an array of strings", key.to_string_lossy())));
     }
     js::array_items(env, v)
+        .unwrap_or_default()
         .into_iter()
         .map(|i| js::get_string(env, i).ok_or_else(|| invalid_config(format!("{} must be an array of strings", key.to_string_lossy()))))
         .collect()
@@ -1139,13 +1140,26 @@ impl ToolExecutionManager {
     }
 }
 
+/// What a `runtime.js` call returned, or a throw of what it threw (a message whose
+/// `toString` throws, say): returning the exception would hand the caller an
+/// unclassified error to throw.
+fn rethrowing(env: RawEnv, called: Result<RawValue, RawValue>) -> napi::Result<Js> {
+    match called {
+        Ok(v) => Ok(Js(v)),
+        Err(thrown) => {
+            unsafe { sys::napi_throw(env, thrown) };
+            Ok(Js::undefined())
+        }
+    }
+}
+
 /// An `Error` the manager classifies as `transient` (retried by default).
 #[napi(catch_unwind, ts_args_type = "message: string, options?: { retryAfterMs?: number, code?: string, cause?: unknown }", ts_return_type = "Error")]
 pub fn transient_error(env: Env, message: Js, options: Option<Js>) -> napi::Result<Js> {
     let env = env.raw();
     let rt = runtime(env)?;
     let o = options.map_or_else(|| js::undefined(env), |o| o.0);
-    Ok(Js(rt.call(env, &rt.transient_error, &[message.0, o]).unwrap_or_else(|e| e)))
+    rethrowing(env, rt.call(env, &rt.transient_error, &[message.0, o]))
 }
 
 /// An `Error` the manager classifies as `permanent` (never retried).
@@ -1154,5 +1168,5 @@ pub fn permanent_error(env: Env, message: Js, options: Option<Js>) -> napi::Resu
     let env = env.raw();
     let rt = runtime(env)?;
     let o = options.map_or_else(|| js::undefined(env), |o| o.0);
-    Ok(Js(rt.call(env, &rt.permanent_error, &[message.0, o]).unwrap_or_else(|e| e)))
+    rethrowing(env, rt.call(env, &rt.permanent_error, &[message.0, o]))
 }

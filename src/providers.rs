@@ -138,8 +138,9 @@ pub fn replies_out(
     results: RawValue,
 ) -> RawValue {
     let scope = session.map_or(Scope::Global, Scope::Session);
-    let calls = js::array_items(env, calls);
-    let results = js::array_items(env, results);
+    // Both arrays are runtime.js's own.
+    let calls = js::array_items(env, calls).unwrap_or_default();
+    let results = js::array_items(env, results).unwrap_or_default();
     let replies: Vec<ToolReply> = calls
         .iter()
         .zip(&results)
