@@ -1067,6 +1067,21 @@ describe('lifecycle events', () => {
 })
 
 describe('bad input to the error helpers and argument getters', () => {
+  test('undefined arguments are {} for the handler too; null is refused as validate() refuses it', async () => {
+    const seen = []
+    const { registry, manager } = setup([{ name: 'any', handler: (args) => { seen.push(args); return 'ran' } }])
+    for (const r of [await manager.execute('any'), await manager.execute('any', undefined)]) {
+      assert.equal(r.result, 'ran')
+      assert.deepEqual(r.execution.args, {})
+    }
+    assert.deepEqual(seen, [{}, {}])
+    assert.equal(registry.validate('any', null).valid, false)
+    const refused = await manager.execute('any', null)
+    assert.equal(refused.error.code, 'INVALID_ARGUMENTS')
+    assert.match(refused.error.message, /null is not of type "object"/)
+    assert.equal(seen.length, 2)
+  })
+
   test('transientError/permanentError throw what building the error throws, not return it', () => {
     for (const make of [transientError, permanentError]) {
       assert.throws(() => make(Object.create(null)), TypeError)

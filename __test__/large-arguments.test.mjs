@@ -161,3 +161,30 @@ test('the audit hash of large text is the same whether the worker or the JS thre
   await manager.execute('place', args)
   assert.deepEqual(hashes, [sha(redacted), sha(redacted)])
 })
+
+// While a worker parses large text, the execution has no record yet; it still counts
+// as in flight, and cancelAll() reaches it (it used to run to success unnoticed).
+test('inFlight and cancelAll() include executions whose large text is still being parsed', async () => {
+  const { manager, seen } = setup()
+  const pending = manager.execute('place', JSON.stringify(order(20000)))
+  assert.equal(manager.inFlight, 1)
+  assert.equal(manager.cancelAll(), 1)
+  assert.equal(manager.cancelAll(), 0, 'counted once')
+  const r = await pending
+  assert.equal(r.error.code, 'CANCELLED')
+  assert.equal(seen.length, 0, 'the handler never ran')
+  assert.equal(manager.inFlight, 0)
+})
+
+test('blank text of 64K characters or more is read as {}, like shorter blank text', async () => {
+  const registry = new ToolRegistry()
+  const seen = []
+  registry.register({ name: 'noargs', description: 'takes nothing', inputSchema: { type: 'object' }, handler: (args) => { seen.push(args); return 'ok' } })
+  const manager = new ToolExecutionManager(registry)
+  for (const text of [' '.repeat(10), ' '.repeat(65536), '\n\t '.repeat(30000)]) {
+    const r = await manager.execute('noargs', text)
+    assert.equal(r.success, true, `${text.length} blank characters: ${r.error?.message}`)
+    assert.deepEqual(r.execution.args, {})
+  }
+  assert.deepEqual(seen, [{}, {}, {}])
+})

@@ -76,6 +76,8 @@ const OFFLOAD_UNITS: usize = 64 * 1024;
 /// dropped there too, and the record keeps the text.
 pub struct ParsedArguments {
     arguments: toolhost::Arguments,
+    /// The text was blank: read as `{}`, like short blank text.
+    blank: bool,
 }
 
 /// An `execute` call waiting for its arguments to be parsed off the JS thread.
@@ -85,6 +87,8 @@ struct PendingStart {
     call: CallOptions,
     signal: Option<JsRef>,
     args: JsRef,
+    /// Set by `cancelAll()`: the execution starts cancelled once its arguments are back.
+    cancelled: bool,
     /// As `JsExec::_manager`.
     _manager: Rc<ManagerCore>,
 }
@@ -833,9 +837,11 @@ pub fn on_message(env: RawEnv, message: Message) {
             if let Some(s) = signal {
                 pending.call.already_cancelled = js::get_bool_prop(env, s, c"aborted").unwrap_or(false);
             }
+            pending.call.already_cancelled |= pending.cancelled;
             core.sync_mask();
             let t = core.engine.borrow_mut().start_with(&pending.name, arguments.arguments, pending.call);
-            core.begin(env, t, pending.deferred, pending.args.value(env), false, signal);
+            let args = if arguments.blank { js::object(env) } else { pending.args.value(env) };
+            core.begin(env, t, pending.deferred, args, arguments.blank, signal);
         }
     }
 }
@@ -898,13 +904,15 @@ impl ToolExecutionManager {
     /// failure: resolves `{ success: true, result, execution }` or
     /// `{ success: false, error, execution }`.
     #[napi(catch_unwind, ts_args_type = "name: string, args?: unknown, options?: ExecuteOptions", ts_return_type = "Promise<ExecutionResult>")]
-    pub fn execute(&self, env: Env, name: Js, args: Option<Js>, options: Option<Js>) -> napi::Result<Js> {
+    pub fn execute(&self, env: Env, name: Js, args: Js, options: Option<Js>) -> napi::Result<Js> {
         let env = env.raw();
         let core = &self.core;
         let Some(name) = js::get_string(env, name.0) else {
             return js::throw_coded(env, "INVALID_ARGUMENTS", "execute() takes the tool name as a string", &[]);
         };
-        let args = args.map_or_else(|| js::undefined(env), |a| a.0);
+        // Taken raw: napi would read `null` as a missing argument (then `{}`), where
+        // `validate()` and the text "null" refuse it.
+        let args = args.0;
         let mut call = CallOptions::default();
         let mut signal = None;
         if let Some(o) = options.map(|o| o.0).filter(|o| js::type_of(env, *o) == sys::ValueType::napi_object) {
@@ -945,6 +953,7 @@ impl ToolExecutionManager {
                 call,
                 signal: signal.map(|s| JsRef::new(env, s)),
                 args: JsRef::new(env, args),
+                cancelled: false,
                 _manager: core.clone(),
             };
             core.pending.borrow_mut().insert(ticket, pending);
@@ -957,7 +966,10 @@ impl ToolExecutionManager {
                 let text = large_text::into_string(units);
                 let scope = session.as_deref().map_or(toolhost::Scope::Global, toolhost::Scope::Session);
                 let mut tree = None;
-                let arguments = match (toolhost::parse_arguments(&name, &text), registry.resolve(scope, &name)) {
+                let blank = text.trim().is_empty();
+                let parsed = if blank { Ok(serde_json::Value::Object(Default::default())) } else { toolhost::parse_arguments(&name, &text) };
+                let arguments = match (parsed, registry.resolve(scope, &name)) {
+                    (Ok(v), Ok(_)) if blank => toolhost::Arguments::Parsed(Ok(v)),
                     (Ok(v), Ok(tool)) => {
                         let issues = tool.schema.validate(&v);
                         let input_hash = audit_redaction.map(|redact| toolhost::audit_input_hash(&v, &redact));
@@ -966,7 +978,7 @@ impl ToolExecutionManager {
                     }
                     (parsed, _) => toolhost::Arguments::Parsed(parsed),
                 };
-                hop.post(Message::ArgumentsReady { manager, ticket, arguments: Box::new(ParsedArguments { arguments }) });
+                hop.post(Message::ArgumentsReady { manager, ticket, arguments: Box::new(ParsedArguments { arguments, blank }) });
                 // Freed after the hand-over, so the JS thread does not wait for it.
                 drop(tree);
             });
@@ -982,7 +994,9 @@ impl ToolExecutionManager {
         core.sync_mask();
         let t = core.engine.borrow_mut().start(&name, parsed, call);
         let args_parsed = !text_args || blank_text;
-        let args_value = if blank_text { js::object(env) } else { args };
+        // Blank text and `undefined` are read as `{}`, and the handler gets a new `{}`.
+        let empty = blank_text || js::type_of(env, args) == sys::ValueType::napi_undefined;
+        let args_value = if empty { js::object(env) } else { args };
         core.begin(env, t, deferred, args_value, args_parsed, signal);
         Ok(Js(promise))
     }
@@ -1034,8 +1048,15 @@ impl ToolExecutionManager {
     /// Cancels every execution in flight. Returns how many were cancelled.
     #[napi(catch_unwind)]
     pub fn cancel_all(&self, env: Env) -> u32 {
+        // An execution whose large argument text is still on a worker starts cancelled
+        // when the text comes back.
+        let mut waiting = 0;
+        for p in self.core.pending.borrow_mut().values_mut().filter(|p| !p.cancelled) {
+            p.cancelled = true;
+            waiting += 1;
+        }
         let keys = self.core.engine.borrow().in_flight_keys(None);
-        let n = keys.len() as u32;
+        let n = keys.len() as u32 + waiting;
         for key in keys {
             self.core.sync_mask();
             let t = self.core.engine.borrow_mut().cancel_key(key);
@@ -1100,7 +1121,8 @@ impl ToolExecutionManager {
     /// Executions not yet finished.
     #[napi(catch_unwind, getter)]
     pub fn in_flight(&self) -> u32 {
-        self.core.engine.borrow().in_flight() as u32
+        // Executions whose large argument text is still on a worker count too.
+        (self.core.engine.borrow().in_flight() + self.core.pending.borrow().len()) as u32
     }
 
     /// Listens to a lifecycle event; the listener receives `{ type, detail }`.
