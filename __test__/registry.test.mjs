@@ -2,7 +2,7 @@
 // and inputs that must never crash the process.
 import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
-import { ToolRegistry } from '../index.js'
+import { ToolRegistry, ToolExecutionManager } from '../index.js'
 
 const objectSchema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }
 
@@ -260,6 +260,23 @@ describe('refusals: code, message naming tool and problem, registry unchanged', 
       def: simpleTool('ref_file', { inputSchema: { type: 'object', properties: { a: { $ref: 'file:///etc/passwd' } } } }),
       message: /ref_file.*file:\/\/\/etc\/passwd/,
     },
+    // Metadata no manager could run with (these used to fail every execute() instead).
+    {
+      label: 'metadata.timeoutMs of 0', code: 'INVALID_DEFINITION',
+      def: simpleTool('zero_timeout', { metadata: { timeoutMs: 0 } }), message: /zero_timeout.*metadata\.timeoutMs/,
+    },
+    {
+      label: 'metadata.retry.maxAttempts of 0', code: 'INVALID_DEFINITION',
+      def: simpleTool('no_attempts', { metadata: { retry: { maxAttempts: 0 } } }), message: /no_attempts.*metadata\.retry\.maxAttempts/,
+    },
+    {
+      label: 'an unknown metadata.retry.jitter', code: 'INVALID_DEFINITION',
+      def: simpleTool('wobbly', { metadata: { retry: { jitter: 'wobbly' } } }), message: /wobbly.*metadata\.retry\.jitter/,
+    },
+    {
+      label: 'metadata.retry.baseDelay above its own maxDelay', code: 'INVALID_DEFINITION',
+      def: simpleTool('inverted', { metadata: { retry: { baseDelay: 50, maxDelay: 10 } } }), message: /inverted.*baseDelay/,
+    },
     {
       label: 'draft-04 $schema', code: 'INVALID_SCHEMA', schemaPath: '/$schema',
       def: simpleTool('draft4', { inputSchema: { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object' } }),
@@ -285,6 +302,18 @@ describe('refusals: code, message naming tool and problem, registry unchanged', 
       assert.equal(registry.validate('existing', {}).valid, true)
     })
   }
+
+  test('metadata.retry valid on its own is accepted; a clash with a manager\'s settings names the metadata', async () => {
+    const registry = new ToolRegistry()
+    // baseDelay above the default maxDelay is fine for a manager with a larger maxDelay.
+    registry.register(simpleTool('slow_retry', { metadata: { retry: { baseDelay: 60_000 } } }))
+    const roomy = new ToolExecutionManager(registry, { retry: { maxDelay: 120_000 } })
+    assert.equal((await roomy.execute('slow_retry', {})).result, 'slow_retry')
+    const tight = new ToolExecutionManager(registry, { retry: { maxDelay: 1_000 } })
+    const r = await tight.execute('slow_retry', {})
+    assert.equal(r.error.code, 'INVALID_CONFIG')
+    assert.match(r.error.message, /tool 'slow_retry' metadata with this manager's retry settings: retry\.baseDelay/)
+  })
 
   test('a name of exactly 64 characters and all allowed characters is accepted', () => {
     const registry = new ToolRegistry()

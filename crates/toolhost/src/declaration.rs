@@ -133,12 +133,22 @@ pub fn check_declaration(decl: &ToolDeclaration) -> Result<(), RegistryError> {
             format!("tool '{}' has no description: models choose tools by it", decl.name),
         ));
     }
+    let refuse = |what: String| Err(RegistryError::new(RegistryErrorCode::InvalidDefinition, format!("tool '{}': {what}", decl.name)));
     if let Some(cb) = &decl.metadata.circuit_breaker {
         if cb.failure_threshold == 0 || cb.success_threshold == 0 {
-            return Err(RegistryError::new(
-                RegistryErrorCode::InvalidDefinition,
-                format!("tool '{}': circuitBreaker thresholds must be at least 1", decl.name),
-            ));
+            return refuse("circuitBreaker thresholds must be at least 1".into());
+        }
+    }
+    // Values no manager could run with are refused here, not at every execute().
+    if decl.metadata.timeout_ms == Some(0) {
+        return refuse("metadata.timeoutMs must be a number of milliseconds > 0, got 0".into());
+    }
+    if let Some(o) = &decl.metadata.retry {
+        // Each value on its own; baseDelay against maxDelay only when both are set here,
+        // since the other may come from the manager.
+        let open = crate::retry::RetryConfig { base_delay_ms: 0.0, max_delay_ms: f64::MAX, ..Default::default() };
+        if let Err(e) = open.with_overrides(o) {
+            return refuse(format!("metadata.{}", e.message));
         }
     }
     Ok(())

@@ -453,7 +453,12 @@ impl ExecutionEngine {
     fn policy_for(&self, tool: &RegisteredTool, options: &CallOptions) -> Result<(RetryConfig, Option<Duration>), RegistryError> {
         let mut retry = self.config.retry.clone();
         if let Some(o) = &tool.declaration.metadata.retry {
-            retry = retry.with_overrides(o)?;
+            // Valid alone (checked at registration), but maybe not with this manager's
+            // settings: say where the other value came from.
+            retry = retry.with_overrides(o).map_err(|mut e| {
+                e.message = format!("tool '{}' metadata with this manager's retry settings: {}", tool.name(), e.message);
+                e
+            })?;
         }
         if let Some(o) = &options.retry {
             retry = retry.with_overrides(o)?;
