@@ -53,12 +53,18 @@ const KEEP: &[&str] = &[
     "enum",
 ];
 
+/// The most subschemas a converted schema may have. Inlining copies a shared `$ref`
+/// at each use, so a 2 KB schema whose levels each use the next one twice inlines to
+/// millions of subschemas (L levels: 2^L); real tool schemas stay far below this.
+pub const MAX_GEMINI_SUBSCHEMAS: usize = 10_000;
+
 /// Converts the JSON Schema `schema` of tool `tool` to a Gemini `Schema`.
 pub fn json_schema_to_gemini_schema(tool: &str, schema: &Value) -> Result<Value, ProviderError> {
     ToGemini {
         tool,
         root: schema,
         expanding: Vec::new(),
+        subschemas: 0,
     }
     .convert(schema, "")
 }
@@ -68,6 +74,8 @@ struct ToGemini<'a> {
     root: &'a Value,
     /// `$ref`s being inlined, outermost first, to detect recursion.
     expanding: Vec<String>,
+    /// Subschemas converted so far, held to [`MAX_GEMINI_SUBSCHEMAS`].
+    subschemas: usize,
 }
 
 impl ToGemini<'_> {
@@ -81,6 +89,15 @@ impl ToGemini<'_> {
     }
 
     fn convert(&mut self, schema: &Value, path: &str) -> Result<Value, ProviderError> {
+        self.subschemas += 1;
+        if self.subschemas > MAX_GEMINI_SUBSCHEMAS {
+            return Err(self.refuse(
+                path,
+                format!(
+                    "with its `$ref`s inlined (Gemini has no references) the schema has more than {MAX_GEMINI_SUBSCHEMAS} subschemas"
+                ),
+            ));
+        }
         let map = match schema {
             Value::Object(map) => map,
             Value::Bool(true) => return Ok(json!({})),
