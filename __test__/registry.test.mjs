@@ -452,6 +452,56 @@ describe('argument objects are read as JSON.stringify reads them', () => {
   }
 })
 
+describe('a name or id that is not a string is refused clearly by every method', () => {
+  // napi's own conversion printed the value, so a cyclic object, a throwing toJSON or
+  // a hostile Proxy failed with an unrelated error (or 'Create Error reference failed').
+  const cyclic = {}
+  cyclic.self = cyclic
+  const bad = [
+    ['a number', 42, 'a number'],
+    ['undefined', undefined, 'undefined'],
+    ['a cyclic object', cyclic, 'an object'],
+    ['an object whose toJSON throws', { toJSON() { throw new TypeError('boom from toJSON') } }, 'an object'],
+    ['a Proxy whose traps throw a string', new Proxy({}, { get() { throw 'trap' }, ownKeys() { throw 'trap' } }), 'an object'],
+    ['a symbol', Symbol('s'), 'a symbol'],
+  ]
+  const registry = new ToolRegistry()
+  registry.register(simpleTool('tool'))
+  const session = registry.createSession()
+  const manager = new ToolExecutionManager(registry)
+  const calls = [
+    ['registry.has', (v) => registry.has(v), 'has() takes the tool name'],
+    ['registry.get', (v) => registry.get(v), 'get() takes the tool name'],
+    ['registry.unregister', (v) => registry.unregister(v), 'unregister() takes the tool name'],
+    ['registry.validate', (v) => registry.validate(v, {}), 'validate() takes the tool name'],
+    ['registry.getByCategory', (v) => registry.getByCategory(v), 'getByCategory() takes the category'],
+    ['registry.getByTag', (v) => registry.getByTag(v), 'getByTag() takes the tag'],
+    ['registry.getSession', (v) => registry.getSession(v), 'getSession() takes the session id'],
+    ['session.has', (v) => session.has(v), 'has() takes the tool name'],
+    ['session.get', (v) => session.get(v), 'get() takes the tool name'],
+    ['session.unregister', (v) => session.unregister(v), 'unregister() takes the tool name'],
+    ['session.validate', (v) => session.validate(v, {}), 'validate() takes the tool name'],
+    ['manager.cancel', (v) => manager.cancel(v), 'cancel() takes the execution id'],
+    ['manager.getExecution', (v) => manager.getExecution(v), 'getExecution() takes the execution id'],
+    ['manager.getExecutionsForToolCall', (v) => manager.getExecutionsForToolCall(v), 'getExecutionsForToolCall() takes the tool call id'],
+    ['manager.stats', (v) => manager.stats(v), 'stats() takes the tool name'],
+    ['manager.execute', (v) => manager.execute(v, {}), 'execute() takes the tool name'],
+  ]
+  for (const [method, call, says] of calls) {
+    test(method, () => {
+      for (const [label, value, got] of bad) {
+        assert.throws(() => call(value), (e) => {
+          assert.ok(e instanceof TypeError, `${label}: ${e}`)
+          assert.equal(e.code, 'INVALID_ARGUMENTS')
+          assert.equal(e.message, `${says} as a string, got ${got}`)
+          return true
+        }, label)
+      }
+      assert.equal(registry.has('tool'), true, 'nothing was changed')
+    })
+  }
+})
+
 describe('drafts and format', () => {
   const formatSchema = (schemaUri) => ({
     ...(schemaUri ? { $schema: schemaUri } : {}),

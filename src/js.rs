@@ -47,6 +47,33 @@ impl TypeName for Js {
 
 impl ValidateNapiValue for Js {}
 
+/// A string argument, or `None` after throwing a `TypeError` (code `INVALID_ARGUMENTS`)
+/// that says what `method` takes. (napi's own conversion prints the value in its
+/// message, which for a cyclic object, a throwing `toJSON` or a hostile Proxy fails
+/// with some unrelated error instead.)
+pub fn string_arg(env: RawEnv, v: RawValue, method: &str, what: &str) -> Option<String> {
+    let kind = type_of(env, v);
+    if kind == sys::ValueType::napi_string {
+        if let Some(s) = get_string(env, v) {
+            return Some(s);
+        }
+    }
+    let got = match kind {
+        sys::ValueType::napi_undefined => "undefined",
+        sys::ValueType::napi_null => "null",
+        sys::ValueType::napi_boolean => "a boolean",
+        sys::ValueType::napi_number => "a number",
+        sys::ValueType::napi_symbol => "a symbol",
+        sys::ValueType::napi_function => "a function",
+        sys::ValueType::napi_bigint => "a bigint",
+        sys::ValueType::napi_string => "a string that could not be read",
+        _ => "an object",
+    };
+    let message = format!("{method}() takes {what} as a string, got {got}");
+    unsafe { sys::napi_throw_type_error(env, c"INVALID_ARGUMENTS".as_ptr(), std::ffi::CString::new(message).unwrap_or_default().as_ptr()) };
+    None
+}
+
 #[inline]
 pub fn check(status: sys::napi_status) -> Result<()> {
     if status == sys::Status::napi_ok {

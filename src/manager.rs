@@ -907,9 +907,7 @@ impl ToolExecutionManager {
     pub fn execute(&self, env: Env, name: Js, args: Js, options: Option<Js>) -> napi::Result<Js> {
         let env = env.raw();
         let core = &self.core;
-        let Some(name) = js::get_string(env, name.0) else {
-            return js::throw_coded(env, "INVALID_ARGUMENTS", "execute() takes the tool name as a string", &[]);
-        };
+        let Some(name) = js::string_arg(env, name.0, "execute", "the tool name") else { return Ok(Js::undefined()) };
         // Taken raw: napi would read `null` as a missing argument (then `{}`), where
         // `validate()` and the text "null" refuse it.
         let args = args.0;
@@ -1032,8 +1030,9 @@ impl ToolExecutionManager {
 
     /// Cancels an execution in flight: it ends `cancelled`, its signal aborts, and no
     /// further attempt starts. `false` when it already finished.
-    #[napi(catch_unwind)]
-    pub fn cancel(&self, env: Env, execution_id: String) -> bool {
+    #[napi(catch_unwind, ts_args_type = "executionId: string")]
+    pub fn cancel(&self, env: Env, execution_id: Js) -> bool {
+        let Some(execution_id) = js::string_arg(env.raw(), execution_id.0, "cancel", "the execution id") else { return false };
         self.core.sync_mask();
         let t = self.core.engine.borrow_mut().cancel(&execution_id);
         match t {
@@ -1066,9 +1065,10 @@ impl ToolExecutionManager {
     }
 
     /// The record of an execution in flight or kept in history, or `undefined`.
-    #[napi(catch_unwind, ts_return_type = "ExecutionRecord | undefined")]
-    pub fn get_execution(&self, env: Env, execution_id: String) -> Js {
+    #[napi(catch_unwind, ts_args_type = "executionId: string", ts_return_type = "ExecutionRecord | undefined")]
+    pub fn get_execution(&self, env: Env, execution_id: Js) -> Js {
         let env = env.raw();
+        let Some(execution_id) = js::string_arg(env, execution_id.0, "getExecution", "the execution id") else { return Js::undefined() };
         match self.core.engine.borrow().execution(&execution_id) {
             Some(r) => Js(record_to_js(env, &r, args_to_js(env, &r.args))),
             None => Js::undefined(),
@@ -1076,17 +1076,19 @@ impl ToolExecutionManager {
     }
 
     /// Every record of one model tool call (in flight or kept), oldest first.
-    #[napi(ts_return_type = "ExecutionRecord[]")]
-    pub fn get_executions_for_tool_call(&self, env: Env, tool_call_id: String) -> Js {
+    #[napi(ts_args_type = "toolCallId: string", ts_return_type = "ExecutionRecord[]")]
+    pub fn get_executions_for_tool_call(&self, env: Env, tool_call_id: Js) -> Js {
         let env = env.raw();
+        let Some(tool_call_id) = js::string_arg(env, tool_call_id.0, "getExecutionsForToolCall", "the tool call id") else { return Js::undefined() };
         let records = self.core.engine.borrow().executions_for_tool_call(&tool_call_id);
         Js(js::array(env, records.iter().map(|r| record_to_js(env, r, args_to_js(env, &r.args)))))
     }
 
     /// Statistics of one tool over finished executions.
-    #[napi(catch_unwind, ts_return_type = "ToolStats")]
-    pub fn stats(&self, env: Env, tool_name: String) -> Js {
+    #[napi(catch_unwind, ts_args_type = "toolName: string", ts_return_type = "ToolStats")]
+    pub fn stats(&self, env: Env, tool_name: Js) -> Js {
         let env = env.raw();
+        let Some(tool_name) = js::string_arg(env, tool_name.0, "stats", "the tool name") else { return Js::undefined() };
         let s = self.core.engine.borrow().stats(&tool_name);
         let o = js::object(env);
         js::set(env, o, c"executionCount", js::number(env, s.execution_count as f64));

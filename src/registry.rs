@@ -222,8 +222,9 @@ impl ToolRegistry {
     }
 
     /// Removes a tool; `true` when it was registered.
-    #[napi(catch_unwind)]
-    pub fn unregister(&self, env: Env, name: String) -> bool {
+    #[napi(catch_unwind, ts_args_type = "name: string")]
+    pub fn unregister(&self, env: Env, name: Js) -> bool {
+        let Some(name) = js::string_arg(env.raw(), name.0, "unregister", "the tool name") else { return false };
         let removed = self.shared.engine.unregister(&name);
         if removed {
             self.shared.emit_change(env.raw(), "unregistered", Some(&name), &self.shared.engine.names(), None);
@@ -239,13 +240,15 @@ impl ToolRegistry {
     }
 
     /// The tool's declaration and metadata (without the handler), or `undefined`.
-    #[napi(catch_unwind, ts_return_type = "ToolDeclaration | undefined")]
-    pub fn get(&self, env: Env, name: String) -> Js {
+    #[napi(catch_unwind, ts_args_type = "name: string", ts_return_type = "ToolDeclaration | undefined")]
+    pub fn get(&self, env: Env, name: Js) -> Js {
+        let Some(name) = js::string_arg(env.raw(), name.0, "get", "the tool name") else { return Js::undefined() };
         self.shared.engine.get(&name).map_or(Js::undefined(), |d| Js(declaration_to_js(env.raw(), &d)))
     }
 
-    #[napi(catch_unwind)]
-    pub fn has(&self, name: String) -> bool {
+    #[napi(catch_unwind, ts_args_type = "name: string")]
+    pub fn has(&self, env: Env, name: Js) -> bool {
+        let Some(name) = js::string_arg(env.raw(), name.0, "has", "the tool name") else { return false };
         self.shared.engine.has(&name)
     }
 
@@ -262,22 +265,25 @@ impl ToolRegistry {
         Js(js::array(env, self.shared.engine.declarations().iter().map(|d| declaration_to_js(env, d))))
     }
 
-    #[napi(ts_return_type = "ToolDeclaration[]")]
-    pub fn get_by_category(&self, env: Env, category: String) -> Js {
+    #[napi(ts_args_type = "category: string", ts_return_type = "ToolDeclaration[]")]
+    pub fn get_by_category(&self, env: Env, category: Js) -> Js {
         let env = env.raw();
+        let Some(category) = js::string_arg(env, category.0, "getByCategory", "the category") else { return Js::undefined() };
         Js(js::array(env, self.shared.engine.by_category(&category).iter().map(|d| declaration_to_js(env, d))))
     }
 
-    #[napi(ts_return_type = "ToolDeclaration[]")]
-    pub fn get_by_tag(&self, env: Env, tag: String) -> Js {
+    #[napi(ts_args_type = "tag: string", ts_return_type = "ToolDeclaration[]")]
+    pub fn get_by_tag(&self, env: Env, tag: Js) -> Js {
         let env = env.raw();
+        let Some(tag) = js::string_arg(env, tag.0, "getByTag", "the tag") else { return Js::undefined() };
         Js(js::array(env, self.shared.engine.by_tag(&tag).iter().map(|d| declaration_to_js(env, d))))
     }
 
     /// Validates arguments (an object or JSON text) against the tool's input schema and
     /// returns every failure. Throws `TOOL_NOT_FOUND` for an unknown tool.
     #[napi(catch_unwind, ts_args_type = "name: string, args: unknown", ts_return_type = "ValidationResult")]
-    pub fn validate(&self, env: Env, name: String, args: Js) -> napi::Result<Js> {
+    pub fn validate(&self, env: Env, name: Js, args: Js) -> napi::Result<Js> {
+        let Some(name) = js::string_arg(env.raw(), name.0, "validate", "the tool name") else { return Ok(Js::undefined()) };
         validate_in(env.raw(), &self.shared, Scope::Global, &name, args.0)
     }
 
@@ -311,9 +317,10 @@ impl ToolRegistry {
     }
 
     /// The live session with this id, or `undefined`.
-    #[napi(catch_unwind, ts_return_type = "ToolSession | undefined")]
-    pub fn get_session(&self, env: Env, id: String) -> napi::Result<Js> {
+    #[napi(catch_unwind, ts_args_type = "id: string", ts_return_type = "ToolSession | undefined")]
+    pub fn get_session(&self, env: Env, id: Js) -> napi::Result<Js> {
         use napi::bindgen_prelude::ToNapiValue;
+        let Some(id) = js::string_arg(env.raw(), id.0, "getSession", "the session id") else { return Ok(Js::undefined()) };
         match self.shared.engine.session_is_isolated(&id) {
             Some(isolated) => {
                 let session = ToolSession { shared: self.shared.clone(), id, isolated };
@@ -371,8 +378,9 @@ impl ToolSession {
         register_in(env.raw(), &self.shared, Scope::Session(&self.id), definition.0)
     }
 
-    #[napi(catch_unwind)]
-    pub fn unregister(&self, env: Env, name: String) -> napi::Result<bool> {
+    #[napi(catch_unwind, ts_args_type = "name: string")]
+    pub fn unregister(&self, env: Env, name: Js) -> napi::Result<bool> {
+        let Some(name) = js::string_arg(env.raw(), name.0, "unregister", "the tool name") else { return Ok(false) };
         match self.shared.engine.unregister_in(Scope::Session(&self.id), &name) {
             Ok(removed) => {
                 if removed {
@@ -389,16 +397,18 @@ impl ToolSession {
     }
 
     /// The declaration of a tool visible in this session, or `undefined`.
-    #[napi(catch_unwind, ts_return_type = "ToolDeclaration | undefined")]
-    pub fn get(&self, env: Env, name: String) -> Js {
+    #[napi(catch_unwind, ts_args_type = "name: string", ts_return_type = "ToolDeclaration | undefined")]
+    pub fn get(&self, env: Env, name: Js) -> Js {
+        let Some(name) = js::string_arg(env.raw(), name.0, "get", "the tool name") else { return Js::undefined() };
         self.shared
             .engine
             .resolve(Scope::Session(&self.id), &name)
             .map_or(Js::undefined(), |t| Js(declaration_to_js(env.raw(), &t.declaration)))
     }
 
-    #[napi(catch_unwind)]
-    pub fn has(&self, name: String) -> bool {
+    #[napi(catch_unwind, ts_args_type = "name: string")]
+    pub fn has(&self, env: Env, name: Js) -> bool {
+        let Some(name) = js::string_arg(env.raw(), name.0, "has", "the tool name") else { return false };
         self.shared.engine.resolve(Scope::Session(&self.id), &name).is_ok()
     }
 
@@ -417,7 +427,8 @@ impl ToolSession {
     }
 
     #[napi(catch_unwind, ts_args_type = "name: string, args: unknown", ts_return_type = "ValidationResult")]
-    pub fn validate(&self, env: Env, name: String, args: Js) -> napi::Result<Js> {
+    pub fn validate(&self, env: Env, name: Js, args: Js) -> napi::Result<Js> {
+        let Some(name) = js::string_arg(env.raw(), name.0, "validate", "the tool name") else { return Ok(Js::undefined()) };
         validate_in(env.raw(), &self.shared, Scope::Session(&self.id), &name, args.0)
     }
 
