@@ -235,6 +235,19 @@ describe('handler and context', () => {
 })
 
 describe('failures come back as results', () => {
+  test('a thrown object with no readable message or name still gets a message', async () => {
+    const revocable = Proxy.revocable({}, {})
+    revocable.revoke()
+    const thrown = [{ message: 7 }, {}, revocable.proxy, { get message() { throw new Error('getter') } }]
+    let i = 0
+    const { manager } = setup([{ name: 'x', handler: () => { throw thrown[i++] } }], { retry: { ...FAST_RETRY, maxAttempts: 1 } })
+    for (const value of thrown) {
+      const r = await manager.execute('x', {})
+      assert.equal(r.error.message, "tool 'x' failed: an error with no message")
+      assert.equal(r.error.cause, value)
+    }
+  })
+
   test('execute never rejects for tool-level failures', async () => {
     const { manager } = setup([
       { name: 'throws', handler: () => { throw new Error('x') } },

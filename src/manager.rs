@@ -896,7 +896,7 @@ impl ToolExecutionManager {
             later_events: RefCell::new(VecDeque::new()),
         });
         MANAGERS.with(|m| m.borrow_mut().insert(id, Rc::downgrade(&core)));
-        registry.shared.managers.borrow_mut().push(Rc::downgrade(&core));
+        registry.shared.add_manager(Rc::downgrade(&core));
         Ok(Self { core })
     }
 

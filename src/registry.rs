@@ -43,10 +43,21 @@ impl ToolHandler for JsToolHandler {
 pub struct RegistryShared {
     pub engine: toolhost::ToolRegistry,
     pub emitter: Emitter,
-    pub managers: RefCell<Vec<Weak<ManagerCore>>>,
+    managers: RefCell<Vec<Weak<ManagerCore>>>,
 }
 
 impl RegistryShared {
+    /// Adds a manager over this registry. Dropped managers leave dead entries, cleared
+    /// whenever the list has doubled since the last clearing: the list stays within
+    /// twice the live managers, at a constant cost per manager on average.
+    pub fn add_manager(&self, manager: Weak<ManagerCore>) {
+        let mut managers = self.managers.borrow_mut();
+        if managers.len() >= 64 && managers.len().is_power_of_two() {
+            managers.retain(|m| m.strong_count() > 0);
+        }
+        managers.push(manager);
+    }
+
     fn emit_change(&self, env: RawEnv, action: &str, tool: Option<&str>, names: &[String], session: Option<&str>) {
         if self.emitter.count(8) == 0 {
             return;

@@ -75,7 +75,13 @@ pub fn classify(env: RawEnv, tool: &str, thrown: RawValue, with_stack: bool) -> 
         ErrorCategory::NotFound => "TOOL_NOT_FOUND",
         _ => "EXECUTION_ERROR",
     };
-    let shown = if message.is_empty() { name.clone() } else { message };
+    // A model reads this text: never leave it blank (an object with no string
+    // `message` or `name`, a revoked Proxy, a throwing getter).
+    let shown = match (message.is_empty(), name.is_empty()) {
+        (false, _) => message,
+        (true, false) => name.clone(),
+        (true, true) => "an error with no message".to_string(),
+    };
     let mut e = ToolError::new(category, code.unwrap_or_else(|| default_code.to_string()), format!("tool '{tool}' failed: {shown}"));
     if let Some(flag) = retryable_flag {
         e.retryable = flag;
