@@ -36,6 +36,15 @@ function setup() {
 }
 
 describe('round trip per provider: declarations out, recorded call in, reply out', () => {
+  test('a handler that returns nothing replies null (it used to say the result was not JSON)', async () => {
+    const registry = new ToolRegistry()
+    registry.register({ name: 'log_event', description: 'Logs an event', inputSchema: { type: 'object' }, handler: async () => {} })
+    const manager = new ToolExecutionManager(registry)
+    const message = { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'log_event', arguments: '{}' } }] }
+    const { messages } = await manager.executeToolCalls(message, { provider: 'openai' })
+    assert.deepEqual(messages, [{ role: 'tool', tool_call_id: 'call_1', content: 'null' }])
+  })
+
   test('openai (Chat Completions)', async () => {
     const { registry, manager } = setup()
     assert.deepEqual(registry.toOpenAITools(), [

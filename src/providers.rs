@@ -150,7 +150,11 @@ pub fn replies_out(
             let success = js::get_bool_prop(env, *result, c"success").unwrap_or(false);
             if success {
                 let value = js::get(env, *result, c"result");
-                let json = to_json(env, value).unwrap_or_else(|e| Value::String(format!("(result not JSON: {e})")));
+                // A handler that returns nothing (`undefined`) replies `null`.
+                let json = match js::type_of(env, value) {
+                    sys::ValueType::napi_undefined => Value::Null,
+                    _ => to_json(env, value).unwrap_or_else(|e| Value::String(format!("(result not JSON: {e})"))),
+                };
                 ToolReply::ok(id, name, json)
             } else {
                 let error = js::get(env, *result, c"error");
