@@ -508,6 +508,7 @@ describe('INVALID_CONFIG', () => {
     ['logArguments as a number', { logging: true, logArguments: 0 }, /logArguments must be true or false/],
     ['validation as a string', { validation: 'off' }, /validation must be true or false/],
     ['a logger that is not a function', { logging: true, logger: console }, /logger must be a function/],
+    ['an auditLog that is not a path', { auditLog: 42 }, /auditLog must be a file path/],
   ]
   for (const [label, options, message] of bad) {
     test(`constructor refuses ${label}`, () => {

@@ -214,6 +214,9 @@ fn manager_config(env: RawEnv, options: Option<RawValue>) -> Result<ManagerConfi
     if js::get_opt(env, o, c"logger").is_some_and(|l| !js::is_function(env, l)) {
         return Err(invalid_config("logger must be a function (level, message, fields) => void"));
     }
+    if js::get_opt(env, o, c"auditLog").is_some_and(|p| js::type_of(env, p) != sys::ValueType::napi_string) {
+        return Err(invalid_config("auditLog must be a file path (a string)"));
+    }
     config.check()?;
     Ok(config)
 }
