@@ -242,7 +242,7 @@ impl ManagerCore {
     }
 
     fn log<'a>(&self, env: RawEnv, lines: &'a [LogLine], names: &mut Names<'a>) {
-        self.log_except(env, lines, &[], names);
+        self.log_except(env, lines, |_| false, names);
     }
 
     /// Logs a line that was to ride along with a JS call that is not made after all.
@@ -252,14 +252,14 @@ impl ManagerCore {
         }
     }
 
-    /// Logs `lines` but those at the indices in `skip` (delivered by the caller).
-    fn log_except<'a>(&self, env: RawEnv, lines: &'a [LogLine], skip: &[usize], names: &mut Names<'a>) {
+    /// Logs `lines` but those whose index `skip` accepts (delivered by the caller).
+    fn log_except<'a>(&self, env: RawEnv, lines: &'a [LogLine], skip: impl Fn(usize) -> bool, names: &mut Names<'a>) {
         let rt = match (&self.logger, runtime(env)) {
             (Some(logger), Ok(rt)) => Some((logger, rt)),
             _ => None,
         };
         for (i, line) in lines.iter().enumerate() {
-            if skip.contains(&i) {
+            if skip(i) {
                 continue;
             }
             let Some((logger, rt)) = &rt else {
@@ -384,8 +384,8 @@ impl ManagerCore {
             })
             .collect();
         if !t.logs.is_empty() {
-            let skip: Vec<usize> = carried.iter().copied().chain(admitted.iter().filter_map(|(_, line)| *line)).collect();
-            self.log_except(env, &t.logs, &skip, &mut names);
+            let skip = |i| carried == Some(i) || admitted.iter().any(|(_, line)| *line == Some(i));
+            self.log_except(env, &t.logs, skip, &mut names);
         }
         let carried = carried.map(|i| &t.logs[i]);
         if let Some(record) = &t.audit {
