@@ -783,36 +783,30 @@ describe('bulk cancellation never starts the calls it cancels', () => {
     assert.deepEqual(results.map((r) => r.error?.code), results.map(() => 'CANCELLED'))
   }
 
-  test('cancelAll()', async () => {
-    const { calls, manager } = charging()
-    const pending = [manager.execute('slow', { n: 1 }), manager.execute('slow', { n: 2 }), manager.execute('charge', { n: 3 }), manager.execute('charge', { n: 4 })]
-    assert.equal(manager.cancelAll(), 4)
-    await allCancelled(pending)
-    await sleep(5)
-    assert.deepEqual(calls, ['slow 1'])
-  })
-
-  test('one aborted signal shared by running and queued calls', async () => {
-    const { calls, manager } = charging()
-    const controller = new AbortController()
-    const { signal } = controller
-    const pending = [manager.execute('slow', { n: 1 }, { signal }), manager.execute('charge', { n: 2 }, { signal }), manager.execute('charge', { n: 3 }, { signal })]
-    controller.abort()
-    await allCancelled(pending)
-    await sleep(5)
-    assert.deepEqual(calls, ['slow 1'])
-  })
-
-  test('a destroyed session', async () => {
-    const { calls, registry, manager } = charging()
-    const session = registry.createSession()
-    const sessionId = session.id
-    const pending = [manager.execute('slow', { n: 1 }, { sessionId }), manager.execute('charge', { n: 2 }, { sessionId }), manager.execute('charge', { n: 3 }, { sessionId })]
-    session.destroy()
-    await allCancelled(pending)
-    await sleep(5)
-    assert.deepEqual(calls, ['slow 1'])
-  })
+  // [label, call options for the three calls, what cancels them]
+  const ways = [
+    ['cancelAll()', () => ({}), ({ manager }) => assert.equal(manager.cancelAll(), 3)],
+    ['one aborted signal shared by running and queued calls', () => {
+      const controller = new AbortController()
+      return { options: { signal: controller.signal }, cancel: () => controller.abort() }
+    }],
+    ['a destroyed session', ({ registry }) => {
+      const session = registry.createSession()
+      return { options: { sessionId: session.id }, cancel: () => session.destroy() }
+    }],
+  ]
+  for (const [label, prepare, cancelAll] of ways) {
+    test(label, async () => {
+      const setup = charging()
+      const { options = {}, cancel = () => cancelAll(setup) } = prepare(setup)
+      const { calls, manager } = setup
+      const pending = [manager.execute('slow', { n: 1 }, options), manager.execute('charge', { n: 2 }, options), manager.execute('charge', { n: 3 }, options)]
+      cancel()
+      await allCancelled(pending)
+      await sleep(5)
+      assert.deepEqual(calls, ['slow 1'])
+    })
+  }
 
   test('cancelling only the running call still starts the next one', async () => {
     const { calls, manager } = charging()
