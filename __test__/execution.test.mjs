@@ -127,6 +127,15 @@ describe('handler and context', () => {
     })
   }
 
+  test('an interceptor\'s next() settles even when the handler\'s promise has a replaced then', async () => {
+    const handler = () => { const p = Promise.resolve('v'); p.then = () => {}; return p }
+    for (const interceptor of [(ctx, next) => next().then((x) => x), async (ctx, next) => next()]) {
+      const { manager } = setup([{ name: 'h', handler }], { timeoutMs: null, retry: { ...FAST_RETRY, maxAttempts: 1 } })
+      manager.use(interceptor)
+      assert.equal((await manager.execute('h', {})).result, 'v')
+    }
+  })
+
   test('a native promise with a broken constructor fails with the error its species throws', async () => {
     const handler = () => {
       const p = Promise.resolve('v')
@@ -522,6 +531,25 @@ describe('INVALID_CONFIG', () => {
     })
   }
 
+  // A sessionId that is not a string used to be dropped, and the call ran against the
+  // global tools (a session's tool of the same name was skipped).
+  test('execute() refuses a sessionId or toolCallId that is not a string', async () => {
+    const registry = new ToolRegistry()
+    registry.register({ name: 'whoami', description: 'which tool', inputSchema: { type: 'object' }, handler: () => 'global' })
+    const session = registry.createSession()
+    session.register({ name: 'whoami', description: 'which tool', inputSchema: { type: 'object' }, handler: () => 'session' })
+    const manager = new ToolExecutionManager(registry)
+    assert.equal((await manager.execute('whoami', {}, { sessionId: session.id })).result, 'session')
+    for (const options of [{ sessionId: new String(session.id) }, { sessionId: 42 }, { toolCallId: Symbol('id') }]) {
+      assert.throws(() => manager.execute('whoami', {}, options), (e) => {
+        assert.equal(e.code, 'INVALID_CONFIG')
+        assert.match(e.message, /(sessionId|toolCallId) must be a string/)
+        return true
+      })
+    }
+    assert.throws(() => manager.executeToolCalls({ tool_calls: [] }, { provider: 'openai', sessionId: 42 }), /executeToolCalls: sessionId must be a string/)
+  })
+
   test('sensible options are accepted', () => {
     const m = new ToolExecutionManager(registry, {
       retry: { maxAttempts: 1, baseDelay: 0, maxDelay: 0, backoffMultiplier: 1, jitter: 'equal', retryableCategories: [] },
@@ -567,6 +595,44 @@ describe('timeouts', () => {
 })
 
 describe('cancellation', () => {
+  // The attempt's context used to be kept only once the handler had returned its
+  // promise: a cancel before that point ended the execution but never aborted the
+  // signal, and a cancel from the logger or an interceptor still let the handler run.
+  test('a cancel from the handler\'s synchronous part aborts its signal', async () => {
+    let signal
+    let manager
+    ;({ manager } = setup([{ name: 'work', handler: async (args, ctx) => {
+      signal = ctx.signal
+      manager.cancel(ctx.executionId)
+      await sleep(5)
+      return 'finished'
+    } }]))
+    const r = await manager.execute('work', {})
+    assert.equal(r.error.code, 'CANCELLED')
+    assert.equal(signal.aborted, true)
+    assert.equal(signal.reason.name, 'AbortError')
+  })
+
+  test('a cancel from the logger\'s Starting line or from an interceptor: the handler never runs', async () => {
+    let ran = 0
+    const tools = [{ name: 'charge', handler: () => { ran++; return 'charged' } }]
+    const { manager: logged } = setup(tools, {
+      logging: true, retry: FAST_RETRY,
+      logger: (level, message, fields) => { if (message.includes('Starting')) logged.cancel(fields.executionId) },
+    })
+    assert.equal((await logged.execute('charge', {})).error.code, 'CANCELLED')
+    const { manager: intercepted } = setup(tools)
+    let nextResult
+    intercepted.use((ctx, next) => {
+      intercepted.cancel(ctx.executionId)
+      nextResult = next()
+      return nextResult
+    })
+    assert.equal((await intercepted.execute('charge', {})).error.code, 'CANCELLED')
+    await assert.rejects(nextResult, (e) => e.name === 'AbortError')
+    assert.equal(ran, 0)
+  })
+
   test('an already-aborted signal gives cancelled without calling the handler', async () => {
     let calls = 0
     const { manager } = setup([{ name: 't', handler: () => { calls++ } }])

@@ -128,6 +128,18 @@ fn invalid_config(message: impl Into<String>) -> RegistryError {
     RegistryError::new(RegistryErrorCode::InvalidConfig, message)
 }
 
+/// An optional string option. Anything else is refused rather than read as absent: a
+/// `sessionId` dropped that way would run the call against the global tools.
+fn string_option(env: RawEnv, obj: RawValue, key: &CStr) -> Result<Option<String>, RegistryError> {
+    match js::get_opt(env, obj, key) {
+        None => Ok(None),
+        Some(v) => js::get_string(env, v)
+            .filter(|_| js::type_of(env, v) == sys::ValueType::napi_string)
+            .map(Some)
+            .ok_or_else(|| invalid_config(format!("{} must be a string", key.to_string_lossy()))),
+    }
+}
+
 fn read_retry(env: RawEnv, obj: RawValue) -> Result<Option<RetryOverrides>, RegistryError> {
     match get_json(env, obj, c"retry") {
         Ok(None) => Ok(None),
@@ -492,6 +504,15 @@ impl ManagerCore {
             logged_args,
         ];
         let ctx = rt.call(env, &rt.make_context, &ctx_args).unwrap_or_else(|_| js::undefined(env));
+        // Kept before the handler runs, so that a cancel or timeout from its synchronous
+        // part, an interceptor or the logger aborts this context's signal.
+        if let Some(exec) = self.execs.borrow_mut().get_mut(&key) {
+            exec.ctx = Some(JsRef::new(env, ctx));
+        }
+        // The logger, handed the Starting line just now, may have cancelled it.
+        if !self.engine.borrow().is_current(key, attempt) {
+            return;
+        }
         let called = if self.interceptor_count.get() == 0 {
             js::call(env, js::undefined(env), handler.function.value(env), &[args, ctx])
         } else {
@@ -500,12 +521,15 @@ impl ManagerCore {
         match called {
             Err(thrown) => self.attempt_done(env, key, attempt, Err(classify(env, spec.tool.name(), thrown, self.logs_stacks()))),
             Ok(v) if js::is_promise(env, v) => {
-                let deadline = spec.timeout.map(|d| {
-                    hop::deadlines().schedule(d, (self.hop.clone(), Message::Timeout { manager: self.id, key, attempt }))
-                });
-                if let Some(exec) = self.execs.borrow_mut().get_mut(&key) {
-                    exec.ctx = Some(JsRef::new(env, ctx));
-                    exec.deadline = deadline;
+                // Cancelled while the handler ran: no timeout to keep. The promise is
+                // still watched (its settlement is ignored), so a rejection is handled.
+                if self.engine.borrow().is_current(key, attempt) {
+                    let deadline = spec.timeout.map(|d| {
+                        hop::deadlines().schedule(d, (self.hop.clone(), Message::Timeout { manager: self.id, key, attempt }))
+                    });
+                    if let Some(exec) = self.execs.borrow_mut().get_mut(&key) {
+                        exec.deadline = deadline;
+                    }
                 }
                 let watch_args = [v, js::number(env, self.id as f64), js::number(env, key as f64), js::number(env, attempt as f64)];
                 if let Err(thrown) = rt.call(env, &rt.watch, &watch_args) {
@@ -917,8 +941,10 @@ impl ToolExecutionManager {
         let mut call = CallOptions::default();
         let mut signal = None;
         if let Some(o) = options.map(|o| o.0).filter(|o| js::type_of(env, *o) == sys::ValueType::napi_object) {
-            call.tool_call_id = js::get_string_prop(env, o, c"toolCallId");
-            call.session_id = js::get_string_prop(env, o, c"sessionId");
+            match (string_option(env, o, c"toolCallId"), string_option(env, o, c"sessionId")) {
+                (Ok(tool_call_id), Ok(session_id)) => (call.tool_call_id, call.session_id) = (tool_call_id, session_id),
+                (Err(e), _) | (_, Err(e)) => return config_error(env, &e),
+            }
             match read_timeout(env, o) {
                 Ok(Some(Some(ms))) => call.timeout_ms = Some(ms),
                 Ok(Some(None)) => call.timeout_ms = Some(f64::INFINITY),
@@ -1015,7 +1041,10 @@ impl ToolExecutionManager {
             Ok(p) => p,
             Err(e) => return js::throw_coded(env, "INVALID_CONFIG", &format!("executeToolCalls: {e}"), &[]),
         };
-        let session = js::get_string_prop(env, options.0, c"sessionId");
+        let session = match string_option(env, options.0, c"sessionId") {
+            Ok(s) => s,
+            Err(e) => return js::throw_coded(env, e.code(), &format!("executeToolCalls: {}", e.message), &[]),
+        };
         let calls = match crate::providers::calls_in(env, &self.core.registry.engine, session.as_deref(), provider, response.0) {
             Ok(c) => c,
             Err(e) => return js::throw_coded(env, "INVALID_TOOL_CALLS", &format!("executeToolCalls: {e}"), &[]),

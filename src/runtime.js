@@ -34,6 +34,10 @@
       ctx.#reason = reason
       if (ctx.#controller !== undefined) ctx.#controller.abort(reason)
     }
+    /** Why the attempt was aborted (cancelled or timed out), or undefined. */
+    static abortReason(ctx) {
+      return ctx.#reason
+    }
   }
 
   // `logger` etc. carry the attempt's Starting log line when Rust has one to deliver
@@ -155,11 +159,20 @@
     const dispatch = (i) => {
       if (i <= reached) throw new Error('next() called more than once by an interceptor')
       reached = i
-      if (i === interceptors.length) return handler(ictx.args, ctx)
+      if (i === interceptors.length) {
+        // An interceptor that cancelled the execution (or let it time out) before
+        // calling next() does not get the handler run.
+        const aborted = ToolCallContext.abortReason(ctx)
+        if (aborted !== undefined) throw aborted
+        return handler(ictx.args, ctx)
+      }
       // `next()` always returns a promise, whether the handler is sync or async.
       return interceptors[i](ictx, () => {
         try {
-          return Promise.resolve(dispatch(i + 1))
+          // A fresh promise, through the intrinsic `then`, so a handler's promise with a
+          // replaced `then` reaches the interceptor settled like any other.
+          const result = dispatch(i + 1)
+          return result instanceof Promise ? then.call(result, (value) => value) : Promise.resolve(result)
         } catch (err) {
           return Promise.reject(err)
         }
