@@ -598,6 +598,15 @@ describe('cancellation', () => {
   // The attempt's context used to be kept only once the handler had returned its
   // promise: a cancel before that point ended the execution but never aborted the
   // signal, and a cancel from the logger or an interceptor still let the handler run.
+  test('an already aborted signal ends the call cancelled, even for an unknown tool', async () => {
+    const { manager } = setup([{ name: 'known', handler: () => 'ran' }])
+    for (const name of ['known', 'unknown']) {
+      const r = await manager.execute(name, {}, { signal: AbortSignal.abort() })
+      assert.equal(r.error.code, 'CANCELLED', `${name}: ${r.error.message}`)
+      assert.equal(r.execution.status, 'cancelled')
+    }
+  })
+
   test('a cancel from the handler\'s synchronous part aborts its signal', async () => {
     let signal
     let manager

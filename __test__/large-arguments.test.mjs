@@ -188,3 +188,20 @@ test('blank text of 64K characters or more is read as {}, like shorter blank tex
   }
   assert.deepEqual(seen, [{}, {}, {}])
 })
+
+test('session.destroy() while large text is being parsed ends the call cancelled, as for object arguments', async () => {
+  const registry = new ToolRegistry()
+  const manager = new ToolExecutionManager(registry)
+  const events = []
+  manager.on('tool-execution-cancelled', (d) => events.push(d.toolName))
+  for (const args of [{ pad: 'x' }, JSON.stringify({ pad: 'x'.repeat(70000) })]) {
+    const session = registry.createSession()
+    session.register({ name: 'stool', description: 'never ends', inputSchema: { type: 'object' }, handler: () => new Promise(() => {}) })
+    const pending = manager.execute('stool', args, { sessionId: session.id })
+    session.destroy()
+    const r = await pending
+    assert.equal(r.error.code, 'CANCELLED', r.error.message)
+    assert.equal(r.execution.status, 'cancelled')
+  }
+  assert.deepEqual(events, ['stool', 'stool'])
+})

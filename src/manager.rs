@@ -694,6 +694,10 @@ impl ManagerCore {
 
     /// Cancels the executions of a destroyed session.
     pub fn destroy_session(self: &Rc<Self>, env: RawEnv, session_id: &str) {
+        // Calls whose large argument text is still on a worker start cancelled.
+        for p in self.pending.borrow_mut().values_mut().filter(|p| p.call.session_id.as_deref() == Some(session_id)) {
+            p.cancelled = true;
+        }
         let keys = self.engine.borrow().in_flight_keys(Some(session_id));
         for key in keys {
             self.sync_mask();

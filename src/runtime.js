@@ -36,7 +36,7 @@
     }
     /** Why the attempt was aborted (cancelled or timed out), or undefined. */
     static abortReason(ctx) {
-      return ctx.#reason
+      return ctx instanceof ToolCallContext ? ctx.#reason : undefined
     }
   }
 

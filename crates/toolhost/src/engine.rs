@@ -355,6 +355,11 @@ impl ExecutionEngine {
             None => Scope::Global,
         };
         let resolved = self.registry.resolve(scope, tool_name);
+        // A call cancelled before it started (an aborted signal; its session destroyed
+        // while a worker parsed its arguments) ends cancelled, whatever resolving says.
+        if options.already_cancelled && resolved.is_err() {
+            return self.finish_unstarted(key, record, ToolError::cancelled(tool_name), events);
+        }
         let policy = resolved.as_ref().ok().map(|tool| self.policy_for(tool, &options));
         let (tool, policy) = match (resolved, policy) {
             (Ok(tool), Some(Ok(policy))) => (tool, policy),
@@ -632,15 +637,21 @@ impl ExecutionEngine {
         keys.into_iter().map(|(_, k)| k).collect()
     }
 
+    /// Ends an execution that never got a tool: failed, or cancelled for a `cancelled` error.
     fn finish_unstarted(&mut self, key: u64, mut record: ExecutionRecord, error: ToolError, mut events: Vec<ExecutionEvent>) -> Transition {
-        record.status = ExecutionStatus::Failed;
+        let cancelled = error.category == ErrorCategory::Cancelled;
+        record.status = if cancelled { ExecutionStatus::Cancelled } else { ExecutionStatus::Failed };
         let now = now_ms();
         record.timing.completed_at = Some(now);
         record.timing.duration_ms = Some(0.0);
         record.error = Some(error);
         let record = Arc::new(record);
         self.account(&record);
-        if self.wanted.wants(EventType::Failed) {
+        if cancelled {
+            if self.wanted.wants(EventType::Cancelled) {
+                events.push(ExecutionEvent::Cancelled { execution_id: record.id.clone(), tool_name: record.tool_name.clone() });
+            }
+        } else if self.wanted.wants(EventType::Failed) {
             events.push(ExecutionEvent::Failed { execution: record.clone() });
         }
         let mut t = Transition::new(key, Step::Finished(record.clone()));
