@@ -52,13 +52,10 @@ impl ValidateNapiValue for Js {}
 /// message, which for a cyclic object, a throwing `toJSON` or a hostile Proxy fails
 /// with some unrelated error instead.)
 pub fn string_arg(env: RawEnv, v: RawValue, method: &str, what: &str) -> Option<String> {
-    let kind = type_of(env, v);
-    if kind == sys::ValueType::napi_string {
-        if let Some(s) = get_string(env, v) {
-            return Some(s);
-        }
+    if let Some(s) = get_string(env, v) {
+        return Some(s);
     }
-    let got = match kind {
+    let got = match type_of(env, v) {
         sys::ValueType::napi_undefined => "undefined",
         sys::ValueType::napi_null => "null",
         sys::ValueType::napi_boolean => "a boolean",
@@ -66,7 +63,6 @@ pub fn string_arg(env: RawEnv, v: RawValue, method: &str, what: &str) -> Option<
         sys::ValueType::napi_symbol => "a symbol",
         sys::ValueType::napi_function => "a function",
         sys::ValueType::napi_bigint => "a bigint",
-        sys::ValueType::napi_string => "a string that could not be read",
         _ => "an object",
     };
     let message = format!("{method}() takes {what} as a string, got {got}");

@@ -128,18 +128,6 @@ fn invalid_config(message: impl Into<String>) -> RegistryError {
     RegistryError::new(RegistryErrorCode::InvalidConfig, message)
 }
 
-/// An optional string option. Anything else is refused rather than read as absent: a
-/// `sessionId` dropped that way would run the call against the global tools.
-fn string_option(env: RawEnv, obj: RawValue, key: &CStr) -> Result<Option<String>, RegistryError> {
-    match js::get_opt(env, obj, key) {
-        None => Ok(None),
-        Some(v) => js::get_string(env, v)
-            .filter(|_| js::type_of(env, v) == sys::ValueType::napi_string)
-            .map(Some)
-            .ok_or_else(|| invalid_config(format!("{} must be a string", key.to_string_lossy()))),
-    }
-}
-
 fn read_retry(env: RawEnv, obj: RawValue) -> Result<Option<RetryOverrides>, RegistryError> {
     match get_json(env, obj, c"retry") {
         Ok(None) => Ok(None),
@@ -190,6 +178,13 @@ fn read_strings(env: RawEnv, obj: RawValue, key: &CStr) -> Result<Vec<String>, R
 fn read_flag(env: RawEnv, obj: RawValue, key: &CStr) -> Result<Option<bool>, RegistryError> {
     let Some(v) = js::get_opt(env, obj, key) else { return Ok(None) };
     js::get_bool(env, v).map(Some).ok_or_else(|| invalid_config(format!("{} must be true or false", key.to_string_lossy())))
+}
+
+/// An optional string option. Anything else is refused rather than read as absent: a
+/// `sessionId` dropped that way would run the call against the global tools.
+fn string_option(env: RawEnv, obj: RawValue, key: &CStr) -> Result<Option<String>, RegistryError> {
+    let Some(v) = js::get_opt(env, obj, key) else { return Ok(None) };
+    js::get_string(env, v).map(Some).ok_or_else(|| invalid_config(format!("{} must be a string", key.to_string_lossy())))
 }
 
 fn manager_config(env: RawEnv, options: Option<RawValue>) -> Result<ManagerConfig, RegistryError> {
@@ -692,18 +687,36 @@ impl ManagerCore {
         }
     }
 
-    /// Cancels the executions of a destroyed session.
-    pub fn destroy_session(self: &Rc<Self>, env: RawEnv, session_id: &str) {
-        // Calls whose large argument text is still on a worker start cancelled.
-        for p in self.pending.borrow_mut().values_mut().filter(|p| p.call.session_id.as_deref() == Some(session_id)) {
-            p.cancelled = true;
+    /// Cancels every execution in flight, or only those of one session. Returns how
+    /// many were cancelled.
+    fn cancel_in_flight(self: &Rc<Self>, env: RawEnv, session_id: Option<&str>) -> usize {
+        // A call whose large argument text is still on a worker starts cancelled when
+        // the text comes back.
+        let mut waiting = 0;
+        for p in self.pending.borrow_mut().values_mut() {
+            if !p.cancelled && (session_id.is_none() || p.call.session_id.as_deref() == session_id) {
+                p.cancelled = true;
+                waiting += 1;
+            }
         }
-        let keys = self.engine.borrow().in_flight_keys(Some(session_id));
+        let keys = self.engine.borrow().in_flight_keys(session_id);
+        let n = keys.len();
+        self.cancel_keys(env, keys);
+        n + waiting
+    }
+
+    /// Cancels executions in the order given (see `in_flight_keys` for why it matters).
+    fn cancel_keys(self: &Rc<Self>, env: RawEnv, keys: Vec<u64>) {
         for key in keys {
             self.sync_mask();
             let t = self.engine.borrow_mut().cancel_key(key);
             self.drive(env, t);
         }
+    }
+
+    /// Cancels the executions of a destroyed session.
+    pub fn destroy_session(self: &Rc<Self>, env: RawEnv, session_id: &str) {
+        self.cancel_in_flight(env, Some(session_id));
         self.engine.borrow_mut().forget_session(session_id);
     }
 }
@@ -827,11 +840,7 @@ pub fn on_signal_aborted(env: RawEnv, manager: u32, key: u64) {
             core.engine.borrow().in_flight_keys(None).into_iter().filter(shares).collect()
         }
     };
-    for key in keys {
-        core.sync_mask();
-        let t = core.engine.borrow_mut().cancel_key(key);
-        core.drive(env, t);
-    }
+    core.cancel_keys(env, keys);
 }
 
 pub fn on_message(env: RawEnv, message: Message) {
@@ -1083,21 +1092,7 @@ impl ToolExecutionManager {
     /// Cancels every execution in flight. Returns how many were cancelled.
     #[napi(catch_unwind)]
     pub fn cancel_all(&self, env: Env) -> u32 {
-        // An execution whose large argument text is still on a worker starts cancelled
-        // when the text comes back.
-        let mut waiting = 0;
-        for p in self.core.pending.borrow_mut().values_mut().filter(|p| !p.cancelled) {
-            p.cancelled = true;
-            waiting += 1;
-        }
-        let keys = self.core.engine.borrow().in_flight_keys(None);
-        let n = keys.len() as u32 + waiting;
-        for key in keys {
-            self.core.sync_mask();
-            let t = self.core.engine.borrow_mut().cancel_key(key);
-            self.core.drive(env.raw(), t);
-        }
-        n
+        self.core.cancel_in_flight(env.raw(), None) as u32
     }
 
     /// The record of an execution in flight or kept in history, or `undefined`.

@@ -9,11 +9,10 @@
 //! kinds of tool get the same behaviour.
 
 use std::collections::{HashMap, VecDeque};
-
-use rustc_hash::FxHashMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use rustc_hash::FxHashMap;
 use serde_json::Value;
 use tokio::time::Instant;
 
@@ -273,13 +272,13 @@ impl ExecutionEngine {
         self.wanted
     }
 
-    /// Whether finished executions produce an [`AuditRecord`].
     /// The redaction list the audit hash uses, when audit records are wanted: a driver
     /// that parses large arguments off its main thread hashes them there too.
     pub fn audit_redaction(&self) -> Option<&[String]> {
         self.audit_wanted.then_some(self.config.redact.as_slice())
     }
 
+    /// Whether finished executions produce an [`AuditRecord`].
     pub fn set_audit_wanted(&mut self, wanted: bool) {
         self.audit_wanted = wanted;
     }

@@ -9,10 +9,9 @@
 //! the registry's lock is released, so a listener may call back into the registry.
 
 use std::collections::HashMap;
-
-use rustc_hash::FxHashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
+use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::declaration::{check_declaration, ToolDeclaration};
