@@ -841,6 +841,50 @@ describe('concurrency', () => {
   }
 })
 
+describe('the first attempt starts once the caller\'s synchronous code is done', () => {
+  // A caller starting many calls in a loop would otherwise see their first failures only
+  // after the loop, and every retry would fall due late by the loop's length.
+  test('execute() returns before the handler runs; the handlers run, in order, at the next microtask', async () => {
+    const calls = []
+    const { manager } = setup([{ name: 'note', handler: (args) => { calls.push(args.i); return args.i } }])
+    const pending = [manager.execute('note', { i: 1 }), manager.execute('note', { i: 2 })]
+    calls.push('returned')
+    await null
+    assert.deepEqual(calls, ['returned', 1, 2])
+    assert.deepEqual((await Promise.all(pending)).map((r) => r.result), [1, 2])
+  })
+
+  test('a call cancelled right after execute() never runs its handler, nor logs its Starting line', async () => {
+    let calls = 0
+    const lines = []
+    const { manager } = setup([{ name: 'note', handler: () => { calls++; return 'ran' } }], {
+      logging: true, logger: (level, message) => lines.push(message), retry: FAST_RETRY,
+    })
+    let id
+    manager.addEventListener('tool-execution-started', (e) => { id = e.detail.execution.id })
+    const controller = new AbortController()
+    const byId = manager.execute('note', {})
+    assert.equal(manager.cancel(id), true)
+    const bySignal = manager.execute('note', {}, { signal: controller.signal })
+    controller.abort()
+    const byCancelAll = manager.execute('note', {})
+    assert.equal(manager.cancelAll(), 1)
+    for (const r of await Promise.all([byId, bySignal, byCancelAll])) assert.equal(r.error?.code, 'CANCELLED')
+    assert.equal(calls, 0)
+    assert.equal(lines.filter((l) => l.includes('Starting')).length, 0, lines.join('\n'))
+  })
+
+  test('events of the start are delivered by execute() itself', async () => {
+    const { manager } = setup([{ name: 'note', handler: () => 'ran' }])
+    const seen = []
+    for (const type of EVENT_TYPES) manager.addEventListener(type, (e) => seen.push(e.type.replace('tool-execution-', '')))
+    const pending = manager.execute('note', {})
+    assert.deepEqual(seen, ['started', 'validating', 'executing'])
+    await pending
+    assert.deepEqual(seen, ['started', 'validating', 'executing', 'succeeded'])
+  })
+})
+
 describe('bulk cancellation never starts the calls it cancels', () => {
   // Cancelling the running call frees its slot; the next queued call must not start in
   // the gap before it is cancelled too (its handler would run, with its side effects).
@@ -876,6 +920,8 @@ describe('bulk cancellation never starts the calls it cancels', () => {
       const { options = {}, cancel = () => cancelAll(setup) } = prepare(setup)
       const { calls, manager } = setup
       const pending = [manager.execute('slow', { n: 1 }, options), manager.execute('charge', { n: 2 }, options), manager.execute('charge', { n: 3 }, options)]
+      await null // the first call's handler starts
+      assert.deepEqual(calls, ['slow 1'])
       cancel()
       await allCancelled(pending)
       await sleep(5)
@@ -887,6 +933,7 @@ describe('bulk cancellation never starts the calls it cancels', () => {
     const { calls, manager } = charging()
     const first = manager.execute('slow', { n: 1 }, { toolCallId: 'first' })
     const second = manager.execute('charge', { n: 2 })
+    await null
     const [record] = manager.getExecutionsForToolCall('first')
     assert.equal(manager.cancel(record.id), true)
     assert.equal((await first).error.code, 'CANCELLED')

@@ -114,6 +114,10 @@ pub struct ManagerCore {
     admitted: RefCell<VecDeque<(toolhost::AttemptSpec, Option<LogLine>)>>,
     /// Whether that loop is on the stack.
     running_admitted: Cell<bool>,
+    /// A microtask to run the admitted attempts is queued (see [`ManagerCore::begin`]).
+    run_queued: Cell<bool>,
+    /// The function that microtask calls, made on first use.
+    runner: std::cell::OnceCell<JsRef>,
     /// Whether events are being delivered; events of transitions a listener causes
     /// meanwhile wait in `later_events`.
     dispatching: Cell<bool>,
@@ -346,6 +350,11 @@ impl ManagerCore {
 
     /// Registers the JS side of a started execution and drives its first transition.
     /// The caller has already called `hop::retain` for it.
+    ///
+    /// Events and log lines of the start are delivered now, but an admitted first attempt
+    /// runs from a microtask, once the caller's synchronous code is done: a caller that
+    /// starts many executions in a loop would otherwise have their first failures seen
+    /// only after the loop, and their retries fall due late by the loop's length.
     fn begin(self: &Rc<Self>, env: RawEnv, t: Transition, deferred: sys::napi_deferred, args: RawValue, args_parsed: bool, signal: Option<RawValue>) {
         let signal = match (signal, runtime(env)) {
             (Some(s), Ok(rt)) if !matches!(t.step, Step::Finished(_)) => {
@@ -356,10 +365,15 @@ impl ManagerCore {
         };
         let exec = JsExec { deferred, args: JsRef::new(env, args), args_parsed, ctx: None, deadline: None, signal, _manager: self.clone() };
         self.execs.borrow_mut().insert(t.key, exec);
-        self.drive(env, t);
+        self.drive_from(env, t, true);
     }
 
     fn drive(self: &Rc<Self>, env: RawEnv, t: Transition) {
+        self.drive_from(env, t, false)
+    }
+
+    /// Delivers a transition; with `run_later`, an attempt to run waits for a microtask.
+    fn drive_from(self: &Rc<Self>, env: RawEnv, t: Transition, run_later: bool) {
         let key = t.key;
         // A transition's events, log lines and result mostly concern one execution:
         // its id and tool name become JS strings once.
@@ -402,6 +416,10 @@ impl ManagerCore {
             self.interrupt(env, key, None);
         }
         match t.step {
+            Step::Run(spec) if run_later => {
+                self.admitted.borrow_mut().push_back((spec, carried.cloned()));
+                self.run_soon(env);
+            }
             Step::Run(spec) => self.run_attempt(env, spec, carried),
             Step::Retry { delay } => {
                 if let Some(exec) = self.execs.borrow_mut().get_mut(&key) {
@@ -440,6 +458,25 @@ impl ManagerCore {
                 Some((spec, start)) => self.run_attempt(env, spec, start.as_ref()),
                 None => break,
             }
+        }
+    }
+
+    /// Queues one microtask that runs the admitted attempts (unless one is queued).
+    fn run_soon(self: &Rc<Self>, env: RawEnv) {
+        if self.run_queued.replace(true) {
+            return;
+        }
+        let queued = runtime(env).is_ok_and(|rt| {
+            let runner = self.runner.get_or_init(|| {
+                let f = rt.call(env, &rt.runner, &[js::number(env, self.id as f64)]).unwrap_or_else(|_| js::undefined(env));
+                JsRef::new(env, f)
+            });
+            js::call(env, rt.settled.value(env), rt.then.value(env), &[runner.value(env)]).is_ok()
+        });
+        if !queued {
+            // Only the JS engine failing (out of stack) gets here: run them now instead.
+            self.run_queued.set(false);
+            self.run_admitted(env);
         }
     }
 
@@ -826,6 +863,13 @@ pub fn on_settled(env: RawEnv, manager: u32, key: u64, attempt: u32, ok: bool, v
     core.attempt_done(env, key, attempt, outcome);
 }
 
+/// The microtask queued by [`ManagerCore::run_soon`].
+pub fn on_run_soon(env: RawEnv, manager: u32) {
+    let Some(core) = find(manager) else { return };
+    core.run_queued.set(false);
+    core.run_admitted(env);
+}
+
 /// An execution's signal aborted. Every execution of this manager passed the same
 /// signal is cancelled now, queued ones first, so the slot of a cancelled running one
 /// never starts a queued one whose own abort listener has not run yet.
@@ -932,6 +976,8 @@ impl ToolExecutionManager {
             next_ticket: Cell::new(1),
             admitted: RefCell::new(VecDeque::new()),
             running_admitted: Cell::new(false),
+            run_queued: Cell::new(false),
+            runner: std::cell::OnceCell::new(),
             dispatching: Cell::new(false),
             later_events: RefCell::new(VecDeque::new()),
         });

@@ -9,6 +9,8 @@
 
   const SETTLED = 0
   const SIGNAL_ABORTED = 1
+  const RUN_SOON = 2
+
 
   class ToolCallContext {
     #controller = undefined
@@ -69,6 +71,14 @@
       (value) => notify(SETTLED, manager, key, attempt, true, value),
       (error) => notify(SETTLED, manager, key, attempt, false, error),
     )
+  }
+
+  // Runs a manager's admitted attempts once the current synchronous code is done: Rust
+  // passes this function to the intrinsic `then` of `settled`, which queues it as a
+  // microtask (`queueMicrotask` would also make an AsyncResource each time).
+  const settled = Promise.resolve()
+  function runner(manager) {
+    return () => notify(RUN_SOON, manager, 0, 0, false, undefined)
   }
 
   function listenSignal(signal, manager, key) {
@@ -391,5 +401,8 @@
     emit,
     parse: JSON.parse,
     keys,
+    runner,
+    settled,
+    then,
   }
 })

@@ -45,6 +45,9 @@ pub struct Runtime {
     pub emit: JsRef,
     pub parse: JsRef,
     pub keys: JsRef,
+    pub runner: JsRef,
+    pub settled: JsRef,
+    pub then: JsRef,
 }
 
 thread_local! {
@@ -64,6 +67,7 @@ unsafe extern "C" fn notify_cb(env: RawEnv, info: sys::napi_callback_info) -> Ra
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match kind {
         0 => crate::manager::on_settled(env, manager, key, attempt, ok, argv[5]),
         1 => crate::manager::on_signal_aborted(env, manager, key),
+        2 => crate::manager::on_run_soon(env, manager),
         _ => {}
     }));
     ptr::null_mut()
@@ -128,6 +132,9 @@ pub fn runtime(env: RawEnv) -> napi::Result<Rc<Runtime>> {
         emit: f(c"emit"),
         parse: f(c"parse"),
         keys: f(c"keys"),
+        runner: f(c"runner"),
+        settled: f(c"settled"),
+        then: f(c"then"),
     });
     RUNTIME.with(|r| *r.borrow_mut() = Some(rt.clone()));
     Ok(rt)
