@@ -442,11 +442,12 @@ impl ManagerCore {
     /// and run by the loop already on the stack, not one stack frame deeper, so a long
     /// queue of synchronous handlers cannot overflow the stack.
     ///
-    /// Admission is immediate, so code that cancels several executions must cancel the
-    /// queued ones before the running ones (see `in_flight_keys` and
-    /// `on_signal_aborted`), or a freed slot starts a call about to be cancelled. (Running
-    /// them from a microtask instead was tried: B5's p99 rose from about 1.0 to 2.3 ms
-    /// over ten interleaved runs.)
+    /// Admission from the queue is immediate (only `begin` defers a first attempt to a
+    /// microtask), so code that cancels several executions must cancel the queued ones
+    /// before the running ones (see `in_flight_keys` and `on_signal_aborted`), or a freed
+    /// slot starts a call about to be cancelled. (Deferring these admissions too was
+    /// tried twice: B5's p99 rose from about 1.0 to 2.3 ms over ten interleaved runs,
+    /// and by about 0.4 ms over four.)
     fn run_admitted(self: &Rc<Self>, env: RawEnv) {
         if self.running_admitted.replace(true) {
             return;
