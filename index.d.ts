@@ -529,7 +529,9 @@ export declare class ToolRegistry {
   on(type: 'tool-registry-change', listener: (detail: RegistryChange) => void): () => boolean
   /**
    * Creates a session: a tool set of its own, isolated from other sessions, that also
-   * sees the global tools unless `isolated` is true.
+   * sees the global tools unless `isolated` is true. Throws `INVALID_CONFIG` when
+   * `isolated` is not a boolean: read as false, it would show the session every
+   * global tool.
    */
   createSession(options?: { isolated?: boolean }): ToolSession
   /** The live session with this id, or `undefined`. */

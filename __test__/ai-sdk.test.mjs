@@ -161,5 +161,7 @@ describe('toAiSdkTools', () => {
     assert.equal(manager.getExecutionsForToolCall('call_note')[0].sessionId, session.id)
     assert.equal('note' in toAiSdkTools(manager), false)
     assert.throws(() => toAiSdkTools(manager, { sessionId: 'nope' }), { code: 'SESSION_NOT_FOUND' })
+    // As execute() and executeToolCalls() refuse it.
+    assert.throws(() => toAiSdkTools(manager, { sessionId: 42 }), { code: 'INVALID_CONFIG', message: /^toAiSdkTools: sessionId must be a string/ })
   })
 })

@@ -32,7 +32,18 @@ describe('what a session offers', () => {
     assert.equal(s.isolated, false)
     assert.equal(iso.isolated, true)
     assert.equal(registry.createSession({ isolated: false }).isolated, false)
+    assert.equal(registry.createSession(null).isolated, false)
     assert.equal(s.alive, true)
+  })
+
+  test('createSession refuses an isolated flag that is not a boolean, and options that are not an object', () => {
+    // Read as false, { isolated: 'yes' } would show the session every global tool.
+    const registry = new ToolRegistry()
+    for (const isolated of ['yes', 1, {}]) {
+      assert.throws(() => registry.createSession({ isolated }), { code: 'INVALID_CONFIG', message: 'createSession: isolated must be true or false' })
+    }
+    assert.throws(() => registry.createSession(true), { code: 'INVALID_CONFIG', message: 'createSession: options must be an object' })
+    assert.deepEqual(registry.sessions, [])
   })
 
   test('registry.sessions lists live ids oldest first; getSession looks one up', () => {

@@ -9,11 +9,14 @@ use toolhost::Scope;
 
 use crate::js::{self, Js};
 use crate::json::from_json;
-use crate::manager::{registry_of, ToolExecutionManager};
+use crate::manager::{registry_of, string_option, ToolExecutionManager};
 use crate::runtime::runtime;
 
 /// Options of `toAiSdkTools`.
-#[napi(object)]
+// Declares the `AiSdkToolsOptions` interface of index.d.ts only: the options are read
+// with the manager's option readers, so a bad `sessionId` is `INVALID_CONFIG`.
+#[allow(dead_code)]
+#[napi(object, object_to_js = false)]
 pub struct AiSdkToolsOptions {
     /// List the tools this session sees (its own and the registry's) and run them in it.
     pub session_id: Option<String>,
@@ -48,9 +51,12 @@ pub struct AiSdkTool {
 /// a snapshot: call again after registering tools. Throws `SESSION_NOT_FOUND` for an
 /// unknown session.
 #[napi(catch_unwind, ts_args_type = "manager: ToolExecutionManager, options?: AiSdkToolsOptions", ts_return_type = "Record<string, AiSdkTool>")]
-pub fn to_ai_sdk_tools(env: Env, manager: ClassInstance<'_, ToolExecutionManager>, options: Option<AiSdkToolsOptions>) -> napi::Result<Js> {
+pub fn to_ai_sdk_tools(env: Env, manager: ClassInstance<'_, ToolExecutionManager>, options: Option<Js>) -> napi::Result<Js> {
     let env = env.raw();
-    let session = options.and_then(|o| o.session_id);
+    let session = match options.map_or(Ok(None), |o| string_option(env, o.0, c"sessionId")) {
+        Ok(s) => s,
+        Err(e) => return js::throw_coded(env, e.code(), &format!("toAiSdkTools: {}", e.message), &[]),
+    };
     let Some(registry) = registry_of(manager.id()) else {
         return Err(napi::Error::from_reason("toAiSdkTools: the manager is no longer alive"));
     };

@@ -179,14 +179,14 @@ fn read_strings(env: RawEnv, obj: RawValue, key: &CStr) -> Result<Vec<String>, R
 }
 
 /// A boolean option: `None` when absent, an error naming it when not a boolean.
-fn read_flag(env: RawEnv, obj: RawValue, key: &CStr) -> Result<Option<bool>, RegistryError> {
+pub(crate) fn read_flag(env: RawEnv, obj: RawValue, key: &CStr) -> Result<Option<bool>, RegistryError> {
     let Some(v) = js::get_opt(env, obj, key) else { return Ok(None) };
     js::get_bool(env, v).map(Some).ok_or_else(|| invalid_config(format!("{} must be true or false", key.to_string_lossy())))
 }
 
 /// An optional string option. Anything else is refused rather than read as absent: a
 /// `sessionId` dropped that way would run the call against the global tools.
-fn string_option(env: RawEnv, obj: RawValue, key: &CStr) -> Result<Option<String>, RegistryError> {
+pub(crate) fn string_option(env: RawEnv, obj: RawValue, key: &CStr) -> Result<Option<String>, RegistryError> {
     let Some(v) = js::get_opt(env, obj, key) else { return Ok(None) };
     js::get_string(env, v).map(Some).ok_or_else(|| invalid_config(format!("{} must be a string", key.to_string_lossy())))
 }

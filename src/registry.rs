@@ -8,7 +8,7 @@ use std::sync::Arc;
 use napi::{sys, Env};
 use napi_derive::napi;
 use serde_json::{json, Value};
-use toolhost::{parse_arguments, BoxFuture, RegistryError, Scope, ToolContext, ToolDeclaration, ToolError, ToolHandler, ToolMetadata};
+use toolhost::{parse_arguments, BoxFuture, RegistryError, RegistryErrorCode, Scope, ToolContext, ToolDeclaration, ToolError, ToolHandler, ToolMetadata};
 
 use crate::js::{self, Js, JsRef, RawEnv, RawValue};
 use crate::json::{get_json, to_json};
@@ -316,15 +316,28 @@ impl ToolRegistry {
     }
 
     /// Creates a session: a tool set of its own, isolated from other sessions, that also
-    /// sees the global tools unless `isolated` is true.
-    #[napi(catch_unwind, ts_args_type = "options?: { isolated?: boolean }")]
-    pub fn create_session(&self, env: Env, options: Option<Js>) -> ToolSession {
-        let isolated = options
-            .and_then(|o| js::get_opt(env.raw(), o.0, c"isolated"))
-            .and_then(|v| js::get_bool(env.raw(), v))
-            .unwrap_or(false);
+    /// sees the global tools unless `isolated` is true. Throws `INVALID_CONFIG` when
+    /// `isolated` is not a boolean: read as false, it would show the session every
+    /// global tool.
+    #[napi(catch_unwind, ts_args_type = "options?: { isolated?: boolean }", ts_return_type = "ToolSession")]
+    pub fn create_session(&self, env: Env, options: Option<Js>) -> napi::Result<Js> {
+        use napi::bindgen_prelude::ToNapiValue;
+        let env = env.raw();
+        let options = options.map(|o| o.0).filter(|&o| !js::is_nullish(env, o));
+        let isolated = match options {
+            None => Ok(None),
+            Some(o) if !matches!(js::type_of(env, o), sys::ValueType::napi_object) => {
+                Err(RegistryError::new(RegistryErrorCode::InvalidConfig, "options must be an object"))
+            }
+            Some(o) => crate::manager::read_flag(env, o, c"isolated"),
+        };
+        let isolated = match isolated {
+            Ok(flag) => flag.unwrap_or(false),
+            Err(e) => return js::throw_coded(env, e.code(), &format!("createSession: {}", e.message), &[]),
+        };
         let id = self.shared.engine.create_session(isolated);
-        ToolSession { shared: self.shared.clone(), id, isolated }
+        let session = ToolSession { shared: self.shared.clone(), id, isolated };
+        Ok(Js(unsafe { ToolSession::to_napi_value(env, session)? }))
     }
 
     /// The live session with this id, or `undefined`.
