@@ -4,6 +4,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
+import { spawnSync } from 'node:child_process'
 import { ToolRegistry, ToolExecutionManager } from '../index.js'
 
 const schema = {
@@ -204,4 +205,118 @@ test('session.destroy() while large text is being parsed ends the call cancelled
     assert.equal(r.execution.status, 'cancelled')
   }
   assert.deepEqual(events, ['stool', 'stool'])
+})
+
+// For large valid text the worker also lists the values (a "tape"), and the JS thread
+// builds the handler's object from it instead of running JSON.parse. It must build the
+// same thing JSON.parse builds: same prototypes, own keys in the same order, same
+// property attributes, same values (-0 included).
+function assertSameAsParse(actual, expected, path = '$') {
+  if (typeof expected !== 'object' || expected === null) {
+    assert.ok(Object.is(actual, expected), `${path}: ${String(actual)} is not ${String(expected)}`)
+    return
+  }
+  assert.equal(typeof actual, 'object', path)
+  assert.equal(Array.isArray(actual), Array.isArray(expected), `${path}: array or not`)
+  assert.equal(Object.getPrototypeOf(actual), Object.getPrototypeOf(expected), `${path}: prototype`)
+  assert.deepEqual(Reflect.ownKeys(actual), Reflect.ownKeys(expected), `${path}: own keys`)
+  for (const key of Reflect.ownKeys(expected)) {
+    const a = Object.getOwnPropertyDescriptor(actual, key)
+    const e = Object.getOwnPropertyDescriptor(expected, key)
+    assert.deepEqual([a.writable, a.enumerable, a.configurable], [e.writable, e.enumerable, e.configurable], `${path}.${String(key)}: attributes`)
+    assertSameAsParse(a.value, e.value, `${path}.${String(key)}`)
+  }
+}
+
+/** A seeded generator of JSON text, written by hand so it can repeat keys and vary escapes and spacing. */
+function jsonWriter(seed) {
+  let state = seed
+  const rand = () => ((state = (state * 1103515245 + 12345) % 2147483648) / 2147483648)
+  const pick = (xs) => xs[Math.floor(rand() * xs.length)]
+  const space = () => pick(['', '', '', ' ', '\n  ', '\t', '\r\n'])
+  const KEYS = ['id', 'name', 'qty', '', '__proto__', 'constructor', 'toString', '0', '10', '-1', '1.5', 'a"b', 'é', '😀', 'line\nbreak', 'k'.repeat(40)]
+  const STRINGS = ['', 'x', 'short', 'exactly12chr', 'exactly13char', 'a longer string of text', 'naïve café', '日本語のテキスト', '😀 emoji 😀', '\u2028\u2029', 'tab\tquote"back\\slash/']
+  const NUMBERS = ['0', '-0', '1', '-1', '42', '1.5', '-0.0', '3.141592653589793', '1e3', '1E+2', '2.5e-3', '1e300', '5e-324', '-1e-400', '12345678901234567890', '0.1', '9007199254740993']
+  function string(s) {
+    // Escape some characters, write others raw, as JSON allows either.
+    let out = '"'
+    for (const ch of s) {
+      if (ch === '"' || ch === '\\') out += '\\' + ch
+      else if (ch < ' ') out += pick(['\\u' + ch.charCodeAt(0).toString(16).padStart(4, '0'), JSON.stringify(ch).slice(1, -1)])
+      else if (rand() < 0.05) out += ch.split('').map((c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')).join('')
+      else out += ch
+    }
+    return out + '"'
+  }
+  function value(depth) {
+    const r = rand()
+    if (depth > 6 || r < 0.45) {
+      const s = rand()
+      if (s < 0.4) return string(pick(STRINGS))
+      if (s < 0.8) return pick(NUMBERS)
+      return pick(['true', 'false', 'null'])
+    }
+    if (r < 0.65) return `[${space()}${Array.from({ length: Math.floor(rand() * 5) }, () => value(depth + 1)).join(`,${space()}`)}${space()}]`
+    return object(depth, Array.from({ length: Math.floor(rand() * 6) }, () => pick(KEYS)))
+  }
+  function object(depth, keys) {
+    return `{${space()}${keys.map((k) => `${string(k)}${space()}:${space()}${value(depth + 1)}`).join(`,${space()}`)}${space()}}`
+  }
+  // Many objects of a few key lists (built by compiled literals), and odd ones.
+  function document(minLength) {
+    const parts = []
+    let length = 0
+    const shapes = [['id', 'name', 'qty'], ['name', 'id'], ['__proto__', 'id'], ['id', 'id', 'name'], ['0', 'name', '10']]
+    while (length < minLength) {
+      const part = rand() < 0.7 ? object(1, pick(shapes)) : value(1)
+      parts.push(part)
+      length += part.length + 1
+    }
+    return `{"rows":[${parts.join(',')}],"odd":${object(0, KEYS)}}`
+  }
+  return { document }
+}
+
+test('the handler gets exactly what JSON.parse builds from large text: keys, order, prototypes, numbers, escapes', async () => {
+  const registry = new ToolRegistry()
+  const seen = []
+  registry.register({ name: 'any', description: 'takes any object', inputSchema: { type: 'object' }, handler: (args) => { seen.push(args); return 'ok' } })
+  const manager = new ToolExecutionManager(registry)
+  for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
+    const text = jsonWriter(seed).document(70 * 1024)
+    const expected = JSON.parse(text)
+    const r = await manager.execute('any', text)
+    assert.equal(r.success, true, `seed ${seed}: ${JSON.stringify(r.error)}`)
+    assertSameAsParse(seen.at(-1), expected)
+  }
+  // A raw lone surrogate in a value is kept as JSON.parse keeps it.
+  const lone = `{"v":"a\ud800b","pad":"${'x'.repeat(70 * 1024)}"}`
+  await manager.execute('any', lone)
+  assertSameAsParse(seen.at(-1), JSON.parse(lone))
+})
+
+test('large text nested as deep as validation allows (127 levels) reaches the handler intact', async () => {
+  const registry = new ToolRegistry()
+  let seen
+  registry.register({ name: 'any', description: 'takes any object', inputSchema: { type: 'object' }, handler: (args) => { seen = args; return 'ok' } })
+  const manager = new ToolExecutionManager(registry)
+  const text = `{"deep":${'['.repeat(126)}${']'.repeat(126)},"pad":"${'x'.repeat(70 * 1024)}"}`
+  assert.equal((await manager.execute('any', text)).success, true)
+  assertSameAsParse(seen, JSON.parse(text))
+})
+
+test('with code generation from strings disallowed, large text still reaches the handler intact', () => {
+  const script = `
+    import { ToolRegistry, ToolExecutionManager } from ${JSON.stringify(new URL('../index.js', import.meta.url).href)}
+    const registry = new ToolRegistry()
+    let seen
+    registry.register({ name: 'any', description: 'd', inputSchema: { type: 'object' }, handler: (args) => { seen = args; return 'ok' } })
+    const rows = Array.from({ length: 3000 }, (_, i) => ({ id: i, name: 'row ' + i, __proto__: null }))
+    const text = JSON.stringify({ rows })
+    const r = await new ToolExecutionManager(registry).execute('any', text)
+    process.stdout.write(JSON.stringify([r.success, JSON.stringify(seen) === text, Object.keys(seen.rows[7]).join()]))
+  `
+  const out = spawnSync(process.execPath, ['--disallow-code-generation-from-strings', '--input-type=module', '-e', script], { encoding: 'utf8' })
+  assert.equal(out.status, 0, out.stderr)
+  assert.deepEqual(JSON.parse(out.stdout), [true, true, 'id,name'])
 })

@@ -151,6 +151,31 @@ pub fn array(env: RawEnv, items: impl IntoIterator<Item = RawValue>) -> RawValue
     arr
 }
 
+pub fn int32_array(env: RawEnv, data: &[i32]) -> RawValue {
+    typed_array(env, data, sys::TypedarrayType::int32_array)
+}
+
+pub fn float64_array(env: RawEnv, data: &[f64]) -> RawValue {
+    typed_array(env, data, sys::TypedarrayType::float64_array)
+}
+
+/// A typed array holding a copy of `data`. (An external buffer over `data` itself
+/// would save the copy, about 50 µs for B4's tape, but V8 counts external memory
+/// towards full collections: B4 went from 1 to 81 mark-compacts per 1,000 calls.)
+fn typed_array<T: Copy>(env: RawEnv, data: &[T], kind: sys::napi_typedarray_type) -> RawValue {
+    let bytes = std::mem::size_of_val(data);
+    let (mut buffer, mut copy) = (ptr::null_mut(), ptr::null_mut());
+    let mut array = ptr::null_mut();
+    if unsafe { sys::napi_create_arraybuffer(env, bytes, &mut copy, &mut buffer) } == sys::Status::napi_ok {
+        if bytes > 0 {
+            // SAFETY: `copy` has room for `bytes` bytes, and `data` holds that many.
+            unsafe { ptr::copy_nonoverlapping(data.as_ptr().cast::<u8>(), copy.cast::<u8>(), bytes) };
+        }
+        unsafe { sys::napi_create_typedarray(env, kind, data.len(), buffer, 0, &mut array) };
+    }
+    if array.is_null() { undefined(env) } else { array }
+}
+
 pub fn set(env: RawEnv, obj: RawValue, key: &CStr, v: RawValue) {
     unsafe { sys::napi_set_named_property(env, obj, key.as_ptr(), v) };
 }

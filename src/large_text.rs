@@ -44,17 +44,21 @@ pub fn copy(env: RawEnv, s: RawValue, len: usize) -> Vec<u16> {
     buf
 }
 
-/// Decodes code units copied by [`copy`] (on any thread) and returns the buffer to the
-/// pool. Lone surrogates become U+FFFD, as `napi_get_value_string_utf8` does.
-pub fn into_string(units: Vec<u16>) -> String {
+/// Decodes code units copied by [`copy`] (on any thread). Lone surrogates become
+/// U+FFFD, as `napi_get_value_string_utf8` does.
+pub fn to_string(units: &[u16]) -> String {
     // Branch-free OR over all units: the compiler vectorises it, and JSON text is
     // nearly always ASCII, where narrowing is the whole conversion.
-    let text = if units.iter().fold(0u16, |acc, &u| acc | u) < 0x80 {
+    if units.iter().fold(0u16, |acc, &u| acc | u) < 0x80 {
         let bytes: Vec<u8> = units.iter().map(|&u| u as u8).collect();
         String::from_utf8(bytes).expect("ASCII is UTF-8")
     } else {
-        String::from_utf16_lossy(&units)
-    };
+        String::from_utf16_lossy(units)
+    }
+}
+
+/// Returns a buffer from [`copy`] to the pool.
+pub fn recycle(units: Vec<u16>) {
     if units.capacity() <= POOL_MAX_UNITS {
         if let Ok(mut pool) = POOL.lock() {
             if pool.len() < POOL_BUFFERS {
@@ -62,5 +66,4 @@ pub fn into_string(units: Vec<u16>) -> String {
             }
         }
     }
-    text
 }

@@ -59,6 +59,8 @@ struct JsExec {
     /// The arguments as the handler receives them; JSON text until first needed.
     args: JsRef,
     args_parsed: bool,
+    /// The tape of large argument text, used instead of `JSON.parse` (see `js_args`).
+    tape: Option<Box<toolhost::tape::Tape>>,
     /// The running attempt's context, to abort on timeout or cancel.
     ctx: Option<JsRef>,
     deadline: Option<DeadlineKey>,
@@ -78,6 +80,8 @@ pub struct ParsedArguments {
     arguments: toolhost::Arguments,
     /// The text was blank: read as `{}`, like short blank text.
     blank: bool,
+    /// What the JS thread builds the handler's arguments from, for valid arguments.
+    tape: Option<toolhost::tape::Tape>,
 }
 
 /// An `execute` call waiting for its arguments to be parsed off the JS thread.
@@ -342,7 +346,11 @@ impl ManagerCore {
             return Some(value);
         }
         let rt = runtime(env).ok()?;
-        let parsed = rt.call(env, &rt.parse, &[value]).unwrap_or_else(|_| js::undefined(env));
+        let decoded = exec.tape.take().and_then(|tape| {
+            let (ops, numbers) = (js::int32_array(env, &tape.ops), js::float64_array(env, &tape.numbers));
+            rt.call(env, &rt.decode_tape, &[value, ops, numbers, js::string(env, &tape.shapes)]).ok()
+        });
+        let parsed = decoded.unwrap_or_else(|| rt.call(env, &rt.parse, &[value]).unwrap_or_else(|_| js::undefined(env)));
         exec.args = JsRef::new(env, parsed);
         exec.args_parsed = true;
         Some(parsed)
@@ -355,7 +363,7 @@ impl ManagerCore {
     /// runs from a microtask, once the caller's synchronous code is done: a caller that
     /// starts many executions in a loop would otherwise have their first failures seen
     /// only after the loop, and their retries fall due late by the loop's length.
-    fn begin(self: &Rc<Self>, env: RawEnv, t: Transition, deferred: sys::napi_deferred, args: RawValue, args_parsed: bool, signal: Option<RawValue>) {
+    fn begin(self: &Rc<Self>, env: RawEnv, t: Transition, deferred: sys::napi_deferred, args: RawValue, args_parsed: bool, tape: Option<toolhost::tape::Tape>, signal: Option<RawValue>) {
         let signal = match (signal, runtime(env)) {
             (Some(s), Ok(rt)) if !matches!(t.step, Step::Finished(_)) => {
                 let listener = rt.call(env, &rt.listen_signal, &[s, js::number(env, self.id as f64), js::number(env, t.key as f64)]);
@@ -363,7 +371,8 @@ impl ManagerCore {
             }
             _ => None,
         };
-        let exec = JsExec { deferred, args: JsRef::new(env, args), args_parsed, ctx: None, deadline: None, signal, _manager: self.clone() };
+        let tape = tape.map(Box::new);
+        let exec = JsExec { deferred, args: JsRef::new(env, args), args_parsed, tape, ctx: None, deadline: None, signal, _manager: self.clone() };
         self.execs.borrow_mut().insert(t.key, exec);
         self.drive_from(env, t, true);
     }
@@ -926,7 +935,7 @@ pub fn on_message(env: RawEnv, message: Message) {
             core.sync_mask();
             let t = core.engine.borrow_mut().start_with(&pending.name, arguments.arguments, pending.call);
             let args = if arguments.blank { js::object(env) } else { pending.args.value(env) };
-            core.begin(env, t, pending.deferred, args, arguments.blank, signal);
+            core.begin(env, t, pending.deferred, args, arguments.blank, arguments.tape, signal);
         }
     }
 }
@@ -1050,24 +1059,32 @@ impl ToolExecutionManager {
             core.sync_mask();
             let audit_redaction = core.engine.borrow().audit_redaction().map(<[String]>::to_vec);
             hop::run_blocking(move || {
-                let text = large_text::into_string(units);
+                let text = large_text::to_string(&units);
                 let scope = session.as_deref().map_or(toolhost::Scope::Global, toolhost::Scope::Session);
                 let mut tree = None;
                 let blank = text.trim().is_empty();
                 let parsed = if blank { Ok(serde_json::Value::Object(Default::default())) } else { toolhost::parse_arguments(&name, &text) };
+                let mut tape = None;
                 let arguments = match (parsed, registry.resolve(scope, &name)) {
                     (Ok(v), Ok(_)) if blank => toolhost::Arguments::Parsed(Ok(v)),
                     (Ok(v), Ok(tool)) => {
                         let issues = tool.schema.validate(&v);
                         let input_hash = audit_redaction.map(|redact| toolhost::audit_input_hash(&v, &redact));
                         tree = Some(v);
+                        // Only valid arguments reach a handler.
+                        if issues.is_empty() {
+                            tape = toolhost::tape::build(&units);
+                        }
                         toolhost::Arguments::Validated { text: Arc::from(text), tool, issues, input_hash }
                     }
                     (parsed, _) => toolhost::Arguments::Parsed(parsed),
                 };
-                hop.post(Message::ArgumentsReady { manager, ticket, arguments: Box::new(ParsedArguments { arguments, blank }) });
-                // Freed after the hand-over, so the JS thread does not wait for it.
+                large_text::recycle(units);
+                // Freed before the hand-over: on a 2-core machine, freeing it (about 1 ms
+                // for 1 MB of text) while the JS thread builds the arguments made B4's JS
+                // thread wait for a CPU, 2.0 ms per call instead of 1.2.
                 drop(tree);
+                hop.post(Message::ArgumentsReady { manager, ticket, arguments: Box::new(ParsedArguments { arguments, blank, tape }) });
             });
             return Ok(Js(promise));
         }
@@ -1084,7 +1101,7 @@ impl ToolExecutionManager {
         // Blank text and `undefined` are read as `{}`, and the handler gets a new `{}`.
         let empty = blank_text || js::type_of(env, args) == sys::ValueType::napi_undefined;
         let args_value = if empty { js::object(env) } else { args };
-        core.begin(env, t, deferred, args_value, args_parsed, signal);
+        core.begin(env, t, deferred, args_value, args_parsed, None, signal);
         Ok(Js(promise))
     }
 

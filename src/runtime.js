@@ -61,6 +61,89 @@
     return Object.keys(o)
   }
 
+  // Builds what JSON.parse(text) would, from the tape a worker made of it (see
+  // crates/toolhost/src/tape.rs): strings are slices of `text` (V8 shares the text's
+  // memory for 13 characters or more), numbers come parsed, and the objects of a key
+  // list used often are built by one object literal, compiled once per key list.
+  const NULL = 0, TRUE = 1, FALSE = 2, NUMBER = 3, STRING = 4, ESCAPED = 5, ARRAY = 6, OBJECT = 7
+  const slice = String.prototype.slice
+  const parse = JSON.parse
+  const defineProperty = Object.defineProperty
+  // A key list gets a literal when this many objects of one text use it and it has at
+  // most this many keys; at most this many literals are kept.
+  const LITERAL_USES = 8, LITERAL_KEYS = 64, LITERALS = 256
+  const literals = new Map()
+  let codegen = true
+
+  function literalFor(keys) {
+    const id = JSON.stringify(keys)
+    let make = literals.get(id)
+    if (make === undefined && codegen) {
+      // `"__proto__": v` in a literal would set the prototype; JSON.parse makes an own
+      // property, as a computed key does.
+      const body = keys.map((k) => `${k === '__proto__' ? '["__proto__"]' : JSON.stringify(k)}: v()`).join(', ')
+      try {
+        make = new Function('v', `'use strict'; return {${body}}`)
+      } catch {
+        codegen = false // code generation from strings is disallowed
+        return undefined
+      }
+      if (literals.size >= LITERALS) literals.clear()
+      literals.set(id, make)
+    }
+    return make
+  }
+
+  function generic(keys) {
+    return (v) => {
+      const o = {}
+      for (let k = 0; k < keys.length; k++) {
+        const key = keys[k]
+        if (key === '__proto__') defineProperty(o, key, { value: v(), writable: true, enumerable: true, configurable: true })
+        else o[key] = v()
+      }
+      return o
+    }
+  }
+
+  function decodeTape(text, ops, numbers, shapes) {
+    const builders = parse(shapes).map((shape) => {
+      const keys = shape.slice(1)
+      return (shape[0] >= LITERAL_USES && keys.length <= LITERAL_KEYS && literalFor(keys)) || generic(keys)
+    })
+    let i = 0
+    let n = 0
+    function value() {
+      switch (ops[i++]) {
+        case STRING: {
+          const start = ops[i]
+          const end = ops[i + 1]
+          i += 2
+          return slice.call(text, start, end)
+        }
+        case NUMBER: return numbers[n++]
+        case OBJECT: return builders[ops[i++]](value)
+        case ARRAY: {
+          const length = ops[i++]
+          const a = []
+          for (let k = 0; k < length; k++) a[k] = value()
+          return a
+        }
+        case ESCAPED: {
+          const start = ops[i]
+          const end = ops[i + 1]
+          i += 2
+          return parse(slice.call(text, start, end))
+        }
+        case TRUE: return true
+        case FALSE: return false
+        case NULL: return null
+      }
+      throw new Error('toolhost: malformed argument tape')
+    }
+    return value()
+  }
+
   // The intrinsic `then`, so a promise whose own `then` was replaced (throwing, or never
   // calling back) still settles the attempt. A broken species constructor makes this
   // throw, and Rust fails the attempt with that error.
@@ -400,6 +483,7 @@
     removeListener,
     emit,
     parse: JSON.parse,
+    decodeTape,
     keys,
     runner,
     settled,

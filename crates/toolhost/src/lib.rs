@@ -25,6 +25,7 @@ pub mod redaction;
 pub mod registry;
 pub mod retry;
 pub mod schema;
+pub mod tape;
 pub mod timestamp;
 pub mod truncation;
 pub mod tool_definition;
