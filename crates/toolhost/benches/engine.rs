@@ -1,5 +1,6 @@
 //! Micro-benchmarks of the engine's hot spots: argument validation and backoff
-//! computation, plus one whole start -> attempt_finished cycle of the state machine.
+//! computation, one whole start -> attempt_finished cycle of the state machine, and the
+//! tape of 1 MB of argument text (what the binding's worker adds for large arguments).
 //! Run with `cargo bench -p toolhost`.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
@@ -66,5 +67,29 @@ fn state_machine(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, validation, backoff, state_machine);
+/// About 1 MB of JSON shaped like the JS benchmark's B4 order: 5,000 line items.
+fn order_text() -> String {
+    let items: Vec<_> = (0..5000)
+        .map(|i| {
+            let currency = ["USD", "EUR", "GBP", "JPY"][i % 4];
+            let mut item = json!({
+                "sku": format!("ABC-{i:06}"), "name": format!("Widget model {i} (blue, large)"), "quantity": 1 + i % 50,
+                "unitPrice": 9.99 + (i % 100) as f64, "currency": currency,
+                "tags": ["hardware", format!("batch-{}", i % 7)], "productUrl": format!("https://shop.example.com/p/ABC-{i}"),
+            });
+            if i % 3 == 0 {
+                item["discount"] = json!({"kind": "percent", "value": 5});
+            }
+            item
+        })
+        .collect();
+    json!({"orderId": "0b7e8a5c-1f0e-4c39-9a43-0a4f5c9c2d11", "status": "paid", "items": items}).to_string()
+}
+
+fn tape(c: &mut Criterion) {
+    let units: Vec<u16> = order_text().encode_utf16().collect();
+    c.bench_function("tape of 1 MB of argument text", |b| b.iter(|| toolhost::tape::build(black_box(&units)).unwrap()));
+}
+
+criterion_group!(benches, validation, backoff, state_machine, tape);
 criterion_main!(benches);
