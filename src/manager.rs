@@ -382,7 +382,7 @@ impl ManagerCore {
     }
 
     /// Delivers a transition; with `run_later`, an attempt to run waits for a microtask.
-    fn drive_from(self: &Rc<Self>, env: RawEnv, t: Transition, run_later: bool) {
+    fn drive_from(self: &Rc<Self>, env: RawEnv, mut t: Transition, run_later: bool) {
         let key = t.key;
         // A transition's events, log lines and result mostly concern one execution:
         // its id and tool name become JS strings once.
@@ -417,6 +417,7 @@ impl ManagerCore {
             let skip = |i| carried == Some(i) || admitted.iter().any(|(_, line)| *line == Some(i));
             self.log_except(env, &t.logs, skip, &mut names);
         }
+        let carried_at = carried;
         let carried = carried.map(|i| &t.logs[i]);
         if let Some(record) = &t.audit {
             self.audit(env, record);
@@ -426,7 +427,12 @@ impl ManagerCore {
         }
         match t.step {
             Step::Run(spec) if run_later => {
-                self.admitted.borrow_mut().push_back((spec, carried.cloned()));
+                // Moved out, not cloned: this transition is done with it.
+                let line = carried_at.map(|i| {
+                    let line = &mut t.logs[i];
+                    LogLine { level: line.level, message: std::mem::take(&mut line.message), fields: std::mem::take(&mut line.fields) }
+                });
+                self.admitted.borrow_mut().push_back((spec, line));
                 self.run_soon(env);
             }
             Step::Run(spec) => self.run_attempt(env, spec, carried),
