@@ -1,6 +1,6 @@
-// Argument text of 64 KiB or more is parsed and validated in Rust on a worker thread
-// while the JS thread parses it for the handler. These tests pin that this path
-// behaves exactly like the small-argument path.
+// Argument text of 64 KiB or more is parsed and validated in Rust on a worker thread,
+// and the JS thread builds the handler's object from the worker's tape of it. These
+// tests pin that this path behaves exactly like the small-argument path.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'

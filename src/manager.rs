@@ -71,7 +71,8 @@ struct JsExec {
 }
 
 /// Argument text at least this long (in UTF-16 code units) is decoded, parsed and
-/// validated on a worker thread; the JS thread runs `JSON.parse` for the handler.
+/// validated on a worker thread, which also makes the tape the JS thread builds the
+/// handler's object from (`JSON.parse` when there is no tape).
 const OFFLOAD_UNITS: usize = 64 * 1024;
 
 /// Large argument text parsed and validated off the JS thread; the parsed tree was
@@ -728,8 +729,9 @@ impl ManagerCore {
     }
 
     /// The arguments of execution `key` for an event: the handler's own JS object when
-    /// it exists; for kept text, the handler's object made now (one `JSON.parse` of the
-    /// caller's own string, which the handler then reuses); JSON built anew otherwise.
+    /// it exists; for kept text, the handler's object made now (from the tape, or one
+    /// `JSON.parse` of the caller's own string, which the handler then reuses); JSON
+    /// built anew otherwise.
     fn event_args(&self, env: RawEnv, key: u64, recorded: &toolhost::RecordedArgs) -> RawValue {
         let parsed = self.execs.borrow().get(&key).map(|exec| exec.args_parsed);
         match (parsed, recorded) {
@@ -1042,9 +1044,10 @@ impl ToolExecutionManager {
         hop::retain(env);
         let large = if text_args { Some(large_text::len(env, args)).filter(|&n| n >= OFFLOAD_UNITS) } else { None };
         if let Some(units) = large {
-            // A worker decodes, parses and validates in Rust; the JS thread only copies the
-            // code units, and parses its own copy for the handler only when an attempt runs
-            // (never, if validation fails), so the parsed objects live briefly and die young.
+            // A worker decodes, parses and validates in Rust, and lists the values of valid
+            // arguments in a tape; the JS thread only copies the code units, and builds the
+            // handler's object from the tape only when an attempt runs (never, if
+            // validation fails), so those objects live briefly and die young.
             let units = large_text::copy(env, args, units);
             let ticket = core.next_ticket.get();
             core.next_ticket.set(ticket + 1);
