@@ -320,3 +320,24 @@ test('with code generation from strings disallowed, large text still reaches the
   assert.equal(out.status, 0, out.stderr)
   assert.deepEqual(JSON.parse(out.stdout), [true, true, 'id,name'])
 })
+
+test('a setter on Object.prototype does not catch keys of large argument text, as it does not catch JSON.parse', async () => {
+  const registry = new ToolRegistry()
+  let seen
+  registry.register({ name: 'rows', description: 'takes rows', inputSchema: { type: 'object' }, handler: (args) => { seen = args; return 'ok' } })
+  const manager = new ToolExecutionManager(registry)
+  let caught = 0
+  Object.defineProperty(Object.prototype, 'tracked', { set() { caught++ }, get() { return 'inherited' }, configurable: true })
+  try {
+    const rows = Array.from({ length: 4000 }, (_, i) => ({ tracked: i, name: 'a row' }))
+    rows.push({ name: 'odd', tracked: 'own' })
+    const text = JSON.stringify({ rows })
+    assert.ok(text.length > 64 * 1024)
+    assert.equal((await manager.execute('rows', text)).success, true)
+    assert.equal(caught, 0)
+    assert.equal(Object.getOwnPropertyDescriptor(seen.rows[7], 'tracked').value, 7)
+    assert.equal(Object.getOwnPropertyDescriptor(seen.rows[4000], 'tracked').value, 'own')
+  } finally {
+    delete Object.prototype.tracked
+  }
+})

@@ -83,22 +83,31 @@
   const compiled = new Map()
   let codegen = true
 
-  // `this.__proto__ = v` would set the prototype; JSON.parse makes an own property.
-  const OWN_PROTO = 'defineProperty(this, "__proto__", { value: v(), writable: true, enumerable: true, configurable: true })'
+  // JSON.parse defines own properties. Assigning a key Object.prototype has would
+  // instead set the prototype (`__proto__`), call a setter, or throw where
+  // Object.prototype is frozen (the override mistake), so those keys are defined.
+  const objectPrototype = Object.prototype
+  const inherited = (key) => key === '__proto__' || key in objectPrototype
+  const own = { value: undefined, writable: true, enumerable: true, configurable: true }
+  function defineOwn(o, key, value) {
+    own.value = value
+    defineProperty(o, key, own)
+    own.value = undefined
+  }
 
   function compiledFor(keys) {
     const id = JSON.stringify(keys)
     let make = compiled.get(id)
     if (make === undefined && codegen) {
-      const body = keys.map((k) => (k === '__proto__' ? OWN_PROTO : `this[${JSON.stringify(k)}] = v()`)).join('\n')
+      const body = keys.map((k) => (inherited(k) ? `defineOwn(this, ${JSON.stringify(k)}, v())` : `this[${JSON.stringify(k)}] = v()`)).join('\n')
       let Shape
       try {
-        Shape = new Function('defineProperty', `'use strict'; return function Shape(v) {\n${body}\n}`)(defineProperty)
+        Shape = new Function('defineOwn', `'use strict'; return function Shape(v) {\n${body}\n}`)(defineOwn)
       } catch {
         codegen = false // code generation from strings is disallowed
         return undefined
       }
-      Shape.prototype = Object.prototype
+      Shape.prototype = objectPrototype
       make = (v) => new Shape(v)
       if (compiled.size >= COMPILED) compiled.clear()
       compiled.set(id, make)
@@ -111,7 +120,7 @@
       const o = {}
       for (let k = 0; k < keys.length; k++) {
         const key = keys[k]
-        if (key === '__proto__') defineProperty(o, key, { value: v(), writable: true, enumerable: true, configurable: true })
+        if (inherited(key)) defineOwn(o, key, v())
         else o[key] = v()
       }
       return o
@@ -119,10 +128,12 @@
   }
 
   function decodeTape(text, ops, numbers, shapes) {
-    const builders = parse(shapes).map((shape) => {
-      const keys = arraySlice.call(shape, 1)
-      return (shape[0] >= COMPILED_USES && keys.length <= COMPILED_KEYS && compiledFor(keys)) || keyByKey(keys)
-    })
+    const list = parse(shapes)
+    const builders = []
+    for (let s = 0; s < list.length; s++) {
+      const keys = arraySlice.call(list[s], 1)
+      builders[s] = (list[s][0] >= COMPILED_USES && keys.length <= COMPILED_KEYS && compiledFor(keys)) || keyByKey(keys)
+    }
     const stack = []
     let sp = 0
     let i = 0
