@@ -128,51 +128,66 @@
     }
   }
 
+  // One decode at a time, in these variables rather than in a closure per call: the
+  // compiled constructors then always call the same `value`, so V8 keeps the code it
+  // optimized for the first decode (a closure per call cost a deoptimization of every
+  // constructor on the second call).
+  let tText = '', tOps = null, tNumbers = null, tBuilders = null, tStack = null, tAt = 0, tNumber = 0, tTop = 0
+
   function decodeTape(text, ops, numbers, shapes) {
+    if (tOps !== null) throw new Error('toolhost: a tape is already being decoded')
     const list = parse(shapes)
     const builders = []
     for (let s = 0; s < list.length; s++) {
       const keys = arraySlice.call(list[s], 1)
       builders[s] = (list[s][0] >= COMPILED_USES && keys.length <= COMPILED_KEYS && compiledFor(keys)) || keyByKey(keys)
     }
-    const stack = []
-    let sp = 0
-    let i = 0
-    let n = 0
-    function value() {
-      switch (ops[i++]) {
-        case STRING: {
-          const start = ops[i]
-          const end = ops[i + 1]
-          i += 2
-          return stringSlice.call(text, start, end)
-        }
-        case NUMBER: return numbers[n++]
-        case OBJECT: return builders[ops[i++]](value)
-        case ARRAY: {
-          const length = ops[i++]
-          const base = sp
-          for (let k = 0; k < length; k++) {
-            const element = value()
-            stack[sp++] = element
-          }
-          const array = arraySlice.call(stack, base, sp)
-          sp = base
-          return array
-        }
-        case ESCAPED: {
-          const start = ops[i]
-          const end = ops[i + 1]
-          i += 2
-          return parse(stringSlice.call(text, start, end))
-        }
-        case TRUE: return true
-        case FALSE: return false
-        case NULL: return null
-      }
-      throw new Error('toolhost: malformed argument tape')
+    tText = text
+    tOps = ops
+    tNumbers = numbers
+    tBuilders = builders
+    tStack = [null] // general elements from the start: no elements-kind transitions
+    tAt = tNumber = tTop = 0
+    try {
+      return value()
+    } finally {
+      tText = ''
+      tOps = tNumbers = tBuilders = tStack = null
     }
-    return value()
+  }
+
+  function value() {
+    switch (tOps[tAt++]) {
+      case STRING: {
+        const start = tOps[tAt]
+        const end = tOps[tAt + 1]
+        tAt += 2
+        return stringSlice.call(tText, start, end)
+      }
+      case NUMBER: return tNumbers[tNumber++]
+      case OBJECT: return tBuilders[tOps[tAt++]](value)
+      case ARRAY: {
+        const length = tOps[tAt++]
+        const base = tTop
+        for (let k = 0; k < length; k++) {
+          const element = value()
+          tStack[tTop++] = element
+        }
+        const array = arraySlice.call(tStack, base, tTop)
+        tTop = base
+        return array
+      }
+      case ESCAPED: {
+        const start = tOps[tAt]
+        const end = tOps[tAt + 1]
+        tAt += 2
+        return parse(stringSlice.call(tText, start, end))
+      }
+      case TRUE: return true
+      case FALSE: return false
+      case NULL: return null
+    }
+    throw new Error('toolhost: malformed argument tape')
   }
 
   // The intrinsic `then`, so a promise whose own `then` was replaced (throwing, or never
