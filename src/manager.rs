@@ -133,7 +133,7 @@ fn config_error(env: RawEnv, e: &RegistryError) -> napi::Result<Js> {
     js::throw_coded(env, e.code(), &e.message, &[])
 }
 
-fn invalid_config(message: impl Into<String>) -> RegistryError {
+pub(crate) fn invalid_config(message: impl Into<String>) -> RegistryError {
     RegistryError::new(RegistryErrorCode::InvalidConfig, message)
 }
 

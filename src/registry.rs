@@ -8,7 +8,7 @@ use std::sync::Arc;
 use napi::{sys, Env};
 use napi_derive::napi;
 use serde_json::{json, Value};
-use toolhost::{parse_arguments, BoxFuture, RegistryError, RegistryErrorCode, Scope, ToolContext, ToolDeclaration, ToolError, ToolHandler, ToolMetadata};
+use toolhost::{parse_arguments, BoxFuture, RegistryError, Scope, ToolContext, ToolDeclaration, ToolError, ToolHandler, ToolMetadata};
 
 use crate::js::{self, Js, JsRef, RawEnv, RawValue};
 use crate::json::{get_json, to_json};
@@ -327,7 +327,7 @@ impl ToolRegistry {
         let isolated = match options {
             None => Ok(None),
             Some(o) if !matches!(js::type_of(env, o), sys::ValueType::napi_object) => {
-                Err(RegistryError::new(RegistryErrorCode::InvalidConfig, "options must be an object"))
+                Err(crate::manager::invalid_config("options must be an object"))
             }
             Some(o) => crate::manager::read_flag(env, o, c"isolated"),
         };
