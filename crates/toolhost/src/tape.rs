@@ -59,22 +59,19 @@ pub fn build(units: &[u16]) -> Option<Tape> {
         key_names: Vec::new(),
         stack: Vec::new(),
         shapes: HashMap::new(),
-        shape_list: Vec::new(),
+        uses: Vec::new(),
     };
     b.value(0)?;
     b.skip_ws();
     if b.at != units.len() {
         return None;
     }
-    let shapes: Vec<serde_json::Value> = b
-        .shape_list
-        .iter()
-        .map(|(keys, uses)| {
-            let mut entry = vec![serde_json::Value::from(*uses)];
-            entry.extend(keys.iter().map(|&k| serde_json::Value::from(b.key_names[k as usize].as_str())));
-            serde_json::Value::Array(entry)
-        })
-        .collect();
+    let mut shapes = vec![serde_json::Value::Null; b.uses.len()];
+    for (keys, &id) in &b.shapes {
+        let mut entry = vec![serde_json::Value::from(b.uses[id as usize])];
+        entry.extend(keys.iter().map(|&k| serde_json::Value::from(b.key_names[k as usize].as_str())));
+        shapes[id as usize] = serde_json::Value::Array(entry);
+    }
     b.tape.shapes = serde_json::to_string(&shapes).ok()?;
     Some(b.tape)
 }
@@ -93,9 +90,10 @@ struct Builder<'a> {
     key_names: Vec<String>,
     /// The key ids of the objects being read, innermost last.
     stack: Vec<u32>,
+    /// Shape ids by their key ids.
     shapes: HashMap<Vec<u32>, u32>,
-    /// Each shape's key ids and how many objects use it.
-    shape_list: Vec<(Vec<u32>, u32)>,
+    /// How many objects use each shape, by shape id.
+    uses: Vec<u32>,
 }
 
 impl<'a> Builder<'a> {
@@ -244,13 +242,13 @@ impl<'a> Builder<'a> {
         let shape = match self.shapes.get(&self.stack[base..]) {
             Some(&id) => id,
             None => {
-                let id = self.shape_list.len() as u32;
+                let id = self.uses.len() as u32;
                 self.shapes.insert(self.stack[base..].to_vec(), id);
-                self.shape_list.push((self.stack[base..].to_vec(), 0));
+                self.uses.push(0);
                 id
             }
         };
-        self.shape_list[shape as usize].1 += 1;
+        self.uses[shape as usize] += 1;
         self.stack.truncate(base);
         self.tape.ops[at + 1] = shape as i32;
         Some(())
