@@ -181,7 +181,27 @@ pub fn from_json(env: RawEnv, v: &Value) -> RawValue {
             let obj = js::object(env);
             for (k, v) in map {
                 let key = js::string(env, k);
-                unsafe { sys::napi_set_property(env, obj, key, from_json(env, v)) };
+                let value = from_json(env, v);
+                if k == "__proto__" {
+                    // Assigning `__proto__` would set the object's prototype (letting a
+                    // model-sent key pass validation as data and reach the handler as
+                    // inherited properties); JSON.parse defines an own property instead.
+                    let descriptor = sys::napi_property_descriptor {
+                        utf8name: ptr::null(),
+                        name: key,
+                        method: None,
+                        getter: None,
+                        setter: None,
+                        value,
+                        attributes: sys::PropertyAttributes::writable
+                            | sys::PropertyAttributes::enumerable
+                            | sys::PropertyAttributes::configurable,
+                        data: ptr::null_mut(),
+                    };
+                    unsafe { sys::napi_define_properties(env, obj, 1, &descriptor) };
+                } else {
+                    unsafe { sys::napi_set_property(env, obj, key, value) };
+                }
             }
             obj
         }
