@@ -94,7 +94,7 @@ mod tests {
     use std::collections::HashSet;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
-    use std::time::{SystemTime, UNIX_EPOCH};
+    use crate::clock::{SystemTime, UNIX_EPOCH};
 
     /// A fresh directory under the system temp dir, removed on drop.
     struct TempDir(PathBuf);

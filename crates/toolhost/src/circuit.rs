@@ -3,7 +3,9 @@
 //! `recoveryTimeoutMs` one trial call is let through (half-open); `successThreshold`
 //! successful trials close it, a failed trial opens it again.
 
-use tokio::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::clock::Instant;
 
 use crate::declaration::CircuitBreakerConfig;
 

@@ -10,11 +10,11 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use rustc_hash::FxHashMap;
 use serde_json::Value;
-use tokio::time::Instant;
+use crate::clock::{Instant, SystemTime};
 
 use crate::audit::AuditRecord;
 use crate::circuit::CircuitBreaker;
@@ -668,7 +668,7 @@ impl ExecutionEngine {
         let args = input_hash.unwrap_or_else(|| audit_input_hash(&record.args.to_value(), &self.config.redact));
         let iso = |ms: f64| {
             let since_epoch = Duration::try_from_secs_f64(ms.max(0.0) / 1000.0).unwrap_or_default();
-            crate::timestamp::iso8601_millis(std::time::UNIX_EPOCH + since_epoch)
+            crate::timestamp::iso8601_millis(crate::clock::UNIX_EPOCH + since_epoch)
         };
         AuditRecord {
             execution_id: record.id.clone(),

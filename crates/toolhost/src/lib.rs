@@ -12,6 +12,7 @@ pub mod arguments;
 pub mod audit;
 pub mod canonical;
 pub mod circuit;
+pub mod clock;
 pub mod declaration;
 pub mod deadline;
 pub mod engine;

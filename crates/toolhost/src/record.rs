@@ -3,7 +3,7 @@
 use std::any::Any;
 use std::borrow::Cow;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use crate::clock::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 

@@ -4,7 +4,7 @@
 //! using Howard Hinnant's `civil_from_days` algorithm on the proleptic
 //! Gregorian calendar.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use crate::clock::{SystemTime, UNIX_EPOCH};
 
 const MILLIS_PER_DAY: i128 = 86_400_000;
 

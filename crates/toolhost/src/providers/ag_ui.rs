@@ -10,7 +10,7 @@
 //! A call that is started but never ended is an error naming it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use crate::clock::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
