@@ -835,9 +835,8 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
-module.exports.ToolExecutionManager = nativeBinding.ToolExecutionManager
-module.exports.ToolRegistry = nativeBinding.ToolRegistry
-module.exports.ToolSession = nativeBinding.ToolSession
-module.exports.permanentError = nativeBinding.permanentError
-module.exports.toAiSdkTools = nativeBinding.toAiSdkTools
-module.exports.transientError = nativeBinding.transientError
+module.exports.EngineCore = nativeBinding.EngineCore
+module.exports.RegistryCore = nativeBinding.RegistryCore
+module.exports.largeTextUnits = nativeBinding.largeTextUnits
+module.exports.setWake = nativeBinding.setWake
+module.exports.unknownOption = nativeBinding.unknownOption

@@ -4,7 +4,7 @@ import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
 import { EventType } from '@ag-ui/core'
 import { EventSchemas, ToolSchema, ToolMessageSchema, ToolCallResultEventSchema } from '@ag-ui/core/schemas'
-import { ToolRegistry, ToolExecutionManager } from '../index.js'
+import { ToolRegistry, ToolExecutionManager } from 'toolhost'
 
 const SEARCH_SCHEMA = {
   type: 'object',

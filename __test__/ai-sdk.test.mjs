@@ -4,7 +4,7 @@ import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
 import { generateText, stepCountIs, asSchema } from 'ai'
 import { MockLanguageModelV3 } from 'ai/test'
-import { ToolRegistry, ToolExecutionManager, toAiSdkTools, permanentError } from '../index.js'
+import { ToolRegistry, ToolExecutionManager, toAiSdkTools, permanentError } from 'toolhost'
 
 const WEATHER_SCHEMA = {
   type: 'object',

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { ToolRegistry, ToolExecutionManager, transientError } from '../index.js'
+import { ToolRegistry, ToolExecutionManager, transientError } from 'toolhost'
 
 const FAST_RETRY = { baseDelay: 1, jitter: 'none' }
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/

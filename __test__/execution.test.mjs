@@ -5,7 +5,7 @@ import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
 import { getEventListeners } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { ToolRegistry, ToolExecutionManager, transientError, permanentError } from '../index.js'
+import { ToolRegistry, ToolExecutionManager, transientError, permanentError } from 'toolhost'
 
 const FAST_RETRY = { baseDelay: 5, maxDelay: 100, jitter: 'none' }
 
@@ -540,14 +540,17 @@ describe('INVALID_CONFIG', () => {
     session.register({ name: 'whoami', description: 'which tool', inputSchema: { type: 'object' }, handler: () => 'session' })
     const manager = new ToolExecutionManager(registry)
     assert.equal((await manager.execute('whoami', {}, { sessionId: session.id })).result, 'session')
+    // A caller's mistake rejects the promise; execute() itself never throws.
     for (const options of [{ sessionId: new String(session.id) }, { sessionId: 42 }, { toolCallId: Symbol('id') }]) {
-      assert.throws(() => manager.execute('whoami', {}, options), (e) => {
+      const pending = manager.execute('whoami', {}, options)
+      assert.ok(pending instanceof Promise)
+      await assert.rejects(pending, (e) => {
         assert.equal(e.code, 'INVALID_CONFIG')
         assert.match(e.message, /(sessionId|toolCallId) must be a string/)
         return true
       })
     }
-    assert.throws(() => manager.executeToolCalls({ tool_calls: [] }, { provider: 'openai', sessionId: 42 }), /executeToolCalls: sessionId must be a string/)
+    await assert.rejects(manager.executeToolCalls({ tool_calls: [] }, { provider: 'openai', sessionId: 42 }), /executeToolCalls: sessionId must be a string/)
   })
 
   test('sensible options are accepted', () => {
@@ -1124,7 +1127,8 @@ describe('lifecycle events', () => {
       assert.equal(typeof off, 'function')
       off()
     }
-    assert.equal(manager.removeEventListener('tool-execution-succeeded', listener), true)
+    // As the DOM specifies, removeEventListener returns nothing.
+    assert.equal(manager.removeEventListener('tool-execution-succeeded', listener), undefined)
     await manager.execute('tool', {})
     assert.equal(seen.length, 4, 'unsubscribed listeners get nothing')
     assert.equal(viaAdd.length, 1, 'removed listener gets nothing')

@@ -3,7 +3,7 @@
 // (the "override mistake"). Runs in its own process: the freeze is global.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { ToolRegistry, ToolExecutionManager } from '../index.js'
+import { ToolRegistry, ToolExecutionManager } from 'toolhost'
 
 Object.freeze(Object.prototype)
 

@@ -2,7 +2,7 @@
 // here, named after it, through the public package.
 import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
-import { ToolRegistry, ToolExecutionManager } from '../index.js'
+import { ToolRegistry, ToolExecutionManager } from 'toolhost'
 
 /** A tool whose schema forbids `isAdmin: true` at the root and one level down, and
  * whose handler reports what it received. */

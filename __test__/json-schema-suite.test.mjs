@@ -9,7 +9,7 @@
 import { test, describe, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { readdirSync, readFileSync } from 'node:fs'
-import { ToolRegistry } from '../index.js'
+import { ToolRegistry } from 'toolhost'
 
 const SUITE = new URL('../../shared/testdata/json-schema-test-suite/', import.meta.url)
 

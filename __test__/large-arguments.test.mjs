@@ -5,7 +5,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { spawnSync } from 'node:child_process'
-import { ToolRegistry, ToolExecutionManager } from '../index.js'
+import { ToolRegistry, ToolExecutionManager } from 'toolhost'
 
 const schema = {
   type: 'object',
@@ -106,14 +106,16 @@ test('large text outside ASCII is decoded exactly: Latin-1, other BMP, astral, l
     assert.equal(r.error?.code, 'INVALID_ARGUMENTS', value)
     assert.deepEqual(r.error.validationErrors.map((e) => e.path), ['/note'])
   }
-  // A raw lone surrogate (JSON.stringify would escape it) becomes U+FFFD in Rust on
-  // both paths, small and large, so records agree.
+  // A raw lone surrogate (JSON.stringify would escape it) is validated as U+FFFD (one
+  // code point either way) on both paths, small and large; the handler and the record
+  // get what JSON.parse makes of the text, the surrogate itself.
   const lone = (padding) => `{"note":"a\uD800b","pad":"${padding}"}`
   const small = await manager.execute('annotate', lone(''))
   const large = await manager.execute('annotate', lone(pad))
   assert.equal(small.success && large.success, true)
-  assert.equal(manager.getExecution(small.execution.id).args.note, 'a\uFFFDb')
-  assert.equal(manager.getExecution(large.execution.id).args.note, 'a\uFFFDb')
+  assert.equal(manager.getExecution(small.execution.id).args.note, 'a\uD800b')
+  assert.equal(manager.getExecution(large.execution.id).args.note, 'a\uD800b')
+  assert.equal(seen.at(-1).note, 'a\uD800b')
 })
 
 test('large text is parsed once on the JS thread: events and the handler share one object', async () => {
@@ -307,7 +309,7 @@ test('large text nested as deep as validation allows (127 levels) reaches the ha
 
 test('with code generation from strings disallowed, large text still reaches the handler intact', () => {
   const script = `
-    import { ToolRegistry, ToolExecutionManager } from ${JSON.stringify(new URL('../index.js', import.meta.url).href)}
+    import { ToolRegistry, ToolExecutionManager } from ${JSON.stringify(new URL('../js/node.mjs', import.meta.url).href)}
     const registry = new ToolRegistry()
     let seen
     registry.register({ name: 'any', description: 'd', inputSchema: { type: 'object' }, handler: (args) => { seen = args; return 'ok' } })

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-const PACKAGE = fileURLToPath(new URL('../index.js', import.meta.url))
+const PACKAGE = fileURLToPath(new URL('../js/node.mjs', import.meta.url))
 let dir
 
 before(() => {

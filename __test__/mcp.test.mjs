@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
-import { ToolRegistry, ToolExecutionManager } from '../index.js'
+import { ToolRegistry, ToolExecutionManager } from 'toolhost'
 import { createMcpServer } from '../examples/mcp-server.mjs'
 
 const ADD_SCHEMA = {

@@ -1,9 +1,9 @@
-// Type tests for the generated index.d.ts, checked by `tsc -p tsconfig.json` in
+// Type tests for the public types (js/index.d.ts), checked by `tsc -p tsconfig.json` in
 // `npm test`. Nothing here runs: each line without `@ts-expect-error` must compile, and
 // each `@ts-expect-error` line must fail to (tsc reports an unused one as an error).
 
 import { z } from 'zod'
-import { ToolExecutionManager, ToolRegistry, transientError } from '../index.js'
+import { ToolExecutionManager, ToolRegistry, transientError } from 'toolhost'
 import type {
   AnthropicTool,
   ErrorCategory,
@@ -15,7 +15,7 @@ import type {
   ToolDeclaration,
   ToolStats,
   ValidationResult,
-} from '../index.js'
+} from 'toolhost'
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 declare function assertType<T extends true>(): void

@@ -15,9 +15,9 @@ const RUNS = 5
 const SIDES = ['toolhost', 'peer']
 
 async function loadApi(side) {
-  const url = side === 'peer' ? './peer.mjs' : STANDIN ? './toolhost-standin.mjs' : '../index.js'
+  const url = side === 'peer' ? './peer.mjs' : STANDIN ? './toolhost-standin.mjs' : '../js/node.mjs'
   const m = await import(new URL(url, import.meta.url))
-  return m.ToolRegistry ? m : m.default // ../index.js is CommonJS
+  return m
 }
 
 async function child(side, id) {
@@ -55,7 +55,7 @@ function machine() {
     `- Node: ${process.version}`,
     `- Rust: ${rust}`,
     `- Date: ${new Date().toISOString()}`,
-    `- Mode: ${QUICK ? 'quick (sizes / 20)' : 'full'}, ${RUNS} runs per scenario (median), toolhost = ${STANDIN ? 'JS STAND-IN (numbers meaningless)' : '../index.js'}`,
+    `- Mode: ${QUICK ? 'quick (sizes / 20)' : 'full'}, ${RUNS} runs per scenario (median), toolhost = ${STANDIN ? 'JS STAND-IN (numbers meaningless)' : 'toolhost (js/node.mjs)'}`,
   ].join('\n')
 }
 

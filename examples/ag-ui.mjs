@@ -5,7 +5,7 @@
 //   node examples/ag-ui.mjs
 //
 // With a real agent, `scriptedAgent(input)` is the events of one `agent.runAgent(input)`.
-import { ToolExecutionManager, ToolRegistry } from '../index.js'
+import { ToolExecutionManager, ToolRegistry } from 'toolhost'
 
 const registry = new ToolRegistry()
 registry.register({

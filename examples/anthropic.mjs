@@ -7,7 +7,7 @@
 //
 // With the real SDK, `scriptedModel(request)` is `await client.messages.create(request)`.
 import { z } from 'zod'
-import { ToolExecutionManager, ToolRegistry } from '../index.js'
+import { ToolExecutionManager, ToolRegistry } from 'toolhost'
 
 const registry = new ToolRegistry()
 registry.register({

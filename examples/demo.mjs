@@ -4,7 +4,7 @@
 //   - get_hotel_rates, which is too slow and is timed out;
 //   - book_flight with a wrong argument, then, after reading the validation error in the
 //     tool reply, with the corrected one.
-import { ToolExecutionManager, ToolRegistry, transientError } from '../index.js'
+import { ToolExecutionManager, ToolRegistry, transientError } from 'toolhost'
 
 const registry = new ToolRegistry()
 let searches = 0

@@ -5,7 +5,7 @@
 //   node examples/gemini.mjs
 //
 // With @google/genai, `scriptedModel(request)` is `await ai.models.generateContent(request)`.
-import { ToolExecutionManager, ToolRegistry } from '../index.js'
+import { ToolExecutionManager, ToolRegistry } from 'toolhost'
 
 const registry = new ToolRegistry()
 registry.register({

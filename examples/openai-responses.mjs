@@ -5,7 +5,7 @@
 //   node examples/openai-responses.mjs
 //
 // With the real SDK, `scriptedModel(request)` is `await client.responses.create(request)`.
-import { ToolExecutionManager, ToolRegistry } from '../index.js'
+import { ToolExecutionManager, ToolRegistry } from 'toolhost'
 
 const registry = new ToolRegistry()
 registry.register({

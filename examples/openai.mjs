@@ -4,7 +4,7 @@
 //   node examples/openai.mjs
 //
 // With the real SDK, `scriptedModel(request)` is `await client.chat.completions.create(request)`.
-import { ToolExecutionManager, ToolRegistry } from '../index.js'
+import { ToolExecutionManager, ToolRegistry } from 'toolhost'
 
 const registry = new ToolRegistry()
 registry.register({

@@ -21,11 +21,11 @@ use crate::js::{self, RawEnv};
 /// Work for the JS thread.
 pub enum Message {
     /// An attempt's timeout passed.
-    Timeout { manager: u32, key: u64, attempt: u32 },
+    Timeout { engine: u32, key: u64, attempt: u32 },
     /// A backoff delay passed: start the next attempt.
-    Resume { manager: u32, key: u64 },
+    Resume { engine: u32, key: u64 },
     /// Large argument text was parsed and validated on a worker thread.
-    ArgumentsReady { manager: u32, ticket: u64, arguments: Box<crate::manager::ParsedArguments> },
+    ArgumentsReady { engine: u32, ticket: u64, arguments: Box<crate::engine_core::ParsedArguments> },
 }
 
 struct TsfnPtr(sys::napi_threadsafe_function);
@@ -78,7 +78,7 @@ unsafe extern "C" fn on_message(env: RawEnv, _js_cb: sys::napi_value, _ctx: *mut
         return;
     }
     // A panic must not unwind into Node (that aborts the process).
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crate::manager::on_message(env, *message)));
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crate::engine_core::on_message(env, *message)));
 }
 
 /// This thread's hop, created on first use.

@@ -4,7 +4,7 @@
 //! calls because each napi-rs convenience layer adds a conversion or an allocation, and
 //! FACTS.md measured that the whole budget per call is a few microseconds.
 
-use std::ffi::{c_char, CStr};
+use std::ffi::c_char;
 use std::ptr;
 
 use napi::bindgen_prelude::{FromNapiValue, ToNapiValue, TypeName, ValidateNapiValue};
@@ -47,29 +47,6 @@ impl TypeName for Js {
 
 impl ValidateNapiValue for Js {}
 
-/// A string argument, or `None` after throwing a `TypeError` (code `INVALID_ARGUMENTS`)
-/// that says what `method` takes. (napi's own conversion prints the value in its
-/// message, which for a cyclic object, a throwing `toJSON` or a hostile Proxy fails
-/// with some unrelated error instead.)
-pub fn string_arg(env: RawEnv, v: RawValue, method: &str, what: &str) -> Option<String> {
-    if let Some(s) = get_string(env, v) {
-        return Some(s);
-    }
-    let got = match type_of(env, v) {
-        sys::ValueType::napi_undefined => "undefined",
-        sys::ValueType::napi_null => "null",
-        sys::ValueType::napi_boolean => "a boolean",
-        sys::ValueType::napi_number => "a number",
-        sys::ValueType::napi_symbol => "a symbol",
-        sys::ValueType::napi_function => "a function",
-        sys::ValueType::napi_bigint => "a bigint",
-        _ => "an object",
-    };
-    let message = format!("{method}() takes {what} as a string, got {got}");
-    unsafe { sys::napi_throw_type_error(env, c"INVALID_ARGUMENTS".as_ptr(), std::ffi::CString::new(message).unwrap_or_default().as_ptr()) };
-    None
-}
-
 #[inline]
 pub fn check(status: sys::napi_status) -> Result<()> {
     if status == sys::Status::napi_ok {
@@ -88,19 +65,9 @@ pub fn type_of(env: RawEnv, v: RawValue) -> sys::napi_valuetype {
     t
 }
 
-pub fn is_nullish(env: RawEnv, v: RawValue) -> bool {
-    matches!(type_of(env, v), sys::ValueType::napi_undefined | sys::ValueType::napi_null)
-}
-
 pub fn undefined(env: RawEnv) -> RawValue {
     let mut v = ptr::null_mut();
     unsafe { sys::napi_get_undefined(env, &mut v) };
-    v
-}
-
-pub fn null(env: RawEnv) -> RawValue {
-    let mut v = ptr::null_mut();
-    unsafe { sys::napi_get_null(env, &mut v) };
     v
 }
 
@@ -116,29 +83,9 @@ pub fn string(env: RawEnv, s: &str) -> RawValue {
     v
 }
 
-pub fn opt_string(env: RawEnv, s: Option<&str>) -> RawValue {
-    s.map_or_else(|| undefined(env), |s| string(env, s))
-}
-
 pub fn number(env: RawEnv, n: f64) -> RawValue {
     let mut v = ptr::null_mut();
     unsafe { sys::napi_create_double(env, n, &mut v) };
-    v
-}
-
-pub fn opt_number(env: RawEnv, n: Option<f64>) -> RawValue {
-    n.map_or_else(|| undefined(env), |n| number(env, n))
-}
-
-pub fn boolean(env: RawEnv, b: bool) -> RawValue {
-    let mut v = ptr::null_mut();
-    unsafe { sys::napi_get_boolean(env, b, &mut v) };
-    v
-}
-
-pub fn object(env: RawEnv) -> RawValue {
-    let mut v = ptr::null_mut();
-    unsafe { sys::napi_create_object(env, &mut v) };
     v
 }
 
@@ -176,39 +123,6 @@ fn typed_array<T: Copy>(env: RawEnv, data: &[T], kind: sys::napi_typedarray_type
     if array.is_null() { undefined(env) } else { array }
 }
 
-pub fn set(env: RawEnv, obj: RawValue, key: &CStr, v: RawValue) {
-    unsafe { sys::napi_set_named_property(env, obj, key.as_ptr(), v) };
-}
-
-pub fn get(env: RawEnv, obj: RawValue, key: &CStr) -> RawValue {
-    let mut v = ptr::null_mut();
-    let status = unsafe { sys::napi_get_named_property(env, obj, key.as_ptr(), &mut v) };
-    if status != sys::Status::napi_ok {
-        clear_exception(env);
-        return undefined(env);
-    }
-    v
-}
-
-/// Reads a property only from objects and functions; `undefined` otherwise.
-pub fn get_opt(env: RawEnv, obj: RawValue, key: &CStr) -> Option<RawValue> {
-    if !matches!(type_of(env, obj), sys::ValueType::napi_object | sys::ValueType::napi_function) {
-        return None;
-    }
-    let v = get(env, obj, key);
-    (!is_nullish(env, v)).then_some(v)
-}
-
-/// An optional string property (`None` when absent or not a string).
-pub fn get_string_prop(env: RawEnv, obj: RawValue, key: &CStr) -> Option<String> {
-    get_opt(env, obj, key).and_then(|v| get_string(env, v))
-}
-
-/// An optional boolean property (`None` when absent or not a boolean).
-pub fn get_bool_prop(env: RawEnv, obj: RawValue, key: &CStr) -> Option<bool> {
-    get_opt(env, obj, key).and_then(|v| get_bool(env, v))
-}
-
 pub fn get_string(env: RawEnv, v: RawValue) -> Option<String> {
     if type_of(env, v) != sys::ValueType::napi_string {
         return None;
@@ -233,64 +147,6 @@ pub fn get_string(env: RawEnv, v: RawValue) -> Option<String> {
     Some(String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
-pub fn get_number(env: RawEnv, v: RawValue) -> Option<f64> {
-    if type_of(env, v) != sys::ValueType::napi_number {
-        return None;
-    }
-    let mut n = 0.0;
-    unsafe { sys::napi_get_value_double(env, v, &mut n) };
-    Some(n)
-}
-
-pub fn get_bool(env: RawEnv, v: RawValue) -> Option<bool> {
-    if type_of(env, v) != sys::ValueType::napi_boolean {
-        return None;
-    }
-    let mut b = false;
-    unsafe { sys::napi_get_value_bool(env, v, &mut b) };
-    Some(b)
-}
-
-pub fn is_function(env: RawEnv, v: RawValue) -> bool {
-    type_of(env, v) == sys::ValueType::napi_function
-}
-
-pub fn is_array(env: RawEnv, v: RawValue) -> bool {
-    let mut b = false;
-    unsafe { sys::napi_is_array(env, v, &mut b) };
-    b
-}
-
-pub fn is_promise(env: RawEnv, v: RawValue) -> bool {
-    let mut b = false;
-    unsafe { sys::napi_is_promise(env, v, &mut b) };
-    b
-}
-
-/// An array's elements, or the index of the first one that could not be read (a
-/// getter that throws; the exception is cleared).
-pub fn array_items(env: RawEnv, arr: RawValue) -> std::result::Result<Vec<RawValue>, u32> {
-    let mut len = 0u32;
-    unsafe { sys::napi_get_array_length(env, arr, &mut len) };
-    (0..len)
-        .map(|i| {
-            let mut v = ptr::null_mut();
-            if unsafe { sys::napi_get_element(env, arr, i, &mut v) } == sys::Status::napi_ok {
-                Ok(v)
-            } else {
-                clear_exception(env);
-                Err(i)
-            }
-        })
-        .collect()
-}
-
-pub fn strict_equals(env: RawEnv, a: RawValue, b: RawValue) -> bool {
-    let mut eq = false;
-    unsafe { sys::napi_strict_equals(env, a, b, &mut eq) };
-    eq
-}
-
 /// Takes the pending exception, if any.
 pub fn take_exception(env: RawEnv) -> Option<RawValue> {
     let mut pending = false;
@@ -303,10 +159,6 @@ pub fn take_exception(env: RawEnv) -> Option<RawValue> {
     Some(e)
 }
 
-pub fn clear_exception(env: RawEnv) {
-    let _ = take_exception(env);
-}
-
 /// Calls `f(args...)` with `this = recv`; a throw comes back as `Err(exception)`.
 pub fn call(env: RawEnv, recv: RawValue, f: RawValue, args: &[RawValue]) -> std::result::Result<RawValue, RawValue> {
     let mut out = ptr::null_mut();
@@ -316,23 +168,6 @@ pub fn call(env: RawEnv, recv: RawValue, f: RawValue, args: &[RawValue]) -> std:
     } else {
         Err(take_exception(env).unwrap_or_else(|| undefined(env)))
     }
-}
-
-/// Creates an `Error` with a `code` property and optional extra properties.
-pub fn coded_error(env: RawEnv, code: &str, message: &str, extra: &[(&CStr, RawValue)]) -> RawValue {
-    let mut err = ptr::null_mut();
-    unsafe { sys::napi_create_error(env, string(env, code), string(env, message), &mut err) };
-    for (k, v) in extra {
-        set(env, err, k, *v);
-    }
-    err
-}
-
-/// Throws an `Error` with a `code`; the `#[napi]` method then returns `undefined`.
-pub fn throw_coded(env: RawEnv, code: &str, message: &str, extra: &[(&CStr, RawValue)]) -> Result<Js> {
-    let err = coded_error(env, code, message, extra);
-    unsafe { sys::napi_throw(env, err) };
-    Ok(Js::undefined())
 }
 
 /// A strong reference to a JS value, deleted on drop on the thread that made it.

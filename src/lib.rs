@@ -1,16 +1,10 @@
-//! The Node.js binding of the toolhost engine: `ToolRegistry`, `ToolSession` and
-//! `ToolExecutionManager`. The engine (`crates/toolhost`) owns every policy; this crate
-//! converts values, calls JS handlers and dispatches events.
+//! The Node.js backend of toolhost: the engine (`crates/toolhost`) as two classes the
+//! package's JS runtime (`js/`) drives, `RegistryCore` and `EngineCore`. They convert
+//! values and call the engine; what Node adds is the way back onto the JS thread for
+//! timers and for large argument text parsed on a worker (`hop.rs`).
 
+mod engine_core;
 mod hop;
-mod integrations;
 mod js;
-mod json;
 mod large_text;
-mod manager;
-mod payload;
-mod providers;
-mod registry;
-mod runtime;
-mod standard_schema;
-mod tool_error;
+mod registry_core;

@@ -22,7 +22,7 @@ fn refuse(tool: &str, why: impl std::fmt::Display) -> RegistryError {
 /// `INVALID_ARGUMENTS` when the text is too large, too deep or not JSON.
 pub fn parse_arguments(tool: &str, text: &str) -> Result<Value, RegistryError> {
     if text.len() > MAX_ARGUMENT_BYTES {
-        return Err(refuse(tool, format!("{} bytes of JSON exceed the {MAX_ARGUMENT_BYTES}-byte limit", text.len())));
+        return Err(refuse(tool, format!("{} bytes of JSON exceed the {MAX_ARGUMENT_BYTES}-byte argument limit", text.len())));
     }
     serde_json::from_str(text).map_err(|e| {
         if e.to_string().contains("recursion limit") {
@@ -31,6 +31,18 @@ pub fn parse_arguments(tool: &str, text: &str) -> Result<Value, RegistryError> {
             refuse(tool, format!("malformed JSON: {e}"))
         }
     })
+}
+
+/// Reads argument text as a host hands it over: blank text means no arguments (`{}`).
+///
+/// # Errors
+/// As [`parse_arguments`].
+pub fn read_arguments(tool: &str, text: &str) -> Result<Value, RegistryError> {
+    if text.trim().is_empty() {
+        Ok(Value::Object(Default::default()))
+    } else {
+        parse_arguments(tool, text)
+    }
 }
 
 /// Checks a value built in code against the depth limit, without recursion.

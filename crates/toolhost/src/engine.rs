@@ -125,6 +125,17 @@ pub enum Arguments {
     Validated { text: Arc<str>, tool: Arc<RegisteredTool>, issues: Vec<crate::schema::ValidationIssue>, input_hash: Option<String> },
 }
 
+/// A finished record dropped from history.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Evicted {
+    /// The oldest kept record (`historyLimit` was reached).
+    Oldest,
+    /// The record just finished (`historyLimit` is 0: nothing is kept).
+    Newest,
+    /// The record with this id (its session was destroyed).
+    Id(String),
+}
+
 /// A call's own options.
 #[derive(Clone, Debug, Default)]
 pub struct CallOptions {
@@ -230,6 +241,8 @@ pub struct ExecutionEngine {
     audit_wanted: bool,
     /// Lines logged by `begin` for executions admitted from the queue.
     pending_logs: Vec<LogLine>,
+    /// Finished records dropped from history since [`ExecutionEngine::take_evicted`].
+    evicted: Vec<Evicted>,
 }
 
 impl ExecutionEngine {
@@ -252,6 +265,7 @@ impl ExecutionEngine {
             rng: rand::rngs::SmallRng::from_os_rng(),
             audit_wanted: false,
             pending_logs: Vec::new(),
+            evicted: Vec::new(),
         })
     }
 
@@ -617,6 +631,11 @@ impl ExecutionEngine {
         t
     }
 
+    /// The id of an execution in flight.
+    pub fn id_of(&self, key: u64) -> Option<&str> {
+        self.active.get(&key).map(|a| a.record.id.as_str())
+    }
+
     /// The engine key of an execution in flight.
     pub fn execution_key(&self, execution_id: &str) -> Option<u64> {
         self.active.iter().find(|(_, a)| a.record.id == execution_id).map(|(k, _)| *k)
@@ -687,7 +706,27 @@ impl ExecutionEngine {
 
     /// Drops the kept records of a destroyed session.
     pub fn forget_session(&mut self, session_id: &str) {
-        self.history.retain(|r| r.session_id.as_deref() != Some(session_id));
+        let evicted = &mut self.evicted;
+        self.history.retain(|r| {
+            let keep = r.session_id.as_deref() != Some(session_id);
+            if !keep {
+                evicted.push(Evicted::Id(r.id.clone()));
+            }
+            keep
+        });
+    }
+
+    /// The finished records dropped from history (by `historyLimit` or a destroyed
+    /// session) since the last call: a host that keeps its own view of each record
+    /// drops those.
+    pub fn take_evicted(&mut self) -> Vec<Evicted> {
+        std::mem::take(&mut self.evicted)
+    }
+
+    /// The error of the last failed attempt of an execution in flight (the one a
+    /// `Retry` step is about).
+    pub fn last_attempt_error(&self, key: u64) -> Option<&ToolError> {
+        self.active.get(&key).and_then(|a| a.record.previous_errors.last())
     }
 
     fn finish(&mut self, key: u64, status: ExecutionStatus, result: Option<Payload>, error: Option<ToolError>) -> Transition {
@@ -767,10 +806,13 @@ impl ExecutionEngine {
             stats.last_error = record.error.clone();
         }
         if self.config.history_limit == 0 {
+            self.evicted.push(Evicted::Newest);
             return;
         }
         if self.history.len() >= self.config.history_limit {
-            self.history.pop_front();
+            if self.history.pop_front().is_some() {
+                self.evicted.push(Evicted::Oldest);
+            }
         }
         self.history.push_back(record.clone());
     }

@@ -77,6 +77,7 @@ pub enum RegistryErrorCode {
     InvalidArguments,
     SessionNotFound,
     InvalidConfig,
+    InvalidToolCalls,
 }
 
 impl RegistryErrorCode {
@@ -90,6 +91,7 @@ impl RegistryErrorCode {
             Self::InvalidArguments => "INVALID_ARGUMENTS",
             Self::SessionNotFound => "SESSION_NOT_FOUND",
             Self::InvalidConfig => "INVALID_CONFIG",
+            Self::InvalidToolCalls => "INVALID_TOOL_CALLS",
         }
     }
 }
@@ -249,5 +251,125 @@ impl From<RegistryError> for ToolError {
         let mut t = ToolError::new(category, e.code.as_str(), e.message);
         t.retryable = false;
         t
+    }
+}
+
+/// What a host read off a value a handler threw (or rejected with), for
+/// [`ToolError::from_thrown`]. Hosts read these properties defensively: a getter that
+/// throws reads as absent.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Thrown {
+    /// False for a thrown primitive (`throw 'x'`, `throw undefined`).
+    pub is_object: bool,
+    /// For a primitive: how it prints (`undefined`, `null`, the string, the number).
+    pub text: Option<String>,
+    pub name: Option<String>,
+    pub message: Option<String>,
+    pub code: Option<String>,
+    /// A `category` property naming an [`ErrorCategory`].
+    pub category: Option<String>,
+    pub retryable: Option<bool>,
+    pub retry_after_ms: Option<f64>,
+    /// The `code` of the error's `cause`, when it has one (a network error wrapped by `fetch`).
+    pub cause_code: Option<String>,
+    /// Read only when the logging interceptor wants it (reading it formats the trace).
+    pub stack: Option<String>,
+}
+
+/// Error codes that mean the network failed: worth retrying.
+const NETWORK_CODES: &[&str] = &[
+    "ECONNRESET", "ETIMEDOUT", "ECONNREFUSED", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "ENETUNREACH", "EHOSTUNREACH",
+    "UND_ERR_SOCKET", "UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT",
+];
+
+impl ToolError {
+    /// Classifies what a handler threw:
+    /// - an `AbortError` means `cancelled`, a `TimeoutError` means `timeout`;
+    /// - a `category` property naming a category means that category;
+    /// - `retryable: true`, a network error code (`ECONNRESET`, `ETIMEDOUT`, ..., on the
+    ///   error or its cause) or `fetch failed` mean `transient`;
+    /// - anything else, thrown values that are not errors included, means `execution`.
+    ///
+    /// The message names the tool and is never blank. The caller attaches the cause.
+    pub fn from_thrown(tool: &str, t: &Thrown) -> ToolError {
+        if !t.is_object {
+            let shown = t.text.as_deref().unwrap_or("a non-error value");
+            return ToolError::execution(format!("tool '{tool}' threw {shown}"));
+        }
+        let name = t.name.as_deref().unwrap_or("");
+        let message = t.message.as_deref().unwrap_or("");
+        let network = |c: &Option<String>| c.as_deref().is_some_and(|c| NETWORK_CODES.contains(&c));
+        let fetch_failed = name == "TypeError" && message == "fetch failed";
+        let category = if name == "AbortError" {
+            ErrorCategory::Cancelled
+        } else if name == "TimeoutError" {
+            ErrorCategory::Timeout
+        } else if let Some(c) = t.category.as_deref().and_then(ErrorCategory::parse) {
+            c
+        } else if t.retryable == Some(true) || network(&t.code) || network(&t.cause_code) || fetch_failed {
+            ErrorCategory::Transient
+        } else {
+            ErrorCategory::Execution
+        };
+        let default_code = match category {
+            ErrorCategory::Cancelled => "CANCELLED",
+            ErrorCategory::Timeout => "TIMEOUT",
+            ErrorCategory::Transient => "TRANSIENT_ERROR",
+            ErrorCategory::Permanent => "PERMANENT_ERROR",
+            ErrorCategory::Validation => "INVALID_ARGUMENTS",
+            ErrorCategory::NotFound => "TOOL_NOT_FOUND",
+            _ => "EXECUTION_ERROR",
+        };
+        // A model reads this text: never leave it blank.
+        let shown = match (message.is_empty(), name.is_empty()) {
+            (false, _) => message,
+            (true, false) => name,
+            (true, true) => "an error with no message",
+        };
+        let code = t.code.clone().unwrap_or_else(|| default_code.to_string());
+        let mut e = ToolError::new(category, code, format!("tool '{tool}' failed: {shown}"));
+        if let Some(flag) = t.retryable {
+            e.retryable = flag;
+        }
+        e.retry_after_ms = t.retry_after_ms.filter(|n| n.is_finite() && *n >= 0.0).map(|n| n as u64);
+        e.stack = t.stack.clone();
+        e
+    }
+}
+
+#[cfg(test)]
+mod thrown_tests {
+    use super::*;
+
+    fn thrown(name: &str, message: &str) -> Thrown {
+        Thrown { is_object: true, name: Some(name.into()), message: Some(message.into()), ..Thrown::default() }
+    }
+
+    #[test]
+    fn classifies_by_name_category_flag_and_network_code() {
+        assert_eq!(ToolError::from_thrown("t", &thrown("AbortError", "x")).category, ErrorCategory::Cancelled);
+        let timeout = ToolError::from_thrown("t", &thrown("TimeoutError", "x"));
+        assert_eq!((timeout.category, timeout.code.as_str(), timeout.retryable), (ErrorCategory::Timeout, "TIMEOUT", true));
+        let declared = Thrown { category: Some("permanent".into()), ..thrown("Error", "no") };
+        assert_eq!(ToolError::from_thrown("t", &declared).category, ErrorCategory::Permanent);
+        let flagged = Thrown { retryable: Some(true), retry_after_ms: Some(250.0), ..thrown("Error", "busy") };
+        let e = ToolError::from_thrown("t", &flagged);
+        assert_eq!((e.category, e.retry_after_ms), (ErrorCategory::Transient, Some(250)));
+        let wrapped = Thrown { cause_code: Some("ECONNRESET".into()), ..thrown("TypeError", "fetch failed") };
+        assert_eq!(ToolError::from_thrown("t", &wrapped).category, ErrorCategory::Transient);
+        assert_eq!(ToolError::from_thrown("t", &thrown("TypeError", "fetch failed")).category, ErrorCategory::Transient);
+        let plain = ToolError::from_thrown("t", &thrown("Error", "boom"));
+        assert_eq!((plain.category, plain.code.as_str(), plain.retryable), (ErrorCategory::Execution, "EXECUTION_ERROR", false));
+        assert_eq!(plain.message, "tool 't' failed: boom");
+    }
+
+    #[test]
+    fn never_a_blank_message() {
+        assert_eq!(ToolError::from_thrown("t", &thrown("", "")).message, "tool 't' failed: an error with no message");
+        assert_eq!(ToolError::from_thrown("t", &thrown("RangeError", "")).message, "tool 't' failed: RangeError");
+        let primitive = Thrown { text: Some("undefined".into()), ..Thrown::default() };
+        assert_eq!(ToolError::from_thrown("t", &primitive).message, "tool 't' threw undefined");
+        assert_eq!(ToolError::from_thrown("t", &Thrown::default()).message, "tool 't' threw a non-error value");
     }
 }

@@ -19,6 +19,7 @@ pub mod engine;
 pub mod error;
 pub mod executor;
 pub mod handler;
+pub mod host;
 pub mod log_lines;
 pub mod providers;
 pub mod record;
@@ -35,8 +36,8 @@ pub use arguments::{parse_arguments, MAX_ARGUMENT_BYTES, MAX_ARGUMENT_DEPTH};
 pub use circuit::{CircuitBreaker, CircuitState};
 pub use declaration::{CircuitBreakerConfig, RetryOverrides, ToolDeclaration, ToolMetadata};
 pub use deadline::{DeadlineKey, DeadlineTimer};
-pub use engine::{audit_input_hash, Arguments, AttemptSpec, CallOptions, ExecutionEngine, ExecutionMetadata, ManagerConfig, Step, Transition};
-pub use error::{ErrorCategory, ErrorCause, RegistryError, RegistryErrorCode, ToolError};
+pub use engine::{audit_input_hash, Arguments, Evicted, AttemptSpec, CallOptions, ExecutionEngine, ExecutionMetadata, ManagerConfig, Step, Transition};
+pub use error::{ErrorCategory, ErrorCause, RegistryError, RegistryErrorCode, Thrown, ToolError};
 pub use executor::{ExecutionOutcome, ToolExecutor};
 pub use handler::{handler_fn, BoxFuture, ToolContext, ToolHandler};
 pub use record::{

@@ -1,0 +1,572 @@
+//! [`HostEngine`]: the execution engine driven by a host that runs handlers itself.
+//!
+//! Each call reports one event of the host's world (a call started, an attempt settled
+//! or threw, a timer fired, a cancel) and leaves in [`HostEngine::wire`] what the host
+//! must do about it, in order (see [`super::wire`]), and in
+//! [`HostEngine::take_timers`] which timers to arm or clear. The host keeps the JS side
+//! of each execution (its promise, arguments, handler context); the engine keeps every
+//! decision: resolution, validation, admission, retries and delays, timeouts, circuit
+//! breakers, records, history, events, log lines and audit records.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rustc_hash::FxHashSet;
+
+use super::options::{call_options, manager_options, HostOptions};
+use super::registry::{tool_id, HostRegistry};
+use super::wire::{event, op, Wire};
+use super::{HostCause, HostValue};
+use crate::audit::{AuditLog, AuditRecord};
+use crate::engine::{Arguments, AttemptSpec, CallOptions, Evicted, ExecutionEngine, Step, Transition};
+use crate::error::{RegistryError, Thrown, ToolError};
+use crate::log_lines::LogLine;
+use crate::record::{EventMask, ExecutionEvent};
+
+/// A timer the host must arm or clear.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TimerRequest {
+    /// Call [`HostEngine::timed_out`] with `key` and `attempt` after `after`.
+    Timeout { key: u64, attempt: u32, after: Duration },
+    /// Call [`HostEngine::resume`] with `key` after `after`.
+    Resume { key: u64, after: Duration },
+    /// Forget the timer of `key`, if any.
+    Clear { key: u64 },
+}
+
+/// See the module docs.
+pub struct HostEngine {
+    engine: ExecutionEngine,
+    registry: HostRegistry,
+    /// What the last call produced.
+    pub wire: Wire,
+    timers: Vec<TimerRequest>,
+    /// Executions with a timer armed.
+    armed: FxHashSet<u64>,
+    options: HostOptions,
+    audit_file: Option<Result<AuditLog, String>>,
+    audit_listener: bool,
+}
+
+impl HostEngine {
+    /// A manager's engine over `registry`, from its options as JSON text.
+    ///
+    /// # Errors
+    /// `INVALID_CONFIG` naming the option.
+    pub fn new(registry: &HostRegistry, options: &str) -> Result<Self, RegistryError> {
+        let (config, options) = manager_options(options)?;
+        let engine = ExecutionEngine::new(registry.registry.clone(), config)?;
+        let audit_file = options.audit_log.as_ref().map(|path| AuditLog::open(path).map_err(|e| format!("audit log {path} could not be opened: {e}")));
+        let mut host = Self {
+            engine,
+            registry: registry.clone(),
+            wire: Wire::default(),
+            timers: Vec::new(),
+            armed: FxHashSet::default(),
+            options,
+            audit_file,
+            audit_listener: false,
+        };
+        host.sync_audit();
+        Ok(host)
+    }
+
+    pub fn engine(&self) -> &ExecutionEngine {
+        &self.engine
+    }
+
+    /// Which event types have listeners (bit `i` for `EventType` number `i`), and
+    /// whether anyone listens to audit records.
+    pub fn set_wanted(&mut self, mask: u8, audit_listener: bool) {
+        self.engine.set_wanted_events(EventMask(mask));
+        self.audit_listener = audit_listener;
+        self.sync_audit();
+    }
+
+    fn sync_audit(&mut self) {
+        self.engine.set_audit_wanted(self.audit_file.is_some() || self.audit_listener);
+    }
+
+    /// The redaction list audit hashes use, when audit records are wanted.
+    pub fn audit_redaction(&self) -> Option<Vec<String>> {
+        self.engine.audit_redaction().map(<[String]>::to_vec)
+    }
+
+    /// Timers to arm or clear after the last call.
+    pub fn take_timers(&mut self) -> std::vec::Drain<'_, TimerRequest> {
+        self.timers.drain(..)
+    }
+
+    /// Executions not yet finished.
+    pub fn in_flight(&self) -> usize {
+        self.engine.in_flight()
+    }
+
+    /// Starts an execution. `ticket` is the host's name for it until `NEW` gives its key;
+    /// `args` its argument text ('' for none), or `unreadable` why the host could not
+    /// make text of the value it was given ('' when it could); `options` the call options
+    /// as JSON text ('' for none); `aborted` whether the caller's signal had already aborted.
+    pub fn start(&mut self, ticket: f64, name: &str, args: &str, unreadable: &str, options: &str, aborted: bool) {
+        self.wire.clear();
+        let call = match call_options(options, aborted) {
+            Ok(c) => c,
+            Err(e) => return self.refuse(ticket, &e),
+        };
+        let parsed = if unreadable.is_empty() {
+            crate::arguments::read_arguments(name, args)
+        } else {
+            Err(RegistryError::new(crate::RegistryErrorCode::InvalidArguments, unreadable))
+        };
+        let t = self.engine.start(name, parsed, call);
+        self.apply(t, Some(ticket));
+    }
+
+    /// As [`HostEngine::start`], with arguments the host parsed (and validated) off its
+    /// main thread.
+    pub fn start_with(&mut self, ticket: f64, name: &str, arguments: Arguments, call: CallOptions) {
+        self.wire.clear();
+        let t = self.engine.start_with(name, arguments, call);
+        self.apply(t, Some(ticket));
+    }
+
+    /// Writes `REFUSED` for a call whose options were refused before it started.
+    pub fn refuse(&mut self, ticket: f64, e: &RegistryError) {
+        self.wire.clear();
+        self.wire.push(&[op::REFUSED, ticket]);
+        self.wire.string(&super::registry::registry_error_json(e).to_string());
+    }
+
+    /// An attempt returned (or its promise fulfilled).
+    pub fn settle(&mut self, key: u64, attempt: u32) {
+        self.wire.clear();
+        if !self.engine.is_current(key, attempt) {
+            return;
+        }
+        self.clear_timer(key);
+        if let Some(meta) = self.engine.metadata_for(key) {
+            self.wire.push(&[op::METADATA, key as f64, meta.duration_ms]);
+            self.wire.string(&meta.timestamp);
+        }
+        let t = self.engine.attempt_finished(key, attempt, Ok(Arc::new(HostValue)));
+        self.apply(t, None);
+    }
+
+    /// An attempt threw (or its promise rejected): `thrown` is [`Thrown`] as JSON text.
+    pub fn fail(&mut self, key: u64, attempt: u32, thrown: &str) {
+        self.wire.clear();
+        if !self.engine.is_current(key, attempt) {
+            return;
+        }
+        self.clear_timer(key);
+        let thrown: Thrown = serde_json::from_str(thrown).unwrap_or_default();
+        let tool = self.engine.timeout_of(key).map(|(t, _)| t.to_string()).unwrap_or_default();
+        let mut error = ToolError::from_thrown(&tool, &thrown);
+        // `throw undefined` has no cause to keep.
+        if thrown.is_object || thrown.text.as_deref() != Some("undefined") {
+            error.cause = Some(Arc::new(HostCause));
+        }
+        let t = self.engine.attempt_finished(key, attempt, Err(error));
+        self.apply(t, None);
+    }
+
+    /// The timeout timer of an attempt fired.
+    pub fn timed_out(&mut self, key: u64, attempt: u32) {
+        self.wire.clear();
+        self.armed.remove(&key);
+        let error = match self.engine.timeout_of(key) {
+            Some((tool, Some(t))) if self.engine.is_current(key, attempt) => ToolError::timeout(tool, t.as_millis() as u64),
+            _ => return,
+        };
+        self.wire.push(&[op::INTERRUPT, key as f64, f64::from(attempt), 1.0]);
+        self.wire.string(&error.message);
+        let t = self.engine.attempt_finished(key, attempt, Err(error));
+        self.apply(t, None);
+    }
+
+    /// The backoff timer of an execution fired: its next attempt begins.
+    pub fn resume(&mut self, key: u64) {
+        self.wire.clear();
+        self.armed.remove(&key);
+        let t = self.engine.begin_attempt(key);
+        self.apply(t, None);
+    }
+
+    /// Cancels an execution by id; `false` when it is not in flight.
+    pub fn cancel(&mut self, execution_id: &str) -> bool {
+        self.wire.clear();
+        match self.engine.cancel(execution_id) {
+            Some(t) => {
+                self.apply(t, None);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Cancels executions by key, queued ones first (so a slot freed by a cancelled
+    /// running one never starts a queued one about to be cancelled too).
+    pub fn cancel_keys(&mut self, keys: &[u64]) -> usize {
+        self.wire.clear();
+        let wanted: FxHashSet<u64> = keys.iter().copied().collect();
+        let ordered: Vec<u64> = self.engine.in_flight_keys(None).into_iter().filter(|k| wanted.contains(k)).collect();
+        self.cancel_ordered(&ordered)
+    }
+
+    /// Cancels every execution in flight, or those of one session. Returns how many.
+    pub fn cancel_all(&mut self, session: Option<&str>) -> usize {
+        self.wire.clear();
+        let keys = self.engine.in_flight_keys(session);
+        self.cancel_ordered(&keys)
+    }
+
+    fn cancel_ordered(&mut self, keys: &[u64]) -> usize {
+        for &key in keys {
+            let t = self.engine.cancel_key(key);
+            self.append(t, None);
+        }
+        self.finish_call();
+        keys.len()
+    }
+
+    /// Cancels a destroyed session's executions and drops its records.
+    pub fn destroy_session(&mut self, session: &str) -> usize {
+        let n = self.cancel_all(Some(session));
+        self.engine.forget_session(session);
+        self.finish_call();
+        n
+    }
+
+    /// Writes `SNAPSHOT` for an execution in flight; `false` when it is not.
+    pub fn snapshot(&mut self, execution_id: &str) -> bool {
+        self.wire.clear();
+        let Some(key) = self.engine.execution_key(execution_id) else { return false };
+        let Some(record) = self.engine.execution(execution_id) else { return false };
+        self.wire.push(&[op::SNAPSHOT, key as f64]);
+        self.wire.record(&record);
+        true
+    }
+
+    /// Ids of every record of a model tool call (kept or in flight), oldest first.
+    pub fn ids_for_tool_call(&self, tool_call_id: &str) -> Vec<String> {
+        self.engine.executions_for_tool_call(tool_call_id).iter().map(|r| r.id.clone()).collect()
+    }
+
+    /// `{ executionCount, successCount, failureCount, totalDurationMs, averageDurationMs, successRate }`
+    pub fn stats(&self, tool: &str) -> serde_json::Value {
+        let s = self.engine.stats(tool);
+        serde_json::json!({
+            "executionCount": s.execution_count,
+            "successCount": s.success_count,
+            "failureCount": s.failure_count,
+            "totalDurationMs": s.total_duration_ms,
+            "averageDurationMs": s.average_duration_ms(),
+            "successRate": s.success_rate(),
+        })
+    }
+
+    /// Encodes one transition as the whole output of this call.
+    fn apply(&mut self, t: Transition, ticket: Option<f64>) {
+        self.append(t, ticket);
+        self.finish_call();
+    }
+
+    /// Housekeeping every call ends with: records dropped from history, tools released.
+    fn finish_call(&mut self) {
+        // In the order they happened; a run of oldest-first drops is one op.
+        let mut oldest = 0.0;
+        for evicted in self.engine.take_evicted() {
+            if evicted != Evicted::Oldest && oldest > 0.0 {
+                self.wire.push(&[op::EVICT_OLDEST, oldest]);
+                oldest = 0.0;
+            }
+            match evicted {
+                Evicted::Oldest => oldest += 1.0,
+                Evicted::Newest => self.wire.push(&[op::EVICT_NEWEST]),
+                Evicted::Id(id) => {
+                    self.wire.push(&[op::EVICT]);
+                    self.wire.string(&id);
+                }
+            }
+        }
+        if oldest > 0.0 {
+            self.wire.push(&[op::EVICT_OLDEST, oldest]);
+        }
+        for id in self.registry.take_released() {
+            self.wire.push(&[op::RELEASED, f64::from(id)]);
+        }
+    }
+
+    fn clear_timer(&mut self, key: u64) {
+        if self.armed.remove(&key) {
+            self.timers.push(TimerRequest::Clear { key });
+        }
+    }
+
+    fn arm(&mut self, spec: &AttemptSpec) {
+        if let Some(after) = spec.timeout {
+            self.armed.insert(spec.key);
+            self.timers.push(TimerRequest::Timeout { key: spec.key, attempt: spec.attempt_number, after });
+        }
+    }
+
+    /// Encodes a transition in delivery order: data the host needs before any of its
+    /// user code runs, then events, log lines, the audit record, an interruption, the
+    /// step, and attempts admitted from the queue.
+    fn append(&mut self, t: Transition, ticket: Option<f64>) {
+        let key = t.key;
+        let w = &mut self.wire;
+        if let Some(ticket) = ticket {
+            w.push(&[op::NEW, ticket, key as f64]);
+            match &t.step {
+                Step::Finished(r) => w.string(&r.id),
+                _ => w.string(self.engine.id_of(key).unwrap_or_default()),
+            }
+        }
+        let w = &mut self.wire;
+        match &t.step {
+            Step::Finished(record) => {
+                w.push(&[op::FINAL, key as f64]);
+                w.record(record);
+                match &record.error {
+                    Some(e) => {
+                        w.push(&[1.0]);
+                        w.error(e);
+                    }
+                    None => w.push(&[0.0]),
+                }
+            }
+            Step::Retry { .. } => {
+                if let Some(e) = self.engine.last_attempt_error(key) {
+                    w.push(&[op::ATTEMPT_ERROR, key as f64]);
+                    w.error(e);
+                }
+            }
+            _ => {}
+        }
+        for e in &t.events {
+            self.event(e, &t);
+        }
+        if !t.logs.is_empty() {
+            self.logs(&t.logs);
+        }
+        if let Some(record) = &t.audit {
+            self.audit(record);
+        }
+        let w = &mut self.wire;
+        if let Some(attempt) = t.interrupted_attempt {
+            w.push(&[op::INTERRUPT, key as f64, f64::from(attempt), 0.0]);
+            w.string("the execution was cancelled");
+        }
+        match &t.step {
+            Step::Run(spec) => {
+                self.run(spec, ticket.is_some());
+            }
+            Step::Queued => self.wire.push(&[op::QUEUED, key as f64]),
+            Step::Retry { delay } => {
+                self.clear_timer(key);
+                self.armed.insert(key);
+                self.timers.push(TimerRequest::Resume { key, after: *delay });
+                self.wire.push(&[op::RETRY, key as f64, delay.as_secs_f64() * 1000.0]);
+            }
+            Step::Finished(_) => {
+                self.clear_timer(key);
+                self.wire.push(&[op::DONE, key as f64]);
+            }
+            Step::Stale => {}
+        }
+        for spec in &t.admitted {
+            self.run(spec, false);
+        }
+    }
+
+    fn run(&mut self, spec: &AttemptSpec, deferred: bool) {
+        self.arm(spec);
+        self.wire.push(&[
+            op::RUN,
+            spec.key as f64,
+            f64::from(spec.attempt_number),
+            f64::from(spec.max_attempts),
+            f64::from(tool_id(&spec.tool)),
+            if deferred { 1.0 } else { 0.0 },
+        ]);
+    }
+
+    /// Events come for the transition's own execution, but for `executing` events of
+    /// executions admitted from the queue: those are found among the admitted attempts.
+    fn event(&mut self, e: &ExecutionEvent, t: &Transition) {
+        let w = &mut self.wire;
+        let own = t.key as f64;
+        match e {
+            ExecutionEvent::Started { execution } => {
+                w.push(&[op::EVENT, event::STARTED, own]);
+                w.record(execution);
+            }
+            ExecutionEvent::Validating { .. } => w.push(&[op::EVENT, event::VALIDATING, own]),
+            ExecutionEvent::Executing { execution_id, attempt_number, .. } => {
+                let key = t.admitted.iter().find(|s| &s.execution_id == execution_id).map_or(own, |s| s.key as f64);
+                w.push(&[op::EVENT, event::EXECUTING, key, f64::from(*attempt_number)]);
+            }
+            ExecutionEvent::Retrying { attempt_number, max_attempts, delay_ms, .. } => {
+                w.push(&[op::EVENT, event::RETRYING, own, f64::from(*attempt_number), f64::from(*max_attempts), *delay_ms]);
+            }
+            ExecutionEvent::Succeeded { .. } => w.push(&[op::EVENT, event::SUCCEEDED, own]),
+            ExecutionEvent::Failed { .. } => w.push(&[op::EVENT, event::FAILED, own]),
+            ExecutionEvent::Cancelled { .. } => w.push(&[op::EVENT, event::CANCELLED, own]),
+        }
+    }
+
+    fn logs(&mut self, lines: &[LogLine]) {
+        if !self.options.logger {
+            lines.iter().for_each(crate::log_lines::trace_line);
+            return;
+        }
+        for line in lines {
+            let f = &line.fields;
+            let optional = [&f.args, &f.error, &f.stack, &f.result];
+            let mask = optional.iter().enumerate().fold(0u32, |m, (i, v)| if v.is_some() { m | 1 << i } else { m });
+            let level = match line.level {
+                crate::log_lines::LogLevel::Debug => 0.0,
+                crate::log_lines::LogLevel::Info => 1.0,
+                crate::log_lines::LogLevel::Warn => 2.0,
+                crate::log_lines::LogLevel::Error => 3.0,
+            };
+            self.wire.push(&[
+                op::LOG,
+                level,
+                f.attempt_number.map_or(f64::NAN, f64::from),
+                f.duration_ms.unwrap_or(f64::NAN),
+                f64::from(mask),
+            ]);
+            self.wire.string(&line.message);
+            self.wire.string(&f.execution_id);
+            self.wire.string(&f.tool_name);
+            for text in optional.into_iter().flatten() {
+                self.wire.string(text);
+            }
+        }
+    }
+
+    /// Appends the record to the audit file (flushed before the result is returned) and
+    /// hands it to the host; a write failure travels with it.
+    fn audit(&mut self, record: &AuditRecord) {
+        let failure = match &self.audit_file {
+            Some(Ok(file)) => file.append(record).err().map(|e| format!("audit log {} could not be written: {e}", file.path().display())),
+            Some(Err(open_error)) => Some(open_error.clone()),
+            None => None,
+        };
+        self.wire.push(&[op::AUDIT, if failure.is_some() { 1.0 } else { 0.0 }]);
+        self.wire.string(&serde_json::to_string(record).unwrap_or_default());
+        if let Some(message) = failure {
+            self.wire.string(&message);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::wire::op;
+
+    fn registry() -> HostRegistry {
+        let r = HostRegistry::new();
+        let def = r#"{"name":"echo","description":"echoes","handler":true,
+            "inputSchema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}}"#;
+        r.register(None, def).unwrap();
+        r
+    }
+
+    /// The op codes of the last call, in order (fields skipped by each op's length).
+    fn codes(w: &Wire) -> Vec<f64> {
+        let len = |code: f64, ops: &[f64], i: usize| -> usize {
+            match code {
+                c if c == op::NEW => 4,
+                c if c == op::REFUSED || c == op::ATTEMPT_ERROR => 3,
+                c if c == op::FINAL => if ops[i + 9] == 1.0 { 11 } else { 10 },
+                c if c == op::RUN => 6,
+                c if c == op::RETRY => 3,
+                c if c == op::QUEUED || c == op::DONE || c == op::EVICT_OLDEST || c == op::RELEASED || c == op::EVICT => 2,
+                c if c == op::INTERRUPT => 5,
+                c if c == op::EVENT => match ops[i + 1] {
+                    e if e == 0.0 => 10,
+                    e if e == 2.0 => 4,
+                    e if e == 3.0 => 6,
+                    _ => 3,
+                },
+                _ => panic!("op {code} not expected here"),
+            }
+        };
+        let (mut out, mut i) = (Vec::new(), 0);
+        while i < w.ops.len() {
+            out.push(w.ops[i]);
+            i += len(w.ops[i], &w.ops, i);
+        }
+        out
+    }
+
+    #[test]
+    fn a_call_runs_then_settles_and_its_timer_is_armed_then_cleared() {
+        let mut h = HostEngine::new(&registry(), "null").unwrap();
+        h.start(0.0, "echo", r#"{"n":1}"#, "", "", false);
+        assert_eq!(codes(&h.wire), [op::NEW, op::RUN]);
+        let key = h.wire.ops[2] as u64;
+        assert_eq!(h.wire.ops[8], 1.0, "the first attempt is deferred");
+        assert!(matches!(h.take_timers().collect::<Vec<_>>()[..], [TimerRequest::Timeout { attempt: 1, .. }]));
+        h.settle(key, 1);
+        assert_eq!(codes(&h.wire), [op::FINAL, op::DONE]);
+        assert_eq!(h.take_timers().collect::<Vec<_>>(), [TimerRequest::Clear { key }]);
+        assert_eq!(h.in_flight(), 0);
+    }
+
+    #[test]
+    fn a_transient_failure_is_retried_after_a_resume_timer() {
+        let mut h = HostEngine::new(&registry(), r#"{"retry":{"baseDelay":5,"maxDelay":5,"jitter":"none"}}"#).unwrap();
+        h.set_wanted(0b1000, false);
+        h.start(0.0, "echo", r#"{"n":1}"#, "", "", false);
+        let key = h.wire.ops[2] as u64;
+        h.take_timers().for_each(drop);
+        h.fail(key, 1, r#"{"isObject":true,"name":"Error","message":"busy","retryable":true}"#);
+        assert_eq!(codes(&h.wire), [op::ATTEMPT_ERROR, op::EVENT, op::RETRY]);
+        assert!(h.wire.text.contains("\"hostCause\":true") && h.wire.text.contains("TRANSIENT_ERROR"));
+        let timers: Vec<_> = h.take_timers().collect();
+        assert_eq!(timers, [TimerRequest::Clear { key }, TimerRequest::Resume { key, after: Duration::from_millis(5) }]);
+        h.resume(key);
+        assert_eq!(codes(&h.wire), [op::RUN]);
+        assert_eq!(h.wire.ops[2], 2.0, "the second attempt");
+    }
+
+    #[test]
+    fn bad_call_options_are_refused_before_anything_starts() {
+        let mut h = HostEngine::new(&registry(), "null").unwrap();
+        h.start(7.0, "echo", "{}", "", r#"{"timeout":5}"#, false);
+        assert_eq!(codes(&h.wire), [op::REFUSED]);
+        assert_eq!(h.wire.ops[1], 7.0);
+        assert!(h.wire.text.contains("did you mean `timeoutMs`?"), "{}", h.wire.text);
+        assert_eq!(h.in_flight(), 0);
+    }
+
+    #[test]
+    fn cancelling_a_running_and_a_queued_call_cancels_the_queued_one_first() {
+        let mut h = HostEngine::new(&registry(), r#"{"maxConcurrency":1}"#).unwrap();
+        h.start(0.0, "echo", r#"{"n":1}"#, "", "", false);
+        let running = h.wire.ops[2] as u64;
+        h.start(0.0, "echo", r#"{"n":2}"#, "", "", false);
+        assert_eq!(codes(&h.wire), [op::NEW, op::QUEUED]);
+        let queued = h.wire.ops[2] as u64;
+        assert_eq!(h.cancel_keys(&[running, queued]), 2);
+        // The queued one ends first, so the slot the running one frees admits nothing.
+        assert_eq!(codes(&h.wire), [op::FINAL, op::DONE, op::FINAL, op::INTERRUPT, op::DONE]);
+        assert_eq!(h.wire.ops[1] as u64, queued);
+        assert_eq!(h.in_flight(), 0);
+    }
+
+    #[test]
+    fn history_drops_are_reported_oldest_first() {
+        let mut h = HostEngine::new(&registry(), r#"{"historyLimit":1}"#).unwrap();
+        for n in 0..2 {
+            h.start(0.0, "echo", &format!(r#"{{"n":{n}}}"#), "", "", false);
+            let key = h.wire.ops[2] as u64;
+            h.settle(key, 1);
+        }
+        assert_eq!(codes(&h.wire), [op::FINAL, op::DONE, op::EVICT_OLDEST]);
+    }
+}

@@ -1,0 +1,298 @@
+//! Options as a host hands them over (JSON text of the JS options object), read with
+//! the messages a JS user sees: each names the option and what it takes, and an unknown
+//! key is refused with the closest known one.
+//!
+//! JSON has no `Infinity` or `NaN`: the host sends those numbers as the strings
+//! `"Infinity"`, `"-Infinity"` and `"NaN"`, so they are refused or read as meant, never
+//! turned into `null` on the way.
+
+use serde_json::{Map, Value};
+
+use crate::engine::{CallOptions, ManagerConfig};
+use crate::error::{RegistryError, RegistryErrorCode};
+use crate::log_lines::LogOptions;
+use crate::RetryOverrides;
+
+pub(crate) fn invalid_config(message: impl Into<String>) -> RegistryError {
+    RegistryError::new(RegistryErrorCode::InvalidConfig, message)
+}
+
+/// The known key closest to `key`, to suggest for a misspelt one: the same letters
+/// ignoring case and `_`/`-`, else at most two edits away, else one sharing a prefix of
+/// at least 4 letters and most of the shorter one (`retries` -> `retry`, `timeout` ->
+/// `timeoutMs`).
+pub fn closest<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
+    let fold = |s: &str| s.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect::<String>();
+    let folded = fold(key);
+    if let Some(k) = known.iter().find(|k| fold(k) == folded) {
+        return Some(k);
+    }
+    let near = known
+        .iter()
+        .map(|k| (edit_distance(&folded, &fold(k)), *k))
+        .filter(|(d, k)| *d <= 2.min(k.len() / 3 + 1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k);
+    near.or_else(|| {
+        known
+            .iter()
+            .map(|k| {
+                let f = fold(k);
+                let common = f.chars().zip(folded.chars()).take_while(|(a, b)| a == b).count();
+                (common, f.chars().count().min(folded.chars().count()), *k)
+            })
+            .filter(|(common, shorter, _)| *common >= 4 && *common * 5 >= *shorter * 3)
+            .max_by_key(|(common, _, _)| *common)
+            .map(|(_, _, k)| k)
+    })
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = if ca == *cb { prev } else { 1 + prev.min(row[j]).min(row[j + 1]) };
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// "unknown option `retries` in manager options; did you mean `retry`?" (or the known
+/// keys, when none is close).
+pub fn unknown_option(key: &str, known: &[&str], what: &str) -> String {
+    let hint = match closest(key, known) {
+        Some(k) => format!("; did you mean `{k}`?"),
+        None => format!(" (known: {})", known.join(", ")),
+    };
+    format!("unknown option `{key}` in {what}{hint}")
+}
+
+/// Refuses keys of `o` not in `known`, with [`unknown_option`]'s message.
+pub fn check_keys(o: &Map<String, Value>, known: &[&str], what: &str, code: RegistryErrorCode) -> Result<(), RegistryError> {
+    match o.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(key) => Err(RegistryError::new(code, unknown_option(key, known, what))),
+        None => Ok(()),
+    }
+}
+
+/// A number the host sent, `"Infinity"`, `"-Infinity"` and `"NaN"` included.
+fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => match s.as_str() {
+            "Infinity" => Some(f64::INFINITY),
+            "-Infinity" => Some(f64::NEG_INFINITY),
+            "NaN" => Some(f64::NAN),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn present<'a>(o: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    o.get(key).filter(|v| !v.is_null())
+}
+
+fn flag(o: &Map<String, Value>, key: &str) -> Result<Option<bool>, RegistryError> {
+    match present(o, key) {
+        None => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(_) => Err(invalid_config(format!("{key} must be true or false"))),
+    }
+}
+
+fn count(o: &Map<String, Value>, key: &str, min: f64) -> Result<Option<usize>, RegistryError> {
+    match present(o, key).map(number) {
+        None => Ok(None),
+        Some(Some(n)) if n == f64::INFINITY => Ok(Some(usize::MAX)),
+        Some(Some(n)) if n.is_finite() && n >= min && n.fract() == 0.0 => Ok(Some(n as usize)),
+        Some(_) => Err(invalid_config(format!("{key} must be a whole number >= {min}"))),
+    }
+}
+
+/// `timeoutMs`: a number > 0; `null` or `Infinity` for none. `None` when absent.
+fn timeout(o: &Map<String, Value>) -> Result<Option<Option<f64>>, RegistryError> {
+    match o.get("timeoutMs") {
+        None => Ok(None),
+        Some(Value::Null) => Ok(Some(None)),
+        Some(v) => match number(v) {
+            Some(n) if n == f64::INFINITY => Ok(Some(None)),
+            Some(n) if n.is_finite() && n > 0.0 => Ok(Some(Some(n))),
+            _ => Err(invalid_config("timeoutMs must be a number of milliseconds > 0 (or null for no timeout)")),
+        },
+    }
+}
+
+const RETRY_KEYS: &[&str] = &["maxAttempts", "baseDelay", "maxDelay", "backoffMultiplier", "jitter", "retryableCategories"];
+
+/// Retry overrides, checked on their own (`maxAttempts >= 1`, delays finite, ...).
+pub fn retry_overrides(v: &Value) -> Result<RetryOverrides, RegistryError> {
+    let Value::Object(o) = v else { return Err(invalid_config("retry must be an object of retry settings")) };
+    check_keys(o, RETRY_KEYS, "retry", RegistryErrorCode::InvalidConfig)?;
+    let mut r = RetryOverrides::default();
+    let num = |key: &str| -> Result<Option<f64>, RegistryError> {
+        match present(o, key) {
+            None => Ok(None),
+            Some(v) => number(v).map(Some).ok_or_else(|| invalid_config(format!("retry.{key} must be a number"))),
+        }
+    };
+    if let Some(n) = num("maxAttempts")? {
+        if !(n.is_finite() && n >= 1.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX)) {
+            return Err(invalid_config(format!("retry.maxAttempts must be a whole number >= 1, got {n}")));
+        }
+        r.max_attempts = Some(n as u32);
+    }
+    r.base_delay = num("baseDelay")?;
+    r.max_delay = num("maxDelay")?;
+    r.backoff_multiplier = num("backoffMultiplier")?;
+    if let Some(j) = present(o, "jitter") {
+        r.jitter = Some(j.as_str().ok_or_else(|| invalid_config("retry.jitter must be one of none, full, equal, decorrelated"))?.to_string());
+    }
+    if let Some(c) = present(o, "retryableCategories") {
+        let list = c.as_array().and_then(|a| a.iter().map(|s| s.as_str().map(str::to_string)).collect::<Option<Vec<_>>>());
+        r.retryable_categories = Some(list.ok_or_else(|| invalid_config("retry.retryableCategories must be an array of category names"))?);
+    }
+    // Checked alone: a baseDelay above the default maxDelay (or the reverse) is for the
+    // layers combined to judge, so the delay not given here is taken as unbounded.
+    let alone = RetryOverrides { base_delay: r.base_delay.or(Some(0.0)), max_delay: r.max_delay.or(Some(f64::MAX)), ..r.clone() };
+    crate::RetryConfig::default().with_overrides(&alone)?;
+    Ok(r)
+}
+
+const MANAGER_KEYS: &[&str] = &[
+    "retry", "timeoutMs", "maxConcurrency", "historyLimit", "validation", "logging", "logArguments", "truncateLogs",
+    "metadata", "redact", "logger", "auditLog",
+];
+
+/// What a manager's options ask of the host itself.
+#[derive(Clone, Debug, Default)]
+pub struct HostOptions {
+    /// A JS logger receives the log lines (else they go to `tracing`).
+    pub logger: bool,
+    pub audit_log: Option<String>,
+}
+
+/// Reads a manager's options (`{}` when absent).
+///
+/// # Errors
+/// `INVALID_CONFIG` naming the option.
+pub fn manager_options(json: &str) -> Result<(ManagerConfig, HostOptions), RegistryError> {
+    let mut config = ManagerConfig::default();
+    let mut host = HostOptions::default();
+    let value: Value = serde_json::from_str(json).map_err(|e| invalid_config(format!("options are not JSON: {e}")))?;
+    let o = match value {
+        Value::Null => return Ok((config, host)),
+        Value::Object(o) => o,
+        _ => return Err(invalid_config("options must be an object")),
+    };
+    check_keys(&o, MANAGER_KEYS, "manager options", RegistryErrorCode::InvalidConfig)?;
+    if let Some(r) = present(&o, "retry") {
+        config.retry = config.retry.with_overrides(&retry_overrides(r)?)?;
+    }
+    if let Some(t) = timeout(&o)? {
+        config.timeout_ms = t;
+    }
+    if let Some(n) = count(&o, "maxConcurrency", 1.0)? {
+        config.max_concurrency = n;
+    }
+    if let Some(n) = count(&o, "historyLimit", 0.0)? {
+        config.history_limit = n;
+    }
+    if let Some(v) = flag(&o, "validation")? {
+        config.validation = v;
+    }
+    if let Some(r) = present(&o, "redact") {
+        let list = r.as_array().and_then(|a| a.iter().map(|s| s.as_str().map(str::to_string)).collect::<Option<Vec<_>>>());
+        config.redact = list.ok_or_else(|| invalid_config("redact must be an array of strings"))?;
+    }
+    let truncate_logs = count(&o, "truncateLogs", 0.0)?.unwrap_or(100);
+    let log_arguments = flag(&o, "logArguments")?.unwrap_or(true);
+    if flag(&o, "logging")?.unwrap_or(false) {
+        config.logging = Some(LogOptions { log_arguments, truncate_logs, redact: config.redact.clone() });
+    }
+    config.metadata = flag(&o, "metadata")?.unwrap_or(false);
+    host.logger = present(&o, "logger").is_some();
+    host.audit_log = match present(&o, "auditLog") {
+        None => None,
+        Some(Value::String(p)) => Some(p.clone()),
+        Some(_) => return Err(invalid_config("auditLog must be a file path (a string)")),
+    };
+    config.check()?;
+    Ok((config, host))
+}
+
+const CALL_KEYS: &[&str] = &["toolCallId", "sessionId", "timeoutMs", "retry", "signal"];
+
+/// Reads a call's options (`signal` is the host's: only its `aborted` state comes here,
+/// as `aborted`).
+///
+/// # Errors
+/// `INVALID_CONFIG` naming the option.
+pub fn call_options(json: &str, aborted: bool) -> Result<CallOptions, RegistryError> {
+    let mut call = CallOptions { already_cancelled: aborted, ..CallOptions::default() };
+    if json.is_empty() {
+        return Ok(call);
+    }
+    let value: Value = serde_json::from_str(json).map_err(|e| invalid_config(format!("call options are not JSON: {e}")))?;
+    let o = match value {
+        Value::Null => return Ok(call),
+        Value::Object(o) => o,
+        _ => return Err(invalid_config("call options must be an object")),
+    };
+    check_keys(&o, CALL_KEYS, "call options", RegistryErrorCode::InvalidConfig)?;
+    let string = |key: &str| match present(&o, key) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(invalid_config(format!("{key} must be a string"))),
+    };
+    call.tool_call_id = string("toolCallId")?;
+    call.session_id = string("sessionId")?;
+    match timeout(&o)? {
+        Some(Some(ms)) => call.timeout_ms = Some(ms),
+        Some(None) => call.timeout_ms = Some(f64::INFINITY),
+        None => {}
+    }
+    if let Some(r) = present(&o, "retry") {
+        call.retry = Some(retry_overrides(r)?);
+    }
+    Ok(call)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_the_closest_known_key() {
+        assert_eq!(closest("input_schema", &["name", "inputSchema", "handler"]), Some("inputSchema"));
+        assert_eq!(closest("retries", MANAGER_KEYS), Some("retry"));
+        assert_eq!(closest("timeout", MANAGER_KEYS), Some("timeoutMs"));
+        assert_eq!(closest("zzz", MANAGER_KEYS), None);
+    }
+
+    #[test]
+    fn refuses_unknown_and_mistyped_options_by_name() {
+        let e = manager_options(r#"{"timeout":5000}"#).unwrap_err();
+        assert_eq!(e.message, "unknown option `timeout` in manager options; did you mean `timeoutMs`?");
+        assert_eq!(manager_options(r#"{"metadata":{"service":"api"}}"#).unwrap_err().message, "metadata must be true or false");
+        assert!(manager_options(r#"{"retry":{"baseDelay":"NaN"}}"#).unwrap_err().message.contains("baseDelay"));
+        assert_eq!(manager_options(r#"{"maxConcurrency":"Infinity"}"#).unwrap().0.max_concurrency, usize::MAX);
+        assert_eq!(manager_options(r#"{"timeoutMs":null}"#).unwrap().0.timeout_ms, None);
+        let e = call_options(r#"{"retry":{"maxAttempt":2}}"#, false).unwrap_err();
+        assert_eq!(e.message, "unknown option `maxAttempt` in retry; did you mean `maxAttempts`?");
+        assert_eq!(call_options(r#"{"sessionId":42}"#, false).unwrap_err().message, "sessionId must be a string");
+    }
+
+    #[test]
+    fn call_retry_checked_alone_allows_a_base_delay_the_manager_may_allow() {
+        // baseDelay above the default maxDelay: fine alone, the manager may allow more.
+        assert!(call_options(r#"{"retry":{"baseDelay":60000}}"#, false).is_ok());
+        assert!(call_options(r#"{"retry":{"baseDelay":100,"maxDelay":10}}"#, false).is_err());
+        assert!(call_options(r#"{"retry":{"maxAttempts":0}}"#, false).is_err());
+    }
+}

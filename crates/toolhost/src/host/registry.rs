@@ -1,0 +1,363 @@
+//! [`HostRegistry`]: the registry as a host drives it, with JSON text in and out.
+//!
+//! The host keeps each tool's handler itself and knows it by the tool id this
+//! registry hands out; the engine's side of the tool is a [`HostHandler`], which
+//! reports its id as released once no registry scope and no execution holds the tool
+//! any more, so the host can drop the handler too.
+
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::error::{RegistryError, RegistryErrorCode, ToolError};
+use crate::handler::{BoxFuture, ToolContext, ToolHandler};
+use crate::providers::{self, model_errors, Provider, ToolCallArguments, ToolReply};
+use crate::registry::{RegisteredTool, Scope, ToolRegistry};
+use crate::schema::ValidationIssue;
+use crate::{ToolDeclaration, ToolMetadata};
+
+/// The engine's side of a tool whose handler the host runs.
+pub struct HostHandler {
+    pub id: u32,
+    released: Arc<Mutex<Vec<u32>>>,
+}
+
+impl ToolHandler for HostHandler {
+    fn call(&self, _args: Value, ctx: ToolContext) -> BoxFuture<Result<Value, ToolError>> {
+        let tool = ctx.tool_name;
+        Box::pin(async move {
+            Err(ToolError::permanent(format!(
+                "tool '{tool}' has a JS handler, which runs through the JS ToolExecutionManager, not on a Rust executor"
+            )))
+        })
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl Drop for HostHandler {
+    fn drop(&mut self) {
+        self.released.lock().unwrap_or_else(|e| e.into_inner()).push(self.id);
+    }
+}
+
+/// The host tool id of a registered tool (0 for a tool with a Rust handler).
+pub fn tool_id(tool: &RegisteredTool) -> u32 {
+    tool.handler.as_any().downcast_ref::<HostHandler>().map_or(0, |h| h.id)
+}
+
+/// A tool definition as the host sends it: the JS definition without its handler, with
+/// a Standard Schema already turned into JSON Schema.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Definition {
+    name: Option<Value>,
+    description: Option<Value>,
+    input_schema: Option<Value>,
+    /// A Gemini `FunctionDeclaration`'s JSON Schema form.
+    parameters_json_schema: Option<Value>,
+    /// A Gemini `FunctionDeclaration`'s Schema-dialect form.
+    parameters: Option<Value>,
+    output_schema: Option<Value>,
+    metadata: Option<Value>,
+    /// Whether the host has a handler function for it.
+    handler: Option<Value>,
+}
+
+/// A registry shared by a host's registry object, its sessions and its managers.
+#[derive(Clone)]
+pub struct HostRegistry {
+    pub registry: ToolRegistry,
+    released: Arc<Mutex<Vec<u32>>>,
+    next_tool: Arc<AtomicU32>,
+}
+
+impl Default for HostRegistry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn scope(session: Option<&str>) -> Scope<'_> {
+    session.map_or(Scope::Global, Scope::Session)
+}
+
+fn invalid_definition(message: String) -> RegistryError {
+    RegistryError::new(RegistryErrorCode::InvalidDefinition, message)
+}
+
+/// `{ "ok": value }` or `{ "error": { code, message, schemaPath? } }`: how every fallible
+/// registry call answers the host.
+pub fn answer(result: Result<Value, RegistryError>) -> String {
+    match result {
+        Ok(v) => json!({ "ok": v }).to_string(),
+        Err(e) => json!({ "error": registry_error_json(&e) }).to_string(),
+    }
+}
+
+pub fn registry_error_json(e: &RegistryError) -> Value {
+    let mut o = json!({ "code": e.code(), "message": e.message });
+    if let Some(p) = &e.schema_path {
+        o["schemaPath"] = p.as_str().into();
+    }
+    o
+}
+
+fn declaration_json(d: &ToolDeclaration) -> Value {
+    serde_json::to_value(d).unwrap_or(Value::Null)
+}
+
+impl HostRegistry {
+    pub fn new() -> Self {
+        Self { registry: ToolRegistry::new(), released: Arc::default(), next_tool: Arc::new(AtomicU32::new(1)) }
+    }
+
+    /// Tool ids released since the last call: the host may drop their handlers.
+    pub fn take_released(&self) -> Vec<u32> {
+        std::mem::take(&mut *self.released.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Registers a tool from its JSON definition. Answers `{ toolId, declaration }`.
+    ///
+    /// # Errors
+    /// `INVALID_TOOL_NAME`, `INVALID_DEFINITION`, `INVALID_SCHEMA`, `DUPLICATE_TOOL`,
+    /// `SESSION_NOT_FOUND`; nothing changes then.
+    pub fn register(&self, session: Option<&str>, definition: &str) -> Result<Value, RegistryError> {
+        let def: Definition = serde_json::from_str(definition)
+            .map_err(|e| invalid_definition(format!("the tool definition is not a JSON object: {e}")))?;
+        let name = match def.name {
+            Some(Value::String(s)) => s,
+            _ => {
+                return Err(RegistryError::new(
+                    RegistryErrorCode::InvalidToolName,
+                    "tool name is missing or not a string: use 1 to 64 letters, digits, '_' or '-'",
+                ))
+            }
+        };
+        crate::declaration::check_tool_name(&name)?;
+        let description = match def.description {
+            Some(Value::String(s)) if !s.trim().is_empty() => s,
+            _ => return Err(invalid_definition(format!("tool '{name}' has no description: models choose tools by it"))),
+        };
+        if def.handler != Some(Value::Bool(true)) {
+            return Err(invalid_definition(format!("tool '{name}' has no handler function")));
+        }
+        let input_schema = match (def.input_schema, def.parameters_json_schema, def.parameters) {
+            (Some(s), _, _) | (None, Some(s), _) => s,
+            (None, None, Some(gemini)) => providers::gemini_schema_to_json_schema(&gemini),
+            (None, None, None) => json!({ "type": "object", "properties": {} }),
+        };
+        let metadata: ToolMetadata = match def.metadata {
+            None | Some(Value::Null) => ToolMetadata::default(),
+            Some(m) => serde_json::from_value(m).map_err(|e| invalid_definition(format!("tool '{name}': metadata is invalid: {e}")))?,
+        };
+        let declaration = ToolDeclaration { name, description, input_schema, output_schema: def.output_schema, metadata };
+        crate::declaration::check_declaration(&declaration)?;
+        let id = self.next_tool.fetch_add(1, Ordering::Relaxed);
+        let handler = Arc::new(HostHandler { id, released: self.released.clone() });
+        match self.registry.register_in(scope(session), declaration, handler) {
+            Ok(d) => Ok(json!({ "toolId": id, "declaration": declaration_json(&d) })),
+            Err(e) => {
+                // The handler was dropped with the refused tool: not a release the host
+                // must hear of, since it never learnt the id.
+                self.released.lock().unwrap_or_else(|e| e.into_inner()).retain(|r| *r != id);
+                Err(e)
+            }
+        }
+    }
+
+    /// # Errors
+    /// `SESSION_NOT_FOUND`.
+    pub fn unregister(&self, session: Option<&str>, name: &str) -> Result<bool, RegistryError> {
+        self.registry.unregister_in(scope(session), name)
+    }
+
+    pub fn clear(&self) {
+        self.registry.clear();
+    }
+
+    /// The declaration of a tool visible in the scope.
+    pub fn get(&self, session: Option<&str>, name: &str) -> Option<Value> {
+        self.registry.resolve(scope(session), name).ok().map(|t| declaration_json(&t.declaration))
+    }
+
+    pub fn has(&self, session: Option<&str>, name: &str) -> bool {
+        self.registry.resolve(scope(session), name).is_ok()
+    }
+
+    /// Names visible in the scope (a destroyed session sees none).
+    pub fn names(&self, session: Option<&str>) -> Vec<String> {
+        let tools = self.registry.visible(scope(session)).unwrap_or_default();
+        tools.iter().map(|t| t.name().to_string()).collect()
+    }
+
+    /// Names of a session's own tools.
+    pub fn own_names(&self, session: &str) -> Vec<String> {
+        let tools = self.registry.visible(Scope::Session(session)).unwrap_or_default();
+        tools.iter().filter(|t| t.session_id.is_some()).map(|t| t.name().to_string()).collect()
+    }
+
+    /// Declarations visible in the scope, optionally only those of a category or a tag.
+    pub fn declarations(&self, session: Option<&str>, category: Option<&str>, tag: Option<&str>) -> Value {
+        let tools = self.registry.visible(scope(session)).unwrap_or_default();
+        let m = |t: &&Arc<RegisteredTool>| {
+            category.is_none_or(|c| t.declaration.metadata.category.as_deref() == Some(c))
+                && tag.is_none_or(|g| t.declaration.metadata.tags.iter().any(|x| x == g))
+        };
+        Value::Array(tools.iter().filter(m).map(|t| declaration_json(&t.declaration)).collect())
+    }
+
+    /// Validates argument text ('' for none) against a tool's schema: every failure;
+    /// arguments that are not JSON give one issue with keyword `json`.
+    ///
+    /// # Errors
+    /// `TOOL_NOT_FOUND`, `SESSION_NOT_FOUND`.
+    pub fn validate(&self, session: Option<&str>, name: &str, args: &str) -> Result<Vec<ValidationIssue>, RegistryError> {
+        let tool = self.registry.resolve(scope(session), name)?;
+        Ok(match crate::arguments::read_arguments(name, args) {
+            Ok(v) => tool.schema.validate(&v),
+            Err(e) => vec![ValidationIssue { path: String::new(), schema_path: String::new(), keyword: "json".into(), message: e.message }],
+        })
+    }
+
+    pub fn create_session(&self, isolated: bool) -> String {
+        self.registry.create_session(isolated)
+    }
+
+    pub fn session_isolated(&self, id: &str) -> Option<bool> {
+        self.registry.session_is_isolated(id)
+    }
+
+    pub fn sessions(&self) -> Vec<String> {
+        self.registry.sessions()
+    }
+
+    pub fn destroy_session(&self, id: &str) -> bool {
+        self.registry.destroy_session(id)
+    }
+
+    /// Declarations visible in the scope in a provider's format: `openai`,
+    /// `openai-responses`, `anthropic`, `gemini`, `ag-ui` or `mcp`.
+    ///
+    /// # Errors
+    /// `INVALID_SCHEMA` when strict mode or Gemini's dialect cannot take a schema.
+    pub fn tools_out(&self, session: Option<&str>, format: &str, strict: bool) -> Result<Value, RegistryError> {
+        let decls: Vec<ToolDeclaration> =
+            self.registry.visible(scope(session)).unwrap_or_default().iter().map(|t| t.declaration.clone()).collect();
+        let out = match format {
+            "openai" => providers::openai_chat_tools(&decls, strict).map(Value::Array),
+            "openai-responses" => providers::openai_responses_tools(&decls, strict).map(Value::Array),
+            "anthropic" => Ok(Value::Array(providers::anthropic_tools(&decls))),
+            "gemini" => providers::gemini_tools(&decls),
+            "ag-ui" => Ok(Value::Array(providers::ag_ui_tools(&decls))),
+            "mcp" => Ok(Value::Array(providers::mcp_tools(&decls))),
+            other => return Err(RegistryError::new(RegistryErrorCode::InvalidConfig, format!("unknown tool format '{other}'"))),
+        };
+        out.map_err(|e| RegistryError::invalid_schema(e.to_string(), ""))
+    }
+
+    /// The tool calls of a model response, `[{ id, name, arguments }]` with `arguments` as
+    /// JSON text (the model's own text when it is malformed), so the host hands each
+    /// call's arguments to `execute` as text. For OpenAI providers, the `null`s strict
+    /// mode makes a model send for optional properties are dropped first.
+    ///
+    /// # Errors
+    /// `INVALID_CONFIG` for an unknown provider, `INVALID_TOOL_CALLS` for a response that
+    /// holds no tool calls in its format.
+    pub fn parse_calls(&self, session: Option<&str>, provider: &str, response: &str) -> Result<Value, RegistryError> {
+        let calls_error = |m: String| RegistryError::new(RegistryErrorCode::InvalidToolCalls, m);
+        let provider = Provider::from_str(provider).map_err(|e| RegistryError::new(RegistryErrorCode::InvalidConfig, e.to_string()))?;
+        let payload: Value = serde_json::from_str(response).map_err(|e| calls_error(format!("the response is not JSON: {e}")))?;
+        let mut calls = providers::parse_tool_calls(provider, &payload).map_err(|e| calls_error(e.to_string()))?;
+        if matches!(provider, Provider::OpenAi | Provider::OpenAiResponses) {
+            for call in &mut calls {
+                if let (ToolCallArguments::Parsed(args), Ok(tool)) = (&mut call.arguments, self.registry.resolve(scope(session), &call.name)) {
+                    providers::drop_optional_nulls(&tool.declaration.input_schema, args);
+                }
+            }
+        }
+        let calls = calls.into_iter().map(|c| {
+            let (arguments, malformed) = match c.arguments {
+                ToolCallArguments::Parsed(v) => (v.to_string(), false),
+                ToolCallArguments::Malformed { raw, .. } => (raw, true),
+            };
+            json!({ "id": c.id, "name": c.name, "arguments": arguments, "malformed": malformed })
+        });
+        Ok(Value::Array(calls.collect()))
+    }
+
+    /// The text a model reads for a failed call: validation issues with the expected
+    /// schema, the tools it could have called, the parse error of malformed text, or the
+    /// failure's category and message.
+    pub fn model_error_text(&self, session: Option<&str>, name: &str, arguments: &str, error: &ErrorFacts) -> String {
+        let scope = scope(session);
+        match error.code.as_str() {
+            "TOOL_NOT_FOUND" => {
+                let available: Vec<String> = self.registry.visible(scope).unwrap_or_default().iter().map(|t| t.name().to_string()).collect();
+                model_errors::unknown_tool(name, &available)
+            }
+            "INVALID_ARGUMENTS" => match (error.validation_errors.is_empty(), self.registry.resolve(scope, name)) {
+                (false, Ok(tool)) => model_errors::validation_failed(name, &error.validation_errors, &tool.declaration.input_schema),
+                _ => model_errors::malformed_arguments(name, arguments, &error.message),
+            },
+            _ => {
+                // The reply names the tool itself; drop the engine's own "tool 'x' failed: "
+                // (or "tool 'x' " before "timed out ...").
+                let failed = format!("tool '{name}' failed: ");
+                let named = format!("tool '{name}' ");
+                let message = error.message.strip_prefix(&failed).or_else(|| error.message.strip_prefix(&named)).unwrap_or(&error.message);
+                model_errors::tool_failed(name, &error.category, &error.code, message, error.retryable)
+            }
+        }
+    }
+
+    /// The replies to send back, in the provider's format, for calls and their outcomes
+    /// (`replies`: `[{ id, name, arguments, ok, result? , error? }]`, `result` as JSON).
+    ///
+    /// # Errors
+    /// `INVALID_CONFIG` for an unknown provider or replies that are not of that shape.
+    pub fn format_replies(&self, session: Option<&str>, provider: &str, replies: &str) -> Result<Value, RegistryError> {
+        let invalid = |m: String| RegistryError::new(RegistryErrorCode::InvalidConfig, m);
+        let provider = Provider::from_str(provider).map_err(|e| invalid(e.to_string()))?;
+        let outcomes: Vec<Outcome> = serde_json::from_str(replies).map_err(|e| invalid(format!("replies are not valid: {e}")))?;
+        let replies: Vec<ToolReply> = outcomes
+            .into_iter()
+            .map(|o| match o.error {
+                None => ToolReply::ok(o.id, o.name, o.result.unwrap_or(Value::Null)),
+                Some(e) => {
+                    let text = self.model_error_text(session, &o.name, &o.arguments, &e);
+                    ToolReply::err(o.id, o.name, text)
+                }
+            })
+            .collect();
+        Ok(Value::Array(providers::format_replies(provider, &replies)))
+    }
+}
+
+/// The parts of a failed execution's error the model-facing text is written from.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ErrorFacts {
+    pub category: String,
+    pub code: String,
+    pub message: String,
+    pub retryable: bool,
+    pub validation_errors: Vec<ValidationIssue>,
+}
+
+#[derive(Deserialize)]
+struct Outcome {
+    id: String,
+    name: String,
+    #[serde(default)]
+    arguments: String,
+    #[serde(default)]
+    result: Option<Value>,
+    #[serde(default)]
+    error: Option<ErrorFacts>,
+}

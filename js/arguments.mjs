@@ -1,0 +1,218 @@
+// Arguments given as a value become JSON text before they reach the engine: the engine
+// validates the text, and the handler receives `JSON.parse` of the same text, so what
+// a handler gets is exactly what was validated (a `Date` arrives as its ISO string, a
+// `__proto__` key as an own property, the caller's object is never shared).
+//
+// Values JSON cannot carry are refused with a reason and the JSON Pointer of where,
+// rather than dropped or turned into `null` as `JSON.stringify` would: functions,
+// symbols, BigInt, NaN and infinities, `undefined` as the whole value, cycles, and a
+// Map or Set (which would become `{}` and lose their entries). A value that could only
+// become text larger than the engine's limit is refused before it is written out.
+
+/** Largest argument text the engine accepts, in bytes (`MAX_ARGUMENT_BYTES`). */
+export const MAX_ARGUMENT_BYTES = 16 * 1024 * 1024
+
+class NotJson extends Error {}
+
+// The path of the value being visited: JSON.stringify calls the replacer with each
+// holder as `this`, depth first, so a stack of holders gives the path.
+let holders = []
+let keys = []
+
+function pointer(key) {
+  const parts = []
+  for (let i = 1; i < keys.length; i++) parts.push(keys[i])
+  if (key !== '' || keys.length > 0) parts.push(key)
+  return parts.length === 0 ? 'the root' : parts.map((p) => `/${String(p).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('')
+}
+
+function refuse(key, reason) {
+  throw new NotJson(`${reason} at ${pointer(key)}`)
+}
+
+function replacer(key, value) {
+  // Unwind the holder stack to this value's holder.
+  while (holders.length > 0 && holders[holders.length - 1] !== this) {
+    holders.pop()
+    keys.pop()
+  }
+  switch (typeof value) {
+    case 'string':
+      if (value.length > MAX_ARGUMENT_BYTES) refuse(key, `a string of ${value.length} characters is larger than the ${MAX_ARGUMENT_BYTES}-byte argument limit`)
+      return value
+    case 'number':
+      if (!Number.isFinite(value)) refuse(key, `${value} is not a JSON number`)
+      return value
+    case 'boolean':
+      return value
+    case 'undefined':
+      if (holders.length === 0) refuse(key, 'undefined is not JSON')
+      return value
+    case 'function':
+      refuse(key, 'a function is not JSON')
+      break
+    case 'symbol':
+      refuse(key, 'a Symbol is not JSON')
+      break
+    case 'bigint':
+      refuse(key, 'a BigInt is not JSON (convert it to a string or number)')
+      break
+    default:
+      if (value === null) return value
+      if (value instanceof Map || value instanceof Set || value instanceof WeakMap || value instanceof WeakSet) {
+        refuse(key, `a ${value.constructor.name} is not JSON (pass a plain object or array instead)`)
+      }
+      if (Array.isArray(value)) checkLength(key, value)
+      holders.push(value)
+      keys.push(key)
+      return value
+  }
+}
+
+// Every element costs at least two characters of text ("1,") and a hole four ("null"):
+// an array too long for the limit is refused at once, before a single element is
+// written, and so is a sparse one whose holes alone would pass it.
+function checkLength(key, array) {
+  const n = array.length
+  if (n * 2 > MAX_ARGUMENT_BYTES) refuse(key, `an array of ${n} elements is larger than the ${MAX_ARGUMENT_BYTES}-byte argument limit`)
+  if (n > 65536) {
+    const present = Object.keys(array).length
+    if ((n - present) * 5 > MAX_ARGUMENT_BYTES) refuse(key, `a sparse array of length ${n} is larger than the ${MAX_ARGUMENT_BYTES}-byte argument limit`)
+  }
+}
+
+/**
+ * JSON text of `value`, or `{ error }` saying why it is not JSON.
+ * @returns {{ text: string } | { error: string }}
+ */
+export function argumentsText(value) {
+  // Most arguments are small plain objects of plain values: for those the native
+  // JSON.stringify gives the same text as the checking replacer, at a third of the cost.
+  // (A getter or Proxy that throws while checking takes the careful path below.)
+  try {
+    if (plainData(value, 0)) return { text: JSON.stringify(value) }
+  } catch {}
+  holders = []
+  keys = []
+  let text
+  try {
+    text = JSON.stringify(value, replacer)
+  } catch (e) {
+    if (e instanceof NotJson) return { error: e.message }
+    if (e instanceof RangeError) return { error: 'the value is nested too deeply to be JSON' }
+    // A getter, a toJSON method or a Proxy threw, or the value is cyclic: walk it again
+    // to say what and where.
+    return { error: whatFailed(value) }
+  } finally {
+    holders = []
+    keys = []
+  }
+  if (text.length > MAX_ARGUMENT_BYTES) return { error: `the value is larger than the ${MAX_ARGUMENT_BYTES}-byte argument limit at the root` }
+  return { text }
+}
+
+const objectPrototype = Object.prototype
+
+/** Whether `value` is JSON as it stands: plain objects and arrays (at most 4 levels, 64
+ * entries each) of strings, finite numbers, booleans and null, with no `toJSON`. */
+function plainData(value, depth) {
+  if (value === null || typeof value !== 'object' || depth > 4) return false
+  if (Array.isArray(value)) {
+    if (value.length > 64) return false
+    for (let i = 0; i < value.length; i++) if (!plainValue(value[i], depth)) return false
+    return true
+  }
+  const proto = Object.getPrototypeOf(value)
+  if (proto !== objectPrototype && proto !== null) return false
+  if ('toJSON' in value) return false
+  // Own enumerable keys, as JSON.stringify reads them (V8 answers from its enum cache).
+  const keys = Object.keys(value)
+  if (keys.length > 64) return false
+  for (let i = 0; i < keys.length; i++) if (!plainValue(value[keys[i]], depth)) return false
+  return true
+}
+
+function plainValue(v, depth) {
+  switch (typeof v) {
+    case 'string':
+      return v.length <= 4096
+    case 'number':
+      return Number.isFinite(v)
+    case 'boolean':
+      return true
+    case 'object':
+      return v === null || plainData(v, depth + 1)
+    default:
+      return false
+  }
+}
+
+const at = (path) => (path === '' ? 'the root' : path)
+const step = (path, key) => `${path}/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`
+
+/** Reads `value` as JSON.stringify does, one access at a time, and names the first one
+ * that throws (only called once JSON.stringify threw, so its cost does not matter). */
+function whatFailed(root) {
+  const ancestors = []
+  const visit = (value, key, path) => {
+    if (value !== null && (typeof value === 'object' || typeof value === 'function')) {
+      let toJSON
+      try {
+        toJSON = value.toJSON
+      } catch {
+        return `its properties could not be read at ${at(path)}`
+      }
+      if (typeof toJSON === 'function') {
+        try {
+          value = toJSON.call(value, key)
+        } catch {
+          return `toJSON() threw at ${at(path)}`
+        }
+      }
+    }
+    if (value === null || typeof value !== 'object') return undefined
+    if (ancestors.includes(value)) return `the value is cyclic (an object contains itself) at ${at(path)}`
+    ancestors.push(value)
+    try {
+      let isArray
+      try {
+        isArray = Array.isArray(value)
+      } catch {
+        return `its properties could not be read at ${at(path)}`
+      }
+      if (isArray) {
+        for (let i = 0; i < value.length; i++) {
+          let element
+          try {
+            element = value[i]
+          } catch {
+            return `the element could not be read at ${step(path, i)}`
+          }
+          const failed = visit(element, String(i), step(path, i))
+          if (failed !== undefined) return failed
+        }
+        return undefined
+      }
+      let names
+      try {
+        names = Object.keys(value)
+      } catch {
+        return `its properties could not be read at ${at(path)}`
+      }
+      for (const name of names) {
+        let v
+        try {
+          v = value[name]
+        } catch {
+          return `property ${JSON.stringify(name)} could not be read at ${step(path, name)}`
+        }
+        const failed = visit(v, name, step(path, name))
+        if (failed !== undefined) return failed
+      }
+      return undefined
+    } finally {
+      ancestors.pop()
+    }
+  }
+  return visit(root, '', '') ?? 'the value could not be read as JSON'
+}

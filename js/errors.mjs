@@ -1,0 +1,169 @@
+// Errors toolhost throws at its user, the error helpers for handlers, and what the
+// engine needs to know about a value a handler threw.
+import { backend } from './backend.mjs'
+
+/** An error toolhost throws at its caller: a stable `code` and a sentence saying what to do. */
+export class ToolhostError extends Error {
+  constructor(code, message, extra) {
+    super(message)
+    this.name = 'ToolhostError'
+    this.code = code
+    if (extra !== undefined) Object.assign(this, extra)
+  }
+}
+
+export function toolhostError(code, message, extra) {
+  return new ToolhostError(code, message, extra)
+}
+
+/** A TypeError with code INVALID_ARGUMENTS for a method given the wrong kind of value. */
+export function argumentTypeError(method, what, value) {
+  const e = new TypeError(`${method}() takes ${what} as a string, got ${describe(value)}`)
+  e.code = 'INVALID_ARGUMENTS'
+  return e
+}
+
+export function describe(value) {
+  if (value === null) return 'null'
+  switch (typeof value) {
+    case 'undefined': return 'undefined'
+    case 'boolean': return 'a boolean'
+    case 'number': return 'a number'
+    case 'symbol': return 'a symbol'
+    case 'function': return 'a function'
+    case 'bigint': return 'a bigint'
+    case 'string': return 'a string'
+    default: return 'an object'
+  }
+}
+
+/** Refuses keys of an options object not in `known`, with the engine's wording
+ * ("unknown option `x` in <what>; did you mean `y`?"). */
+export function checkOptions(options, known, what, prefix = '') {
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) throw toolhostError('INVALID_CONFIG', prefix + backend.unknownOption(key, known, what))
+  }
+}
+
+/** Throws the error an answer of a registry core carries, or returns its value. */
+export function answered(text, prefix = '') {
+  const r = JSON.parse(text)
+  if (r.error !== undefined) {
+    const { code, message, ...extra } = r.error
+    throw toolhostError(code, prefix + message, Object.keys(extra).length > 0 ? extra : undefined)
+  }
+  return r.ok
+}
+
+function classifiedError(message, options, category, code, retryable) {
+  const error = new Error(String(message), options && options.cause !== undefined ? { cause: options.cause } : undefined)
+  error.name = category === 'transient' ? 'TransientError' : 'PermanentError'
+  error.code = (options && options.code) || code
+  error.category = category
+  error.retryable = retryable
+  if (options && options.retryAfterMs !== undefined) error.retryAfterMs = options.retryAfterMs
+  return error
+}
+
+/** An `Error` the manager classifies as `transient` (retried by default). */
+export function transientError(message, options) {
+  return classifiedError(message, options, 'transient', 'TRANSIENT_ERROR', true)
+}
+
+/** An `Error` the manager classifies as `permanent` (never retried). */
+export function permanentError(message, options) {
+  return classifiedError(message, options, 'permanent', 'PERMANENT_ERROR', false)
+}
+
+export function abortError(message) {
+  return new DOMException(message, 'AbortError')
+}
+
+export function timeoutError(message) {
+  return new DOMException(message, 'TimeoutError')
+}
+
+/** `{ category, code, message, retryable, retryAfterMs?, validationErrors?, cause? }` */
+export function toolError(category, code, message, retryable, retryAfterMs, validationErrors, cause) {
+  const e = { category, code, message, retryable }
+  if (retryAfterMs !== undefined) e.retryAfterMs = retryAfterMs
+  if (validationErrors !== undefined) e.validationErrors = validationErrors
+  if (cause !== undefined) e.cause = cause
+  return e
+}
+
+/** An error of the engine's JSON (crates/toolhost/src/host/wire.rs), with the thrown
+ * value as its cause when the engine says the cause is the host's. */
+export function engineError(json, thrown) {
+  const e = JSON.parse(json)
+  return toolError(e.category, e.code, e.message, e.retryable, e.retryAfterMs, e.validationErrors, e.hostCause ? thrown : undefined)
+}
+
+// A property read that never throws (a getter, a revoked Proxy).
+function read(o, key) {
+  try {
+    return o[key]
+  } catch {
+    return undefined
+  }
+}
+
+const str = (v) => (typeof v === 'string' ? v : undefined)
+
+/** What the engine classifies a thrown value by (`Thrown` in crates/toolhost/src/error.rs),
+ * as JSON text. `withStack` reads the stack (only logging uses it; reading it formats
+ * the whole trace). */
+export function thrownFacts(thrown, withStack) {
+  if (thrown === null || (typeof thrown !== 'object' && typeof thrown !== 'function')) {
+    let text
+    if (thrown === undefined) text = 'undefined'
+    else if (thrown === null) text = 'null'
+    else if (typeof thrown === 'symbol') text = 'a non-error value'
+    else text = String(thrown)
+    return JSON.stringify({ isObject: false, text })
+  }
+  const retryable = read(thrown, 'retryable')
+  const retryAfterMs = read(thrown, 'retryAfterMs')
+  const cause = read(thrown, 'cause')
+  const facts = {
+    isObject: true,
+    name: str(read(thrown, 'name')),
+    message: str(read(thrown, 'message')),
+    code: str(read(thrown, 'code')),
+    category: str(read(thrown, 'category')),
+    retryable: typeof retryable === 'boolean' ? retryable : undefined,
+    retryAfterMs: typeof retryAfterMs === 'number' && Number.isFinite(retryAfterMs) ? retryAfterMs : undefined,
+    causeCode: cause !== null && typeof cause === 'object' ? str(read(cause, 'code')) : undefined,
+    stack: withStack ? str(read(thrown, 'stack')) : undefined,
+  }
+  return JSON.stringify(facts)
+}
+
+/** Text for a thrown value, which never throws itself. */
+export function thrownText(err) {
+  try {
+    const stack = err !== null && (typeof err === 'object' || typeof err === 'function') ? err.stack : undefined
+    return typeof stack === 'string' ? stack : String(err)
+  } catch {
+    try {
+      return Object.prototype.toString.call(err)
+    } catch {
+      return 'a value that cannot be printed'
+    }
+  }
+}
+
+/** Reports an error thrown by a user callback (a listener, a logger) without letting it
+ * disturb toolhost: in a browser as an uncaught error of the page (`reportError`), in
+ * Node as a process warning. */
+export function reportCallbackError(err, what, warningType) {
+  try {
+    if (typeof globalThis.reportError === 'function' && typeof globalThis.process === 'undefined') {
+      globalThis.reportError(err)
+    } else if (typeof globalThis.process?.emitWarning === 'function') {
+      globalThis.process.emitWarning(`${what} threw: ${thrownText(err)}`, warningType)
+    } else {
+      console.error(`${what} threw:`, err)
+    }
+  } catch {}
+}

@@ -1,0 +1,118 @@
+// The EventTarget every public class extends: DOM events in Node and in browsers alike.
+//
+// Listeners are registered on the platform's own EventTarget (so `once`, `signal`,
+// `capture` and `dispatchEvent` behave as the DOM specifies), each through a wrapper
+// that contains what it throws: a listener that throws must not disturb an execution
+// or the other listeners (Node's EventTarget would end the process with it). The
+// wrappers also count listeners per type, so an event type nobody listens to is never
+// built.
+import { reportCallbackError, toolhostError } from './errors.mjs'
+
+const captureOf = (options) => (typeof options === 'boolean' ? options : options != null && Boolean(options.capture))
+
+export class ToolEventTarget extends EventTarget {
+  // type -> Map(listener -> Map(capture -> wrapper))
+  #wrappers = new Map()
+  // type -> Map(fn -> wrapper) for `on()`
+  #detailListeners = new Map()
+  #counts = new Map()
+
+  /** Listeners of `type` now (both kinds). */
+  listenerCount(type) {
+    return this.#counts.get(type) ?? 0
+  }
+
+  /** Called when the number of listeners of `type` went from 0 to 1 or back. */
+  listenersChanged(_type) {}
+
+  #count(type, delta) {
+    const before = this.#counts.get(type) ?? 0
+    this.#counts.set(type, before + delta)
+    if ((before === 0) !== (before + delta === 0)) this.listenersChanged(type)
+  }
+
+  addEventListener(type, listener, options) {
+    if (listener === null || listener === undefined) return
+    if (typeof listener !== 'function' && typeof listener !== 'object') {
+      throw toolhostError('INVALID_ARGUMENTS', `addEventListener('${String(type)}', ...) takes a function or an object with handleEvent(), got ${typeof listener}`)
+    }
+    type = String(type)
+    const capture = captureOf(options)
+    const signal = options != null && typeof options === 'object' ? options.signal : undefined
+    if (signal !== undefined && signal.aborted) return
+    let byListener = this.#wrappers.get(type)
+    if (byListener === undefined) this.#wrappers.set(type, (byListener = new Map()))
+    let byCapture = byListener.get(listener)
+    if (byCapture === undefined) byListener.set(listener, (byCapture = new Map()))
+    if (byCapture.has(capture)) return
+    const once = options != null && typeof options === 'object' && Boolean(options.once)
+    const self = this
+    const wrapper = function (event) {
+      if (once) self.#forget(type, listener, capture)
+      try {
+        if (typeof listener === 'function') listener.call(this, event)
+        else listener.handleEvent(event)
+      } catch (err) {
+        reportCallbackError(err, `a '${type}' listener`, 'ToolhostListenerWarning')
+      }
+    }
+    byCapture.set(capture, wrapper)
+    this.#count(type, 1)
+    const passive = options != null && typeof options === 'object' ? options.passive : undefined
+    super.addEventListener(type, wrapper, { capture, once, passive, signal })
+    if (signal !== undefined) signal.addEventListener('abort', () => this.#forget(type, listener, capture), { once: true })
+  }
+
+  removeEventListener(type, listener, options) {
+    type = String(type)
+    const capture = captureOf(options)
+    const wrapper = this.#forget(type, listener, capture)
+    if (wrapper !== undefined) super.removeEventListener(type, wrapper, { capture })
+  }
+
+  /** Drops the bookkeeping of one listener; returns its wrapper if it was there. */
+  #forget(type, listener, capture) {
+    const byCapture = this.#wrappers.get(type)?.get(listener)
+    const wrapper = byCapture?.get(capture)
+    if (wrapper === undefined) return undefined
+    byCapture.delete(capture)
+    if (byCapture.size === 0) this.#wrappers.get(type).delete(listener)
+    this.#count(type, -1)
+    return wrapper
+  }
+
+  /** Listens with the detail alone; returns a function that unsubscribes (true when it did). */
+  on(type, fn) {
+    if (typeof fn !== 'function') {
+      throw toolhostError('INVALID_ARGUMENTS', `on('${String(type)}', ...) takes a function (detail) => void, got ${typeof fn}`)
+    }
+    type = String(type)
+    let byFn = this.#detailListeners.get(type)
+    if (byFn === undefined) this.#detailListeners.set(type, (byFn = new Map()))
+    let wrapper = byFn.get(fn)
+    if (wrapper === undefined) {
+      wrapper = function (event) {
+        try {
+          fn.call(this, event.detail)
+        } catch (err) {
+          reportCallbackError(err, `a '${type}' listener`, 'ToolhostListenerWarning')
+        }
+      }
+      byFn.set(fn, wrapper)
+      this.#count(type, 1)
+      super.addEventListener(type, wrapper)
+    }
+    return () => {
+      if (byFn.get(fn) !== wrapper) return false
+      byFn.delete(fn)
+      this.#count(type, -1)
+      super.removeEventListener(type, wrapper)
+      return true
+    }
+  }
+
+  /** Dispatches `type` with `detail` when someone listens. */
+  emit(type, detail) {
+    if ((this.#counts.get(type) ?? 0) > 0) this.dispatchEvent(new CustomEvent(type, { detail }))
+  }
+}

@@ -1,0 +1,732 @@
+// ToolExecutionManager: runs JS handlers as the engine directs.
+//
+// The engine (crates/toolhost/src/host/engine.rs, behind the backend) decides
+// everything: resolution, validation, admission, retries and delays, timeouts, circuit
+// breakers, records, events, log lines and audit records. This side keeps what only
+// JS can hold (each execution's promise, arguments, handler context and signal), calls
+// handlers, watches their promises, and delivers what the engine asks for.
+//
+// Each engine call leaves ops in `scratch` and returns their strings. `#apply` reads
+// them in two passes: the first takes in every op's data, running no user code (a
+// listener or handler may call the engine again, which overwrites `scratch`); the
+// second delivers, in order: events, log lines, audit records, interruptions, attempts.
+import { backend } from './backend.mjs'
+import { argumentsText } from './arguments.mjs'
+import { ToolCallContext, runChain, then, withMetadata } from './context.mjs'
+import {
+  abortError, argumentTypeError, engineError, reportCallbackError, thrownFacts, timeoutError, toolhostError,
+} from './errors.mjs'
+import { ToolEventTarget } from './events.mjs'
+import * as OP from './ops.mjs'
+import { stateOf } from './registry.mjs'
+import { executeToolCalls } from './tool-calls.mjs'
+
+/** Managers with executions in flight, by engine id: they are kept alive until their
+ * executions end, and found again when one of their timers fires. */
+const busy = []
+
+/** Called by the backend when a timer fired (ticket 0) or large arguments are ready. */
+export function wake(engineId, ticket, text) {
+  const onWake = busy[engineId]
+  if (onWake !== undefined) onWake(ticket, text)
+}
+
+const NO_OPTIONS = ''
+const settled = Promise.resolve()
+
+// Option values JSON cannot write as they are: sent as strings the engine reads back
+// (crates/toolhost/src/host/options.rs), so `NaN` is refused rather than read as null.
+function optionNumbers(key, value) {
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value)
+  // A boxed primitive (`new String(id)`) is not the primitive it wraps, and JSON would
+  // drop a symbol, a function or a BigInt: sent as an object, the engine refuses each
+  // naming the option.
+  if (value instanceof String || value instanceof Number || value instanceof Boolean) return { boxed: typeof value.valueOf() }
+  if (typeof value === 'symbol' || typeof value === 'function' || typeof value === 'bigint') return { notJson: typeof value }
+  if (key === 'signal' && this !== null && typeof this === 'object' && value === this.signal) return undefined
+  return value
+}
+
+function optionsText(options, what) {
+  try {
+    return JSON.stringify(options, optionNumbers)
+  } catch (e) {
+    throw toolhostError('INVALID_CONFIG', `${what} are not JSON: ${e instanceof Error ? e.message : String(e)}`)
+  }
+}
+
+const isAbortSignal = (s) => s !== null && typeof s === 'object' && typeof s.aborted === 'boolean' && typeof s.addEventListener === 'function'
+
+/** One execution as this side knows it. */
+class Execution {
+  constructor(name, text) {
+    this.key = 0
+    this.id = ''
+    this.toolName = name
+    this.toolCallId = undefined
+    this.sessionId = undefined
+    /** Argument text ('' for none). */
+    this.text = text
+    this.args = undefined
+    this.parsed = false
+    /** The tape of large argument text, decoded instead of `JSON.parse` (Node). */
+    this.tape = undefined
+    this.resolve = null
+    this.reject = null
+    this.signal = undefined
+    this.onAbort = undefined
+    /** Set when cancelled while its large arguments were still being parsed. */
+    this.cancelled = false
+    /** The running attempt's number, 0 when none runs. */
+    this.current = 0
+    this.ctx = null
+    this.thrown = undefined
+    this.previousErrors = []
+    this.result = undefined
+    this.final = null
+  }
+
+  /** The arguments as the handler receives them: JSON parsed from the validated text. */
+  value() {
+    if (!this.parsed) {
+      this.parsed = true
+      if (this.text.trim() === '') this.args = {}
+      else if (this.tape !== undefined) {
+        this.args = backend.decodeTape(this.text, this.tape)
+        this.tape = undefined
+      } else {
+        try {
+          this.args = JSON.parse(this.text)
+        } catch {
+          this.args = null
+        }
+      }
+    }
+    return this.args
+  }
+}
+
+/** Takes the Starting log line of an attempt out of `work`: it is logged when the attempt
+ * runs, so an attempt cancelled before it starts is never announced. */
+function startingLine(work, executionId, attempt) {
+  for (let w = work.length - 3; w >= 0; w -= 3) {
+    if (work[w] !== W_LOG) continue
+    const [, fields] = work[w + 2]
+    if (fields.executionId === executionId && fields.attemptNumber === attempt && fields.durationMs === undefined && fields.error === undefined) {
+      const line = work[w + 2]
+      work[w] = W_NONE
+      return line
+    }
+  }
+  return undefined
+}
+
+const nan = (n) => (Number.isNaN(n) ? undefined : n)
+
+function record(exec, ops, i, error, previousErrors) {
+  return {
+    id: exec.id,
+    toolCallId: exec.toolCallId,
+    sessionId: exec.sessionId,
+    toolName: exec.toolName,
+    args: exec.value(),
+    status: OP.STATUS[ops[i]],
+    result: exec.result,
+    error,
+    timing: { queuedAt: ops[i + 1], startedAt: nan(ops[i + 2]), completedAt: nan(ops[i + 3]), duration: nan(ops[i + 4]) },
+    retry: { attemptNumber: ops[i + 5], maxAttempts: ops[i + 6], previousErrors },
+  }
+}
+
+// Work of the second pass.
+const W_EVENT = 0, W_LOG = 1, W_AUDIT = 2, W_INTERRUPT = 3, W_RUN = 4, W_DONE = 5, W_EVICT = 6, W_NONE = 7, W_EVICT_OLDEST = 8, W_EVICT_NEWEST = 9
+
+/** Runs tools with validation, retries, backoff, timeouts, cancellation and events. */
+export class ToolExecutionManager extends ToolEventTarget {
+  #state
+  #core
+  #scratch
+  #engineId
+  #logger
+  #logsStacks
+  #interceptors = []
+  /** key -> Execution, in flight */
+  #live = new Map()
+  /** ticket -> Execution whose large arguments are being parsed */
+  #pending = new Map()
+  #tickets = 0
+  /** The execution `start` is being called for. */
+  #starting = null
+  /** Finished records kept, oldest first from `#historyHead` (the engine says which to drop). */
+  #history = []
+  #historyHead = 0
+  /** tool name -> the error of its last failed execution */
+  #lastErrors = new Map()
+  #admitted = []
+  #runningAdmitted = false
+  #runQueued = false
+  #runner = () => {
+    this.#runQueued = false
+    this.#runAdmitted()
+  }
+  #dispatching = false
+  #laterEvents = []
+  #onWake = (ticket, text) => (ticket === 0 ? this.#apply(text) : this.#argumentsReady(ticket))
+
+  /** Throws `INVALID_CONFIG` naming the option for nonsensical or unknown options. */
+  constructor(registry, options) {
+    super()
+    this.#state = stateOf(registry, 'new ToolExecutionManager(registry)')
+    let text = 'null'
+    if (options !== undefined && options !== null) {
+      if (typeof options !== 'object') throw toolhostError('INVALID_CONFIG', 'options must be an object')
+      if (options.logger !== undefined && options.logger !== null) {
+        if (typeof options.logger !== 'function') throw toolhostError('INVALID_CONFIG', 'logger must be a function (level, message, fields) => void')
+        this.#logger = options.logger
+      }
+      if (options.auditLog !== undefined && !backend.auditFile) {
+        throw toolhostError('INVALID_CONFIG', `auditLog (a file) is not available in ${backend.name === 'wasm' ? 'the browser' : 'this runtime'}: listen to 'tool-invocation-recorded' and store the records yourself`)
+      }
+      text = optionsText({ ...options, logger: this.#logger === undefined ? undefined : true }, 'options')
+    }
+    this.#core = new backend.EngineCore(this.#state.core)
+    const refused = this.#core.init(text)
+    if (refused !== '') {
+      const { code, message } = JSON.parse(refused)
+      throw toolhostError(code, message)
+    }
+    this.#scratch = this.#core.scratch
+    this.#engineId = this.#core.id
+    this.#logsStacks = options?.logging === true
+    this.#state.managers.add(new WeakRef(this))
+  }
+
+  listenersChanged() {
+    let mask = 0
+    for (let i = 0; i < OP.EVENT_TYPES.length; i++) if (this.listenerCount(OP.EVENT_TYPES[i]) > 0) mask |= 1 << i
+    this.#core.setWanted(mask, this.listenerCount('tool-invocation-recorded') > 0)
+  }
+
+  /**
+   * Runs a tool. `args` is an object or JSON text. Resolves `{ success: true, result,
+   * execution }` or `{ success: false, error, execution }`; never rejects for a
+   * tool-level failure. Rejects (never throws) for a caller's mistake: a name that is
+   * not a string, unknown or mistyped options.
+   */
+  execute(name, args, options) {
+    if (typeof name !== 'string') return Promise.reject(argumentTypeError('execute', 'the tool name', name))
+    let text = ''
+    let unreadable = ''
+    if (typeof args === 'string') text = args
+    else if (args !== undefined) {
+      const converted = argumentsText(args)
+      if (converted.error === undefined) text = converted.text
+      else unreadable = `invalid arguments for tool '${name}': ${converted.error}`
+    }
+    let optionText = NO_OPTIONS
+    let signal
+    let aborted = false
+    if (options !== undefined && options !== null) {
+      if (typeof options !== 'object') return Promise.reject(toolhostError('INVALID_CONFIG', 'execute: options must be an object'))
+      try {
+        signal = options.signal
+        if (signal !== undefined && signal !== null) {
+          if (!isAbortSignal(signal)) throw toolhostError('INVALID_CONFIG', 'signal must be an AbortSignal')
+          aborted = signal.aborted
+        } else signal = undefined
+        optionText = optionsText(options, 'call options')
+      } catch (e) {
+        return Promise.reject(e)
+      }
+    }
+    const exec = new Execution(name, text)
+    exec.signal = signal
+    if (options !== undefined && options !== null) {
+      if (typeof options.toolCallId === 'string') exec.toolCallId = options.toolCallId
+      if (typeof options.sessionId === 'string') exec.sessionId = options.sessionId
+    }
+    const promise = new Promise((resolve, reject) => {
+      exec.resolve = resolve
+      exec.reject = reject
+    })
+    if (backend.largeText !== undefined && text.length >= backend.largeText && unreadable === '') {
+      const ticket = ++this.#tickets
+      this.#pending.set(ticket, exec)
+      this.#busy()
+      this.#apply(this.#core.startLarge(ticket, name, text, optionText, aborted))
+      return promise
+    }
+    this.#starting = exec
+    this.#apply(this.#core.start(0, name, text, optionText, aborted, unreadable))
+    return promise
+  }
+
+  #argumentsReady(ticket) {
+    const exec = this.#pending.get(ticket)
+    if (exec === undefined) return
+    const aborted = exec.cancelled || (exec.signal !== undefined && exec.signal.aborted)
+    const out = this.#core.startPrepared(ticket, aborted)
+    exec.tape = this.#core.takeTape(ticket)
+    this.#apply(out)
+  }
+
+  #busy() {
+    busy[this.#engineId] = this.#live.size + this.#pending.size > 0 ? this.#onWake : undefined
+  }
+
+  /** Applies an engine call's output; returns how many executions it finished. */
+  #apply(text) {
+    let ops = this.#scratch
+    let n = ops[0]
+    if (n === 0) return 0
+    if (n < 0) {
+      ops = this.#core.bigOps()
+      n = ops[0]
+    }
+    const end = n + 1
+    const work = []
+    let done = 0
+    let i = 1
+    let at = 0
+    while (i < end) {
+      switch (ops[i]) {
+        case OP.NEW: {
+          const ticket = ops[i + 1]
+          const exec = ticket === 0 ? this.#starting : this.#pending.get(ticket)
+          if (ticket === 0) this.#starting = null
+          else this.#pending.delete(ticket)
+          exec.key = ops[i + 2]
+          exec.id = text.slice(at, (at += ops[i + 3]))
+          i += 4
+          this.#live.set(exec.key, exec)
+          if (exec.signal !== undefined) {
+            const signal = exec.signal
+            exec.onAbort = () => this.#signalAborted(signal)
+            signal.addEventListener('abort', exec.onAbort, { once: true })
+          }
+          this.#busy()
+          break
+        }
+        case OP.REFUSED: {
+          const ticket = ops[i + 1]
+          const exec = ticket === 0 ? this.#starting : this.#pending.get(ticket)
+          if (ticket === 0) this.#starting = null
+          else this.#pending.delete(ticket)
+          const { code, message } = JSON.parse(text.slice(at, (at += ops[i + 2])))
+          i += 3
+          exec.reject(toolhostError(code, message))
+          this.#busy()
+          break
+        }
+        case OP.FINAL: {
+          const exec = this.#live.get(ops[i + 1])
+          const hasError = ops[i + 9] === 1
+          const error = hasError ? engineError(text.slice(at, (at += ops[i + 10])), exec.thrown) : undefined
+          exec.final = record(exec, ops, i + 2, error, exec.previousErrors)
+          i += hasError ? 11 : 10
+          break
+        }
+        case OP.ATTEMPT_ERROR: {
+          const exec = this.#live.get(ops[i + 1])
+          exec.previousErrors.push(engineError(text.slice(at, (at += ops[i + 2])), exec.thrown))
+          i += 3
+          break
+        }
+        case OP.METADATA: {
+          const exec = this.#live.get(ops[i + 1])
+          exec.result = withMetadata(exec.result, ops[i + 2], exec.toolName, text.slice(at, (at += ops[i + 3])))
+          i += 4
+          break
+        }
+        case OP.EVENT: {
+          const type = ops[i + 1]
+          const exec = this.#live.get(ops[i + 2])
+          let detail
+          switch (type) {
+            case 0:
+              detail = { execution: record(exec, ops, i + 3, undefined, []) }
+              i += 10
+              break
+            case 1:
+              detail = { executionId: exec.id, toolName: exec.toolName, args: exec.value() }
+              i += 3
+              break
+            case 2:
+              detail = { executionId: exec.id, toolName: exec.toolName, attemptNumber: ops[i + 3] }
+              i += 4
+              break
+            case 3:
+              detail = {
+                executionId: exec.id, toolName: exec.toolName, attemptNumber: ops[i + 3], maxAttempts: ops[i + 4],
+                error: exec.previousErrors[exec.previousErrors.length - 1], delayMs: ops[i + 5],
+              }
+              i += 6
+              break
+            case 4:
+              detail = { execution: exec.final, result: exec.final.result }
+              i += 3
+              break
+            case 5:
+              detail = { execution: exec.final, error: exec.final.error }
+              i += 3
+              break
+            default:
+              detail = { executionId: exec.id, toolName: exec.toolName }
+              i += 3
+          }
+          work.push(W_EVENT, OP.EVENT_TYPES[type], detail)
+          break
+        }
+        case OP.LOG: {
+          const level = OP.LOG_LEVELS[ops[i + 1]]
+          const attempt = ops[i + 2]
+          const duration = ops[i + 3]
+          const mask = ops[i + 4]
+          i += 5
+          const message = text.slice(at, (at += ops[i++]))
+          const fields = { executionId: text.slice(at, (at += ops[i++])), toolName: text.slice(at, (at += ops[i++])) }
+          if (!Number.isNaN(attempt)) fields.attemptNumber = attempt
+          if (mask & 1) fields.args = text.slice(at, (at += ops[i++]))
+          if (!Number.isNaN(duration)) fields.durationMs = duration
+          if (mask & 2) fields.error = text.slice(at, (at += ops[i++]))
+          if (mask & 4) fields.stack = text.slice(at, (at += ops[i++]))
+          if (mask & 8) fields.result = text.slice(at, (at += ops[i++]))
+          work.push(W_LOG, level, [message, fields])
+          break
+        }
+        case OP.AUDIT: {
+          const failed = ops[i + 1] === 1
+          i += 2
+          const auditRecord = JSON.parse(text.slice(at, (at += ops[i++])))
+          const failure = failed ? text.slice(at, (at += ops[i++])) : undefined
+          work.push(W_AUDIT, auditRecord, failure)
+          break
+        }
+        case OP.INTERRUPT: {
+          const exec = this.#live.get(ops[i + 1])
+          const attempt = ops[i + 2]
+          const timedOut = ops[i + 3] === 1
+          const message = text.slice(at, (at += ops[i + 4]))
+          i += 5
+          if (exec !== undefined && exec.current === attempt) {
+            exec.current = 0
+            const ctx = exec.ctx
+            exec.ctx = null
+            if (ctx !== null) work.push(W_INTERRUPT, ctx, timedOut ? timeoutError(message) : abortError(message))
+          }
+          break
+        }
+        case OP.RUN: {
+          const exec = this.#live.get(ops[i + 1])
+          const attempt = ops[i + 2]
+          exec.current = attempt
+          work.push(W_RUN, exec, [attempt, ops[i + 3], ops[i + 4], ops[i + 5] === 1, startingLine(work, exec.id, attempt)])
+          i += 6
+          break
+        }
+        case OP.QUEUED:
+          i += 2
+          break
+        case OP.RETRY: {
+          const exec = this.#live.get(ops[i + 1])
+          exec.current = 0
+          exec.ctx = null
+          i += 3
+          break
+        }
+        case OP.DONE: {
+          work.push(W_DONE, this.#live.get(ops[i + 1]), undefined)
+          i += 2
+          done++
+          break
+        }
+        case OP.EVICT:
+          work.push(W_EVICT, text.slice(at, (at += ops[i + 1])), undefined)
+          i += 2
+          break
+        case OP.EVICT_OLDEST:
+          work.push(W_EVICT_OLDEST, ops[i + 1], undefined)
+          i += 2
+          break
+        case OP.EVICT_NEWEST:
+          work.push(W_EVICT_NEWEST, undefined, undefined)
+          i += 1
+          break
+        case OP.RELEASED:
+          this.#state.handlers.delete(ops[i + 1])
+          i += 2
+          break
+        default:
+          throw new Error(`toolhost: unknown engine op ${ops[i]} at ${i}`)
+      }
+    }
+    this.#deliver(work)
+    return done
+  }
+
+  #finished(exec) {
+    this.#live.delete(exec.key)
+    exec.current = 0
+    exec.ctx = null
+    if (exec.onAbort !== undefined) exec.signal.removeEventListener('abort', exec.onAbort)
+    const execution = exec.final
+    this.#history.push(execution)
+    if (execution.status === 'succeeded') exec.resolve({ success: true, result: execution.result, execution })
+    else {
+      this.#lastErrors.set(exec.toolName, execution.error)
+      exec.resolve({ success: false, error: execution.error, execution })
+    }
+    this.#busy()
+  }
+
+  #deliver(work) {
+    for (let w = 0; w < work.length; w += 3) {
+      switch (work[w]) {
+        case W_EVENT: {
+          // A transition's events are delivered as one batch.
+          let last = w
+          while (last + 3 < work.length && work[last + 3] === W_EVENT) last += 3
+          this.#events(work, w, last)
+          w = last
+          break
+        }
+        case W_LOG:
+          this.#log(work[w + 1], work[w + 2][0], work[w + 2][1])
+          break
+        case W_AUDIT:
+          this.#audit(work[w + 1], work[w + 2])
+          break
+        case W_INTERRUPT:
+          ToolCallContext.abort(work[w + 1], work[w + 2])
+          break
+        case W_DONE:
+          this.#finished(work[w + 1])
+          break
+        case W_EVICT: {
+          const at = this.#historyIndex(work[w + 1])
+          if (at >= 0) this.#history.splice(at, 1)
+          break
+        }
+        case W_EVICT_OLDEST:
+          this.#dropOldest(work[w + 1])
+          break
+        case W_EVICT_NEWEST:
+          if (this.#history.length > this.#historyHead) this.#history.pop()
+          break
+        case W_RUN: {
+          const [attempt, max, toolId, deferred, starting] = work[w + 2]
+          this.#admitted.push(work[w + 1], attempt, max, toolId, starting)
+          if (deferred) this.#runSoon()
+          else this.#runAdmitted()
+          break
+        }
+      }
+    }
+  }
+
+  #historyIndex(id) {
+    for (let k = this.#history.length - 1; k >= this.#historyHead; k--) if (this.#history[k].id === id) return k
+    return -1
+  }
+
+  #dropOldest(n) {
+    const h = this.#history
+    const end = Math.min(h.length, this.#historyHead + n)
+    for (let k = this.#historyHead; k < end; k++) h[k] = undefined
+    this.#historyHead = end
+    // Compacted now and then, so dropping the oldest costs no shifting per call.
+    if (this.#historyHead >= 1024 && this.#historyHead * 2 >= h.length) {
+      this.#history = h.slice(this.#historyHead)
+      this.#historyHead = 0
+    }
+  }
+
+  /** Delivers the events in `work[from..=to]`; events a listener causes meanwhile wait
+   * for those being delivered. */
+  #events(work, from, to) {
+    if (this.#dispatching) {
+      for (let w = from; w <= to; w += 3) this.#laterEvents.push(work[w + 1], work[w + 2])
+      return
+    }
+    this.#dispatching = true
+    try {
+      for (let w = from; w <= to; w += 3) this.emit(work[w + 1], work[w + 2])
+      for (let k = 0; k < this.#laterEvents.length; k += 2) this.emit(this.#laterEvents[k], this.#laterEvents[k + 1])
+    } finally {
+      this.#laterEvents.length = 0
+      this.#dispatching = false
+    }
+  }
+
+  #log(level, message, fields) {
+    try {
+      this.#logger(level, message, fields)
+    } catch (err) {
+      reportCallbackError(err, 'the toolhost logger', 'ToolhostLoggerWarning')
+    }
+  }
+
+  #audit(auditRecord, failure) {
+    if (failure !== undefined) {
+      if (this.#logger !== undefined) {
+        this.#log('error', `[TOOL EXECUTION] ${failure}`, { executionId: auditRecord.executionId, toolName: auditRecord.toolName })
+      }
+      this.emit('tool-audit-error', { message: failure, record: auditRecord })
+    }
+    this.emit('tool-invocation-recorded', auditRecord)
+  }
+
+  /** Runs the admitted attempts once the caller's synchronous code is done: a caller
+   * that starts many executions in a loop would otherwise see their first failures
+   * only after the loop, and their retries fall due late by the loop's length. */
+  #runSoon() {
+    if (this.#runQueued) return
+    this.#runQueued = true
+    then.call(settled, this.#runner)
+  }
+
+  /** Runs admitted attempts in order. An attempt admitted while this loop runs (a
+   * synchronous handler freed its slot) is appended and run by the loop already on the
+   * stack, so a long queue of synchronous handlers cannot overflow the stack. */
+  #runAdmitted() {
+    if (this.#runningAdmitted) return
+    this.#runningAdmitted = true
+    try {
+      for (let k = 0; k < this.#admitted.length; k += 5) {
+        const a = this.#admitted
+        this.#run(a[k], a[k + 1], a[k + 2], a[k + 3], a[k + 4])
+      }
+    } finally {
+      this.#admitted.length = 0
+      this.#runningAdmitted = false
+    }
+  }
+
+  #run(exec, attempt, maxAttempts, toolId, starting) {
+    // An attempt cancelled before it could start is not run, nor announced as starting.
+    if (exec.current !== attempt) return
+    if (starting !== undefined) {
+      this.#log('info', starting[0], starting[1])
+      // The logger may have cancelled it.
+      if (exec.current !== attempt) return
+    }
+    const handler = this.#state.handlers.get(toolId)
+    if (handler === undefined) return this.#failed(exec, attempt, toolhostError('PERMANENT_ERROR', `tool '${exec.toolName}' has no handler any more`, { category: 'permanent' }))
+    const args = exec.value()
+    const ctx = new ToolCallContext(exec.id, exec.toolCallId, exec.sessionId, exec.toolName, attempt, maxAttempts)
+    // Kept before the handler runs, so that a cancel or timeout from its synchronous
+    // part or an interceptor aborts this context's signal.
+    exec.ctx = ctx
+    let value
+    try {
+      value = this.#interceptors.length === 0 ? handler(args, ctx) : runChain(this.#interceptors, handler, args, ctx)
+    } catch (err) {
+      return this.#failed(exec, attempt, err)
+    }
+    if (value instanceof Promise) {
+      try {
+        then.call(value, (v) => this.#settled(exec, attempt, v), (err) => this.#failed(exec, attempt, err))
+      } catch (err) {
+        // A broken species constructor: the attempt fails with that error.
+        this.#failed(exec, attempt, err)
+      }
+    } else this.#settled(exec, attempt, value)
+  }
+
+  #settled(exec, attempt, value) {
+    if (exec.current !== attempt) return
+    exec.result = value
+    this.#apply(this.#core.settle(exec.key, attempt))
+  }
+
+  #failed(exec, attempt, err) {
+    if (exec.current !== attempt) return
+    exec.thrown = err
+    this.#apply(this.#core.fail(exec.key, attempt, thrownFacts(err, this.#logsStacks)))
+  }
+
+  /** Every execution of this manager given this signal is cancelled, queued ones first. */
+  #signalAborted(signal) {
+    const keys = []
+    for (const exec of this.#live.values()) if (exec.signal === signal) keys.push(exec.key)
+    for (const exec of this.#pending.values()) if (exec.signal === signal) exec.cancelled = true
+    if (keys.length > 0) this.#apply(this.#core.cancelKeys(keys))
+  }
+
+  /** Runs the tool calls of a model response through this manager (see js/tool-calls.mjs). */
+  executeToolCalls(response, options) {
+    return executeToolCalls(this, this.#state, response, options)
+  }
+
+  /** Cancels an execution in flight: it ends `cancelled`, its signal aborts, and no further attempt starts. `false` when it already finished. */
+  cancel(executionId) {
+    if (typeof executionId !== 'string') throw argumentTypeError('cancel', 'the execution id', executionId)
+    return this.#apply(this.#core.cancel(executionId)) > 0
+  }
+
+  /** Cancels every execution in flight. Returns how many were cancelled. */
+  cancelAll() {
+    return this.#cancelInFlight(null)
+  }
+
+  #cancelInFlight(session) {
+    let waiting = 0
+    for (const exec of this.#pending.values()) {
+      if (!exec.cancelled && (session === null || exec.sessionId === session)) {
+        exec.cancelled = true
+        waiting++
+      }
+    }
+    const out = session === null ? this.#core.cancelAll(null) : this.#core.destroySession(session)
+    return this.#apply(out) + waiting
+  }
+
+  /** A session of this manager's registry was destroyed: its executions end cancelled. */
+  sessionDestroyed(sessionId) {
+    this.#cancelInFlight(sessionId)
+  }
+
+  /** The record of an execution in flight or kept in history, or `undefined`. */
+  getExecution(executionId) {
+    if (typeof executionId !== 'string') throw argumentTypeError('getExecution', 'the execution id', executionId)
+    const at = this.#historyIndex(executionId)
+    if (at >= 0) return this.#history[at]
+    if (this.#core.snapshot(executionId)) {
+      const exec = this.#live.get(this.#scratch[2])
+      if (exec !== undefined) return exec.final ?? record(exec, this.#scratch, 3, undefined, exec.previousErrors.slice())
+    }
+    // Finished, with its result still being delivered (a listener asking about it).
+    for (const exec of this.#live.values()) if (exec.id === executionId && exec.final !== null) return exec.final
+    return undefined
+  }
+
+  /** Every record of one model tool call (in flight or kept), oldest first. */
+  getExecutionsForToolCall(toolCallId) {
+    if (typeof toolCallId !== 'string') throw argumentTypeError('getExecutionsForToolCall', 'the tool call id', toolCallId)
+    return JSON.parse(this.#core.idsForToolCall(toolCallId)).map((id) => this.getExecution(id)).filter((r) => r !== undefined)
+  }
+
+  /** Statistics of one tool over finished executions. */
+  stats(toolName) {
+    if (typeof toolName !== 'string') throw argumentTypeError('stats', 'the tool name', toolName)
+    const s = JSON.parse(this.#core.stats(toolName))
+    s.lastError = this.#lastErrors.get(toolName)
+    return s
+  }
+
+  /** Adds an interceptor around every attempt: `async (ctx, next) => { ...; const r = await next(); ...; return r }`. */
+  use(interceptor) {
+    if (typeof interceptor !== 'function') throw toolhostError('INVALID_CONFIG', 'use() takes an interceptor function (ctx, next) => result')
+    this.#interceptors.push(interceptor)
+  }
+
+  /** Executions not yet finished. */
+  get inFlight() {
+    return this.#live.size + this.#pending.size
+  }
+
+  /** The registry whose tools this manager runs. */
+  get registry() {
+    return this.#state.registry
+  }
+}

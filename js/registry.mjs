@@ -1,0 +1,354 @@
+// ToolRegistry and ToolSession: the JS face of the engine's registry. The engine keeps
+// the tools (declarations, compiled schemas, sessions); this side keeps each tool's
+// handler, known by the tool id the engine gave it.
+import { backend } from './backend.mjs'
+import { argumentsText } from './arguments.mjs'
+import { answered, argumentTypeError, checkOptions, toolhostError } from './errors.mjs'
+import { ToolEventTarget } from './events.mjs'
+import { toJsonSchema } from './schema.mjs'
+
+const CHANGE = 'tool-registry-change'
+
+/** What a registry, its sessions and its managers share. */
+export class RegistryState {
+  constructor(registry) {
+    this.registry = registry
+    this.core = new backend.RegistryCore()
+    /** tool id -> handler */
+    this.handlers = new Map()
+    /** session id -> ToolSession */
+    this.sessions = new Map()
+    /** Managers over this registry, to cancel a destroyed session's executions. */
+    this.managers = new Set()
+  }
+
+  /** Drops the handlers of tools the engine no longer holds. */
+  release(ids) {
+    for (const id of ids) this.handlers.delete(id)
+  }
+
+  releaseFromCore() {
+    this.release(JSON.parse(this.core.takeReleased()))
+  }
+
+  liveManagers() {
+    const live = []
+    for (const ref of this.managers) {
+      const m = ref.deref()
+      if (m === undefined) this.managers.delete(ref)
+      else live.push(m)
+    }
+    return live
+  }
+}
+
+export const states = new WeakMap()
+
+export function stateOf(registry, method) {
+  const state = states.get(registry)
+  if (state === undefined) {
+    throw toolhostError('INVALID_ARGUMENTS', `${method} takes a ToolRegistry (create one with new ToolRegistry())`)
+  }
+  return state
+}
+
+function nameArg(method, name) {
+  if (typeof name !== 'string') throw argumentTypeError(method, 'the tool name', name)
+  return name
+}
+
+/** The definition as JSON text for the engine: schemas as JSON Schema, the handler as
+ * whether there is one (the engine checks name, description and handler in that order). */
+function definitionText(def) {
+  if (def === null || typeof def !== 'object' || Array.isArray(def)) {
+    throw toolhostError('INVALID_DEFINITION', 'register() takes a tool definition object { name, description, inputSchema, handler }')
+  }
+  const name = typeof def.name === 'string' ? def.name : '?'
+  const plain = {}
+  for (const key of Object.keys(def)) plain[key] = def[key]
+  plain.handler = typeof def.handler === 'function'
+  if (plain.inputSchema !== undefined) plain.inputSchema = toJsonSchema(name, plain.inputSchema, 'input')
+  if (plain.outputSchema !== undefined) plain.outputSchema = toJsonSchema(name, plain.outputSchema, 'output')
+  const converted = argumentsText(plain)
+  if (converted.error !== undefined) {
+    const code = /^.*at \/(inputSchema|outputSchema|parameters|parametersJsonSchema)/.test(converted.error) ? 'INVALID_SCHEMA' : 'INVALID_DEFINITION'
+    throw toolhostError(code, `tool '${name}': the definition is not JSON: ${converted.error}`)
+  }
+  return converted.text
+}
+
+function register(state, session, target, def) {
+  const text = definitionText(def)
+  const { toolId, declaration } = answered(state.core.register(session, text))
+  state.handlers.set(toolId, def.handler)
+  changed(state, target, session, 'registered', declaration.name)
+  return declaration
+}
+
+/** Emits `tool-registry-change` on the registry (and on the session the change is in). */
+function changed(state, target, session, action, toolName, toolNames) {
+  const registry = state.registry
+  const sessionObject = session === null ? undefined : state.sessions.get(session)
+  if (registry.listenerCount(CHANGE) === 0 && (sessionObject === undefined || sessionObject.listenerCount(CHANGE) === 0)) return
+  const detail = { action }
+  if (toolName !== undefined) detail.toolName = toolName
+  detail.toolNames = toolNames ?? JSON.parse(state.core.names(session))
+  if (session !== null) detail.sessionId = session
+  registry.emit(CHANGE, detail)
+  if (sessionObject !== undefined && target !== registry) sessionObject.emit(CHANGE, detail)
+}
+
+function validate(state, session, method, name, args) {
+  nameArg(method, name)
+  let text = ''
+  let unreadable
+  if (typeof args === 'string') text = args
+  else if (args !== undefined) {
+    const converted = argumentsText(args)
+    if (converted.error !== undefined) unreadable = `invalid arguments for tool '${name}': ${converted.error}`
+    else text = converted.text
+  }
+  const issues = answered(state.core.validate(session, name, unreadable === undefined ? text : ''))
+  if (unreadable !== undefined) return { valid: false, errors: [{ path: '', schemaPath: '', keyword: 'json', message: unreadable }] }
+  return { valid: issues.length === 0, errors: issues }
+}
+
+function toolsOut(state, session, format, options) {
+  let strict = false
+  if (options !== undefined && options !== null) {
+    if (typeof options !== 'object') throw toolhostError('INVALID_CONFIG', `options must be an object { strict?: boolean }`)
+    if (options.strict !== undefined && typeof options.strict !== 'boolean') throw toolhostError('INVALID_CONFIG', 'strict must be true or false')
+    strict = options.strict === true
+  }
+  return answered(state.core.toolsOut(session, format, strict))
+}
+
+/** A set of tools, with JSON Schema validation in the engine. */
+export class ToolRegistry extends ToolEventTarget {
+  constructor() {
+    super()
+    states.set(this, new RegistryState(this))
+  }
+
+  /** Registers a tool. Throws `INVALID_TOOL_NAME`, `INVALID_DEFINITION`, `INVALID_SCHEMA` or `DUPLICATE_TOOL`; nothing changes then. */
+  register(definition) {
+    return register(stateOf(this, 'register'), null, this, definition)
+  }
+
+  /** Removes a tool; `true` when it was registered. */
+  unregister(name) {
+    const state = stateOf(this, 'unregister')
+    const removed = answered(state.core.unregister(null, nameArg('unregister', name)))
+    if (removed) {
+      state.releaseFromCore()
+      changed(state, this, null, 'unregistered', name)
+    }
+    return removed
+  }
+
+  /** Removes every global tool (sessions keep theirs). */
+  clear() {
+    const state = stateOf(this, 'clear')
+    state.core.clear()
+    state.releaseFromCore()
+    changed(state, this, null, 'cleared', undefined, [])
+  }
+
+  /** The tool's declaration and metadata (without the handler), or `undefined`. */
+  get(name) {
+    const d = stateOf(this, 'get').core.get(null, nameArg('get', name))
+    return d === undefined || d === null ? undefined : JSON.parse(d)
+  }
+
+  /** Whether a global tool of that name is registered. */
+  has(name) {
+    return stateOf(this, 'has').core.has(null, nameArg('has', name))
+  }
+
+  /** Names of the registered tools, in registration order. */
+  get names() {
+    return JSON.parse(stateOf(this, 'names').core.names(null))
+  }
+
+  /** Every declaration, in registration order. */
+  get all() {
+    return JSON.parse(stateOf(this, 'all').core.declarations(null, null, null))
+  }
+
+  /** Declarations whose `metadata.category` is `category`. */
+  getByCategory(category) {
+    if (typeof category !== 'string') throw argumentTypeError('getByCategory', 'the category', category)
+    return JSON.parse(stateOf(this, 'getByCategory').core.declarations(null, category, null))
+  }
+
+  /** Declarations whose `metadata.tags` include `tag`. */
+  getByTag(tag) {
+    if (typeof tag !== 'string') throw argumentTypeError('getByTag', 'the tag', tag)
+    return JSON.parse(stateOf(this, 'getByTag').core.declarations(null, null, tag))
+  }
+
+  /** Validates arguments (an object or JSON text) and returns every failure. Throws `TOOL_NOT_FOUND` for an unknown tool. */
+  validate(name, args) {
+    return validate(stateOf(this, 'validate'), null, 'validate', name, args)
+  }
+
+  /** Creates a session: a tool set of its own that also sees the global tools unless `isolated`. */
+  createSession(options) {
+    const state = stateOf(this, 'createSession')
+    let isolated = false
+    if (options !== undefined && options !== null) {
+      if (typeof options !== 'object') throw toolhostError('INVALID_CONFIG', 'createSession: options must be an object')
+      checkOptions(options, ['isolated'], 'createSession options', 'createSession: ')
+      if (options.isolated !== undefined && typeof options.isolated !== 'boolean') {
+        throw toolhostError('INVALID_CONFIG', 'createSession: isolated must be true or false')
+      }
+      isolated = options.isolated === true
+    }
+    const id = state.core.createSession(isolated)
+    const session = new ToolSession(SESSION_KEY, this, id, isolated)
+    state.sessions.set(id, session)
+    return session
+  }
+
+  /** The live session with this id, or `undefined`. */
+  getSession(id) {
+    if (typeof id !== 'string') throw argumentTypeError('getSession', 'the session id', id)
+    return stateOf(this, 'getSession').sessions.get(id)
+  }
+
+  /** Ids of the live sessions, oldest first. */
+  get sessions() {
+    return JSON.parse(stateOf(this, 'sessions').core.sessions())
+  }
+}
+
+const SESSION_KEY = Symbol('toolhost.session')
+
+/** A per-user or per-conversation tool set. Its tools are visible only inside it. */
+export class ToolSession extends ToolEventTarget {
+  #registry
+  #id
+  #isolated
+
+  constructor(key, registry, id, isolated) {
+    super()
+    if (key !== SESSION_KEY) throw toolhostError('INVALID_ARGUMENTS', 'sessions are created with registry.createSession()')
+    this.#registry = registry
+    this.#id = id
+    this.#isolated = isolated
+  }
+
+  /** The registry this session belongs to. */
+  get registry() {
+    return this.#registry
+  }
+
+  /** The session id (a UUID v4); pass it as `sessionId` to `execute`. */
+  get id() {
+    return this.#id
+  }
+
+  /** Whether global tools are hidden from this session. */
+  get isolated() {
+    return this.#isolated
+  }
+
+  /** Whether the session still exists. */
+  get alive() {
+    return stateOf(this.#registry, 'alive').sessions.has(this.#id)
+  }
+
+  /** Registers a tool visible only inside this session (it may shadow a global one). */
+  register(definition) {
+    return register(stateOf(this.#registry, 'register'), this.#id, this, definition)
+  }
+
+  /** Removes one of the session's own tools; `true` when it was there. */
+  unregister(name) {
+    const state = stateOf(this.#registry, 'unregister')
+    const removed = answered(state.core.unregister(this.#id, nameArg('unregister', name)))
+    if (removed) {
+      state.releaseFromCore()
+      changed(state, this, this.#id, 'unregistered', name)
+    }
+    return removed
+  }
+
+  /** The declaration of a tool visible in this session, or `undefined`. */
+  get(name) {
+    const d = stateOf(this.#registry, 'get').core.get(this.#id, nameArg('get', name))
+    return d === undefined || d === null ? undefined : JSON.parse(d)
+  }
+
+  /** Whether a tool of that name is visible in this session. */
+  has(name) {
+    return stateOf(this.#registry, 'has').core.has(this.#id, nameArg('has', name))
+  }
+
+  /** Names of every tool visible in this session (its own first, then global ones). */
+  get names() {
+    return JSON.parse(stateOf(this.#registry, 'names').core.names(this.#id))
+  }
+
+  /** Every declaration visible in this session (its own first, then global ones). */
+  declarations() {
+    return JSON.parse(stateOf(this.#registry, 'declarations').core.declarations(this.#id, null, null))
+  }
+
+  /** Validates arguments against a tool visible in this session. */
+  validate(name, args) {
+    return validate(stateOf(this.#registry, 'validate'), this.#id, 'validate', name, args)
+  }
+
+  /** Cancels the session's executions in flight, frees its tools and records, and emits
+   * `tool-registry-change` with `action: 'session-destroyed'`. Calling it again does nothing. */
+  destroy() {
+    const state = stateOf(this.#registry, 'destroy')
+    const names = JSON.parse(state.core.ownNames(this.#id))
+    if (!state.core.destroySession(this.#id)) return
+    for (const manager of state.liveManagers()) manager.sessionDestroyed(this.#id)
+    state.releaseFromCore()
+    changed(state, this, this.#id, 'session-destroyed', undefined, names)
+    state.sessions.delete(this.#id)
+  }
+}
+
+/** The registry state and session id (null for the registry itself) a method works in. */
+function scope(target, method) {
+  if (target instanceof ToolSession) return [stateOf(target.registry, method), target.id]
+  return [stateOf(target, method), null]
+}
+
+/** The provider exports, the same on a registry and on a session (each lists what it sees). */
+const providerExports = {
+  /** Declarations in the OpenAI Chat Completions format; `{ strict: true }` makes each
+   * schema strict-compatible or throws `INVALID_SCHEMA` naming the tool and path. */
+  toOpenAITools(options) {
+    return toolsOut(...scope(this, 'toOpenAITools'), 'openai', options)
+  },
+  /** Declarations in the OpenAI Responses API format. */
+  toOpenAIResponsesTools(options) {
+    return toolsOut(...scope(this, 'toOpenAIResponsesTools'), 'openai-responses', options)
+  },
+  /** Declarations as Anthropic tools `{ name, description, input_schema }`. */
+  toAnthropicTools() {
+    return toolsOut(...scope(this, 'toAnthropicTools'), 'anthropic')
+  },
+  /** Declarations as Gemini `{ functionDeclarations }` in Gemini's Schema dialect. */
+  toGeminiTools() {
+    return toolsOut(...scope(this, 'toGeminiTools'), 'gemini')
+  },
+  /** Declarations as AG-UI tools `{ name, description, parameters }`. */
+  toAgUiTools() {
+    return toolsOut(...scope(this, 'toAgUiTools'), 'ag-ui')
+  },
+  /** Declarations as MCP tools, with annotations from metadata. */
+  toMcpTools() {
+    return toolsOut(...scope(this, 'toMcpTools'), 'mcp')
+  },
+}
+for (const C of [ToolRegistry, ToolSession]) {
+  for (const [name, value] of Object.entries(providerExports)) {
+    Object.defineProperty(C.prototype, name, { value, writable: true, configurable: true, enumerable: false })
+  }
+}

@@ -1,0 +1,130 @@
+// Model responses in, replies out: `manager.executeToolCalls` and `toAiSdkTools`. Which
+// calls a response holds, the replies' shapes and the text a model reads for a failure
+// are the engine's (crates/toolhost/src/host/registry.rs); this side runs the calls.
+import { answered, checkOptions, toolhostError } from './errors.mjs'
+import { stateOf } from './registry.mjs'
+
+const CALL_OPTIONS = ['provider', 'sessionId', 'signal', 'concurrency', 'timeoutMs', 'retry']
+
+function sessionOf(options, method) {
+  const s = options.sessionId
+  if (s !== undefined && s !== null && typeof s !== 'string') throw toolhostError('INVALID_CONFIG', `${method}: sessionId must be a string`)
+  return typeof s === 'string' ? s : null
+}
+
+/** JSON of a handler's result for a reply: `null` for `undefined`, a note when it is not JSON. */
+function resultJson(value) {
+  if (value === undefined) return null
+  try {
+    const text = JSON.stringify(value)
+    return text === undefined ? null : JSON.parse(text)
+  } catch (e) {
+    return `(result not JSON: ${e instanceof Error ? e.message : String(e)})`
+  }
+}
+
+function errorFacts(error) {
+  const { category, code, message, retryable, validationErrors } = error
+  return { category, code, message, retryable, validationErrors }
+}
+
+/**
+ * Runs the tool calls of a model response through `manager` (so retries, timeouts,
+ * events and audit apply), at most `concurrency` (default 4) at once, and resolves
+ * `{ messages, calls, results }` with `messages` ready to send back, in call order.
+ */
+export async function executeToolCalls(manager, state, response, options) {
+  if (options === null || typeof options !== 'object') {
+    throw toolhostError('INVALID_CONFIG', "executeToolCalls: options { provider } are required, e.g. { provider: 'openai' }")
+  }
+  checkOptions(options, CALL_OPTIONS, 'executeToolCalls options', 'executeToolCalls: ')
+  const session = sessionOf(options, 'executeToolCalls')
+  if (typeof options.provider !== 'string') {
+    throw toolhostError('INVALID_CONFIG', "executeToolCalls: provider must be one of 'openai', 'openai-responses', 'anthropic', 'gemini', 'ag-ui'")
+  }
+  let text
+  try {
+    text = JSON.stringify(response)
+  } catch (e) {
+    throw toolhostError('INVALID_TOOL_CALLS', `executeToolCalls: the response is not JSON: ${e instanceof Error ? e.message : String(e)}`)
+  }
+  const calls = answered(state.core.parseCalls(session, options.provider, text ?? 'null'), 'executeToolCalls: ')
+  const concurrency = Math.max(1, Math.floor(Number(options.concurrency) || 4))
+  const results = new Array(calls.length)
+  const callOptions = { sessionId: options.sessionId, signal: options.signal, timeoutMs: options.timeoutMs, retry: options.retry }
+  let next = 0
+  const worker = async () => {
+    while (next < calls.length) {
+      const k = next++
+      const call = calls[k]
+      results[k] = await manager.execute(call.name, call.arguments, { ...callOptions, toolCallId: call.id })
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(concurrency, calls.length) }, worker))
+  const replies = calls.map((c, k) => {
+    const r = results[k]
+    return r.success
+      ? { id: c.id, name: c.name, arguments: c.arguments, result: resultJson(r.result) }
+      : { id: c.id, name: c.name, arguments: c.arguments, error: errorFacts(r.error) }
+  })
+  const messages = answered(state.core.formatReplies(session, options.provider, JSON.stringify(replies)), 'executeToolCalls: ')
+  const shown = calls.map((c) => ({ id: c.id, name: c.name, arguments: c.malformed ? c.arguments : JSON.parse(c.arguments) }))
+  return { messages, calls: shown, results }
+}
+
+// Thrown by an AI SDK tool's `execute`, so the AI SDK reports a tool error to the
+// model: `message` is written for the model, `toolError` is the structured error,
+// `cause` the handler's own error when it threw one.
+function toolCallError(text, error, execution) {
+  const e = new Error(text, error.cause !== undefined ? { cause: error.cause } : undefined)
+  e.name = 'ToolCallError'
+  e.code = error.code
+  e.toolError = error
+  e.execution = execution
+  return e
+}
+
+// The input schema in the shape `ai`'s `jsonSchema()` returns (marked with
+// `Symbol.for('vercel.ai.schema')`), built here because the package does not depend on
+// `ai`. Its `validate` lets every value through: the manager validates in the engine, so
+// a bad call is answered with toolhost's error text and still shows in events and audit.
+const AI_SDK_SCHEMA = Symbol.for('vercel.ai.schema')
+
+function aiSdkSchema(schema) {
+  return { [AI_SDK_SCHEMA]: true, _type: undefined, jsonSchema: schema, validate: (value) => ({ success: true, value }) }
+}
+
+/**
+ * The tools the manager's registry shows (or a session's, with `sessionId`) as Vercel
+ * AI SDK tools: pass the object as `tools` to `generateText` / `streamText`.
+ */
+export function toAiSdkTools(manager, options) {
+  const state = stateOf(manager?.registry, 'toAiSdkTools(manager)')
+  if (options !== undefined && options !== null && typeof options !== 'object') throw toolhostError('INVALID_CONFIG', 'toAiSdkTools: options must be an object')
+  const o = options ?? {}
+  checkOptions(o, ['sessionId'], 'toAiSdkTools options', 'toAiSdkTools: ')
+  const session = sessionOf(o, 'toAiSdkTools')
+  if (session !== null && !state.sessions.has(session)) {
+    throw toolhostError('SESSION_NOT_FOUND', `toAiSdkTools: session '${session}' does not exist or was destroyed`)
+  }
+  const declarations = JSON.parse(state.core.declarations(session, null, null))
+  const tools = {}
+  for (const { name, description, inputSchema, metadata } of declarations) {
+    const tool = { description, inputSchema: aiSdkSchema(inputSchema) }
+    if (metadata.title !== undefined) tool.title = metadata.title
+    tool.execute = async (input, opts) => {
+      const toolCallId = opts !== undefined ? opts.toolCallId : undefined
+      const signal = opts !== undefined ? opts.abortSignal : undefined
+      const result = await manager.execute(name, input, { toolCallId, signal, sessionId: session ?? undefined })
+      if (result.success) return result.result
+      let argumentsText = ''
+      try {
+        argumentsText = typeof input === 'string' ? input : JSON.stringify(input) ?? ''
+      } catch {}
+      const text = state.core.modelErrorText(session, name, argumentsText, JSON.stringify(errorFacts(result.error)))
+      throw toolCallError(text, result.error, result.execution)
+    }
+    tools[name] = tool
+  }
+  return tools
+}

@@ -1,0 +1,444 @@
+//! `EngineCore`: one manager's engine (`toolhost::host::HostEngine`) for the JS runtime.
+//!
+//! Each method converts its arguments, calls the engine, copies the output's ops into
+//! `scratch` (a `Float64Array` the JS side reads without a call) and returns the ops'
+//! strings as one JS string. What Node adds to the engine lives here, with no policy:
+//! - the timers the engine asks for: an attempt's timeout is an entry in the deadline
+//!   thread's map, a backoff delay a tokio timer handing over to the deadline thread for
+//!   its last 2 ms; when one fires, the threadsafe function brings it to the JS thread,
+//!   the engine is told, and the JS runtime's wake function gets the output;
+//! - argument text of `largeText` code units or more is copied as UTF-16 and parsed,
+//!   validated and listed in a tape on a worker thread;
+//! - Node is kept alive while this engine has executions in flight.
+
+use std::cell::{Cell, RefCell};
+use std::ptr;
+use std::rc::{Rc, Weak};
+use std::sync::Arc;
+
+use napi::{sys, Env};
+use napi_derive::napi;
+use rustc_hash::FxHashMap;
+use toolhost::host::{HostEngine, TimerRequest};
+use toolhost::{Arguments, CallOptions, DeadlineKey};
+
+use crate::hop::{self, Message};
+use crate::js::{self, Js, JsRef, RawEnv};
+use crate::large_text;
+use crate::registry_core::RegistryCore;
+
+/// Argument text at least this long (in UTF-16 code units) is parsed off the JS thread.
+pub const LARGE_TEXT_UNITS: u32 = 64 * 1024;
+
+/// Ops `scratch` holds; a longer output is handed over by `bigOps()`.
+const SCRATCH_LEN: usize = 8192;
+
+thread_local! {
+    static ENGINES: RefCell<FxHashMap<u32, Weak<Inner>>> = RefCell::new(FxHashMap::default());
+    static NEXT_ENGINE: Cell<u32> = const { Cell::new(1) };
+    static WAKE: RefCell<Option<JsRef>> = const { RefCell::new(None) };
+}
+
+/// Large argument text parsed and validated off the JS thread.
+pub struct ParsedArguments {
+    arguments: Arguments,
+    tape: Option<toolhost::tape::Tape>,
+}
+
+/// A `startLarge` call waiting for its arguments.
+struct PendingLarge {
+    name: String,
+    call: CallOptions,
+    parsed: Option<Box<ParsedArguments>>,
+}
+
+struct Inner {
+    id: u32,
+    host: RefCell<Option<HostEngine>>,
+    registry: toolhost::host::HostRegistry,
+    scratch: *mut f64,
+    _scratch_buffer: JsRef,
+    scratch_array: JsRef,
+    /// The output that did not fit in `scratch`, for `bigOps()`.
+    big: RefCell<Vec<f64>>,
+    deadlines: RefCell<FxHashMap<u64, DeadlineKey>>,
+    pending: RefCell<FxHashMap<u64, PendingLarge>>,
+    tapes: RefCell<FxHashMap<u64, toolhost::tape::Tape>>,
+    /// Whether this engine keeps Node alive (it has executions in flight).
+    retained: Cell<bool>,
+    hop: Arc<hop::Hop>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let _ = ENGINES.try_with(|e| e.borrow_mut().remove(&self.id));
+        for (_, d) in self.deadlines.get_mut().drain() {
+            hop::deadlines().cancel(d);
+        }
+    }
+}
+
+impl Inner {
+    /// Copies the engine's output to `scratch`, arms and clears the timers it asked for,
+    /// keeps Node alive while executions are in flight; returns the output's strings.
+    fn flush(&self, env: RawEnv) -> String {
+        let mut host = self.host.borrow_mut();
+        let Some(host) = host.as_mut() else { return String::new() };
+        let ops = &host.wire.ops;
+        // SAFETY: `scratch` points into the ArrayBuffer `_scratch_buffer` keeps alive,
+        // SCRATCH_LEN + 1 f64s long; only this thread writes it.
+        unsafe {
+            if ops.len() < SCRATCH_LEN {
+                *self.scratch = ops.len() as f64;
+                ptr::copy_nonoverlapping(ops.as_ptr(), self.scratch.add(1), ops.len());
+            } else {
+                *self.scratch = -1.0;
+                let mut big = self.big.borrow_mut();
+                big.clear();
+                big.push(ops.len() as f64);
+                big.extend_from_slice(ops);
+            }
+        }
+        for request in host.take_timers() {
+            match request {
+                TimerRequest::Timeout { key, attempt, after } => {
+                    let d = hop::deadlines().schedule(after, (self.hop.clone(), Message::Timeout { engine: self.id, key, attempt }));
+                    if let Some(old) = self.deadlines.borrow_mut().insert(key, d) {
+                        hop::deadlines().cancel(old);
+                    }
+                }
+                // A resume that fires for an execution no longer backing off is stale
+                // to the engine, so it is not cancelled.
+                TimerRequest::Resume { key, after } => hop::post_after(self.hop.clone(), after, Message::Resume { engine: self.id, key }),
+                TimerRequest::Clear { key } => {
+                    if let Some(d) = self.deadlines.borrow_mut().remove(&key) {
+                        hop::deadlines().cancel(d);
+                    }
+                }
+            }
+        }
+        let busy = host.in_flight() + self.pending.borrow().len() > 0;
+        if busy != self.retained.get() {
+            self.retained.set(busy);
+            if busy {
+                hop::retain(env);
+            } else {
+                hop::release(env);
+            }
+        }
+        std::mem::take(&mut host.wire.text)
+    }
+
+    fn with_host<R>(&self, f: impl FnOnce(&mut HostEngine) -> R) -> Option<R> {
+        self.host.borrow_mut().as_mut().map(f)
+    }
+
+    /// Runs `f` on the engine and flushes its output.
+    fn call(&self, env: RawEnv, f: impl FnOnce(&mut HostEngine)) -> String {
+        if self.with_host(f).is_none() {
+            return String::new();
+        }
+        self.flush(env)
+    }
+}
+
+/// One manager's engine (internal: the public `ToolExecutionManager` is in `js/manager.mjs`).
+#[napi]
+pub struct EngineCore {
+    inner: Rc<Inner>,
+}
+
+#[napi]
+impl EngineCore {
+    #[napi(constructor)]
+    pub fn new(env: Env, registry: &RegistryCore) -> napi::Result<Self> {
+        let raw = env.raw();
+        let mut data = ptr::null_mut();
+        let mut buffer = ptr::null_mut();
+        js::check(unsafe { sys::napi_create_arraybuffer(raw, (SCRATCH_LEN + 1) * 8, &mut data, &mut buffer) })?;
+        let mut array = ptr::null_mut();
+        js::check(unsafe { sys::napi_create_typedarray(raw, sys::TypedarrayType::float64_array, SCRATCH_LEN + 1, buffer, 0, &mut array) })?;
+        let id = NEXT_ENGINE.with(|n| {
+            let id = n.get();
+            n.set(id + 1);
+            id
+        });
+        let inner = Rc::new(Inner {
+            id,
+            host: RefCell::new(None),
+            registry: registry.inner.clone(),
+            scratch: data.cast::<f64>(),
+            _scratch_buffer: JsRef::new(raw, buffer),
+            scratch_array: JsRef::new(raw, array),
+            big: RefCell::new(Vec::new()),
+            deadlines: RefCell::new(FxHashMap::default()),
+            pending: RefCell::new(FxHashMap::default()),
+            tapes: RefCell::new(FxHashMap::default()),
+            retained: Cell::new(false),
+            hop: hop::hop(raw),
+        });
+        // SAFETY: the buffer is at least one f64 long.
+        unsafe { *inner.scratch = 0.0 };
+        ENGINES.with(|e| e.borrow_mut().insert(id, Rc::downgrade(&inner)));
+        Ok(Self { inner })
+    }
+
+    /// Configures the engine from the manager's options (JSON text); '' when accepted,
+    /// else the refusal `{ code, message }` as JSON.
+    #[napi]
+    pub fn init(&self, options: String) -> String {
+        match HostEngine::new(&self.inner.registry, &options) {
+            Ok(host) => {
+                *self.inner.host.borrow_mut() = Some(host);
+                String::new()
+            }
+            Err(e) => toolhost::host::registry_error_json(&e).to_string(),
+        }
+    }
+
+    /// The engine's id, which the wake function is called with.
+    #[napi(getter)]
+    pub fn id(&self) -> u32 {
+        self.inner.id
+    }
+
+    /// The `Float64Array` each call leaves its ops in: `[count, ...ops]`, count -1 when
+    /// they are in `bigOps()` instead.
+    #[napi(getter, ts_return_type = "Float64Array")]
+    pub fn scratch(&self, env: Env) -> Js {
+        Js(self.inner.scratch_array.value(env.raw()))
+    }
+
+    /// The ops of the last call when they did not fit in `scratch`.
+    #[napi(ts_return_type = "Float64Array")]
+    pub fn big_ops(&self, env: Env) -> Js {
+        Js(js::float64_array(env.raw(), &self.inner.big.borrow()))
+    }
+
+    /// Which event types have listeners (bit i for event number i) and whether audit
+    /// records are listened to.
+    #[napi]
+    pub fn set_wanted(&self, mask: u32, audit: bool) {
+        self.inner.with_host(|h| h.set_wanted(mask as u8, audit));
+    }
+
+    /// Starts an execution (see `HostEngine::start`). The strings are read with one
+    /// N-API call each and the output's text is made Latin-1 when it is ASCII: this is
+    /// the call every `execute()` makes.
+    #[napi(ts_args_type = "ticket: number, name: string, args: string, options: string, aborted: boolean, unreadable: string", ts_return_type = "string")]
+    pub fn start(&self, env: Env, ticket: f64, name: Js, args: Js, options: Js, aborted: bool, unreadable: Js) -> Js {
+        let raw = env.raw();
+        let (name, args, options, unreadable) = (text(raw, name), text(raw, args), text(raw, options), text(raw, unreadable));
+        let out = self.inner.call(raw, |h| h.start(ticket, &name, &args, &unreadable, &options, aborted));
+        Js(js::string(raw, &out))
+    }
+
+    /// Starts a call whose argument text is large: the text is parsed and validated on a
+    /// worker, and the wake function is called with `ticket` when it is ready
+    /// (`startPrepared` then starts it). Refused options are answered at once.
+    #[napi(ts_args_type = "ticket: number, name: string, text: string, options: string, aborted: boolean")]
+    pub fn start_large(&self, env: Env, ticket: f64, name: String, text: Js, options: String, aborted: bool) -> String {
+        let raw = env.raw();
+        let inner = &self.inner;
+        let call = match toolhost::host::options::call_options(&options, aborted) {
+            Ok(c) => c,
+            Err(e) => return inner.call(raw, |h| h.refuse(ticket, &e)),
+        };
+        let key = ticket as u64;
+        let units = large_text::len(raw, text.0);
+        let units = large_text::copy(raw, text.0, units);
+        let Some((registry, audit_redaction)) = inner.with_host(|h| (h.engine().registry().clone(), h.audit_redaction())) else {
+            return String::new();
+        };
+        let session = call.session_id.clone();
+        inner.pending.borrow_mut().insert(key, PendingLarge { name: name.clone(), call, parsed: None });
+        let (hop, engine) = (inner.hop.clone(), inner.id);
+        hop::run_blocking(move || {
+            let parsed = parse_large(&registry, session.as_deref(), &name, units, audit_redaction);
+            hop.post(Message::ArgumentsReady { engine, ticket: key, arguments: Box::new(parsed) });
+        });
+        inner.call(raw, |h| h.wire.clear())
+    }
+
+    /// Starts a `startLarge` call whose arguments are ready; `aborted` when its signal
+    /// aborted or it was cancelled meanwhile.
+    #[napi]
+    pub fn start_prepared(&self, env: Env, ticket: f64, aborted: bool) -> String {
+        let key = ticket as u64;
+        let Some(mut pending) = self.inner.pending.borrow_mut().remove(&key) else { return String::new() };
+        let Some(parsed) = pending.parsed.take() else { return String::new() };
+        let ParsedArguments { arguments, tape } = *parsed;
+        if let Some(tape) = tape {
+            self.inner.tapes.borrow_mut().insert(key, tape);
+        }
+        pending.call.already_cancelled |= aborted;
+        self.inner.call(env.raw(), |h| h.start_with(ticket, &pending.name, arguments, pending.call))
+    }
+
+    /// The tape of a `startLarge` call's valid arguments: `[ops, numbers, shapes]` for
+    /// `decodeTape`, or `undefined`.
+    #[napi(ts_return_type = "[Int32Array, Float64Array, string] | undefined")]
+    pub fn take_tape(&self, env: Env, ticket: f64) -> Js {
+        let raw = env.raw();
+        match self.inner.tapes.borrow_mut().remove(&(ticket as u64)) {
+            Some(t) => Js(js::array(raw, [js::int32_array(raw, &t.ops), js::float64_array(raw, &t.numbers), js::string(raw, &t.shapes)])),
+            None => Js::undefined(),
+        }
+    }
+
+    #[napi(ts_return_type = "string")]
+    pub fn settle(&self, env: Env, key: f64, attempt: u32) -> Js {
+        let out = self.inner.call(env.raw(), |h| h.settle(key as u64, attempt));
+        Js(js::string(env.raw(), &out))
+    }
+
+    #[napi(ts_args_type = "key: number, attempt: number, thrown: string", ts_return_type = "string")]
+    pub fn fail(&self, env: Env, key: f64, attempt: u32, thrown: Js) -> Js {
+        let thrown = text(env.raw(), thrown);
+        let out = self.inner.call(env.raw(), |h| h.fail(key as u64, attempt, &thrown));
+        Js(js::string(env.raw(), &out))
+    }
+
+    #[napi]
+    pub fn cancel(&self, env: Env, execution_id: String) -> String {
+        self.inner.call(env.raw(), |h| {
+            h.cancel(&execution_id);
+        })
+    }
+
+    #[napi]
+    pub fn cancel_keys(&self, env: Env, keys: Vec<f64>) -> String {
+        let keys: Vec<u64> = keys.into_iter().map(|k| k as u64).collect();
+        self.inner.call(env.raw(), |h| {
+            h.cancel_keys(&keys);
+        })
+    }
+
+    #[napi]
+    pub fn cancel_all(&self, env: Env, session: Option<String>) -> String {
+        self.inner.call(env.raw(), |h| {
+            h.cancel_all(session.as_deref());
+        })
+    }
+
+    #[napi]
+    pub fn destroy_session(&self, env: Env, session: String) -> String {
+        self.inner.call(env.raw(), |h| {
+            h.destroy_session(&session);
+        })
+    }
+
+    /// Writes `SNAPSHOT` of an execution in flight to `scratch`; `false` when it is not.
+    #[napi]
+    pub fn snapshot(&self, env: Env, execution_id: String) -> bool {
+        let found = self.inner.with_host(|h| h.snapshot(&execution_id)).unwrap_or(false);
+        self.inner.flush(env.raw());
+        found
+    }
+
+    #[napi]
+    pub fn ids_for_tool_call(&self, tool_call_id: String) -> String {
+        let ids = self.inner.with_host(|h| h.ids_for_tool_call(&tool_call_id)).unwrap_or_default();
+        serde_json::to_string(&ids).unwrap_or_default()
+    }
+
+    #[napi]
+    pub fn stats(&self, tool: String) -> String {
+        self.inner.with_host(|h| h.stats(&tool).to_string()).unwrap_or_default()
+    }
+}
+
+/// Parses, resolves and validates large argument text on a worker; for valid arguments
+/// also builds the tape the JS thread makes the handler's object from.
+fn parse_large(
+    registry: &toolhost::ToolRegistry,
+    session: Option<&str>,
+    name: &str,
+    units: Vec<u16>,
+    audit_redaction: Option<Vec<String>>,
+) -> ParsedArguments {
+    let text = large_text::to_string(&units);
+    let scope = session.map_or(toolhost::Scope::Global, toolhost::Scope::Session);
+    let parsed = toolhost::arguments::read_arguments(name, &text);
+    let mut tape = None;
+    let arguments = match (parsed, registry.resolve(scope, name)) {
+        (Ok(v), Ok(tool)) if !text.trim().is_empty() => {
+            let issues = tool.schema.validate(&v);
+            let input_hash = audit_redaction.map(|redact| toolhost::audit_input_hash(&v, &redact));
+            // Arguments with issues reach a handler only with validation off, which then
+            // gets `JSON.parse` of the text.
+            if issues.is_empty() {
+                tape = toolhost::tape::build(&units);
+            }
+            // Freed before the hand-over: on a 2-core machine, freeing it (about 1 ms for
+            // 1 MB of text) while the JS thread builds the arguments made B4's JS thread
+            // wait for a CPU. And after the tape: freeing it before building the tape
+            // made B4's wall time 1.5-2 ms longer per call.
+            drop(v);
+            Arguments::Validated { text: Arc::from(text), tool, issues, input_hash }
+        }
+        (parsed, _) => Arguments::Parsed(parsed),
+    };
+    large_text::recycle(units);
+    ParsedArguments { arguments, tape }
+}
+
+/// Sets the function timers and workers wake the JS runtime with:
+/// `(engineId, ticket, text) => void`.
+#[napi(ts_args_type = "wake: (engineId: number, ticket: number, text: string) => void")]
+pub fn set_wake(env: Env, wake: Js) {
+    let raw = env.raw();
+    WAKE.with(|w| *w.borrow_mut() = Some(JsRef::new(raw, wake.0)));
+}
+
+/// The threshold of `startLarge`, in UTF-16 code units.
+#[napi]
+pub fn large_text_units() -> u32 {
+    LARGE_TEXT_UNITS
+}
+
+fn call_wake(env: RawEnv, engine: u32, ticket: f64, text: &str) {
+    let wake = WAKE.with(|w| w.borrow().as_ref().map(|r| r.value(env)));
+    if let Some(wake) = wake {
+        let args = [js::number(env, f64::from(engine)), js::number(env, ticket), js::string(env, text)];
+        if let Err(thrown) = js::call(env, js::undefined(env), wake, &args) {
+            // The runtime's own code threw: surface it as an uncaught exception rather
+            // than lose it.
+            unsafe { sys::napi_fatal_exception(env, thrown) };
+        }
+    }
+}
+
+/// A JS string argument ('' for anything else: the runtime only passes strings here).
+fn text(env: RawEnv, v: Js) -> String {
+    js::get_string(env, v.0).unwrap_or_default()
+}
+
+fn find(engine: u32) -> Option<Rc<Inner>> {
+    ENGINES.with(|e| e.borrow().get(&engine).and_then(Weak::upgrade))
+}
+
+/// A timer fired, or a worker finished: on the JS thread.
+pub fn on_message(env: RawEnv, message: Message) {
+    match message {
+        Message::Timeout { engine, key, attempt } => {
+            let Some(inner) = find(engine) else { return };
+            inner.deadlines.borrow_mut().remove(&key);
+            let text = inner.call(env, |h| h.timed_out(key, attempt));
+            call_wake(env, engine, 0.0, &text);
+        }
+        Message::Resume { engine, key } => {
+            let Some(inner) = find(engine) else { return };
+            let text = inner.call(env, |h| h.resume(key));
+            call_wake(env, engine, 0.0, &text);
+        }
+        Message::ArgumentsReady { engine, ticket, arguments } => {
+            let Some(inner) = find(engine) else { return };
+            match inner.pending.borrow_mut().get_mut(&ticket) {
+                Some(p) => p.parsed = Some(arguments),
+                None => return,
+            }
+            call_wake(env, engine, ticket as f64, "");
+        }
+    }
+}
