@@ -1393,14 +1393,15 @@ test('argument strings of every length around the 256-byte read buffer arrive wh
   registry.register({ name: 'keep', description: 'keeps s', inputSchema: { type: 'object' }, handler: () => 'ok' })
   const manager = new ToolExecutionManager(registry)
   // ASCII padding shifts where the multi-byte characters fall against the buffer's end.
+  const byteLength = (s) => new TextEncoder().encode(s).length
   for (const unit of ['a', 'é', '中', '😀']) {
-    for (let pad = 0; pad < 4; pad++) for (let count = Math.floor(240 / Buffer.byteLength(unit)); Buffer.byteLength(unit) * count <= 270; count++) {
+    for (let pad = 0; pad < 4; pad++) for (let count = Math.floor(240 / byteLength(unit)); byteLength(unit) * count <= 270; count++) {
       const s = 'x'.repeat(pad) + unit.repeat(count)
       const r = await manager.execute('keep', { [s]: s })
       assert.equal(r.success, true)
       const recorded = manager.getExecution(r.execution.id).args
-      assert.deepEqual(Object.keys(recorded), [s], `key of ${Buffer.byteLength(s)} bytes`)
-      assert.equal(recorded[s], s, `value of ${Buffer.byteLength(s)} bytes`)
+      assert.deepEqual(Object.keys(recorded), [s], `key of ${byteLength(s)} bytes`)
+      assert.equal(recorded[s], s, `value of ${byteLength(s)} bytes`)
     }
   }
 })

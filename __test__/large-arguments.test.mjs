@@ -3,9 +3,14 @@
 // tests pin that this path behaves exactly like the small-argument path.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { createHash } from 'node:crypto'
 import { spawnSync } from 'node:child_process'
 import { ToolRegistry, ToolExecutionManager } from 'toolhost'
+
+/** SHA-256 of text, in hex, with the Web Crypto API both Node and browsers have. */
+async function sha256(text) {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('')
+}
 
 const schema = {
   type: 'object',
@@ -73,7 +78,7 @@ test('events, audit hash and cancellation apply to large arguments', async () =>
   assert.deepEqual(seen, ['started', 'validating', 'executing', 'succeeded'])
   const canonical = (v) => Array.isArray(v) ? `[${v.map(canonical).join(',')}]`
     : v && typeof v === 'object' ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}` : JSON.stringify(v)
-  assert.equal(hash, createHash('sha256').update(canonical(args)).digest('hex'))
+  assert.equal(hash, await sha256(canonical(args)))
 
   const controller = new AbortController()
   const pending = manager.execute('place', JSON.stringify(args), { signal: controller.signal })
@@ -152,7 +157,7 @@ test('logging large text previews it from the text, whitespace dropped, without 
 test('the audit hash of large text is the same whether the worker or the JS thread computes it, redaction included', async () => {
   const canonical = (v) => Array.isArray(v) ? `[${v.map(canonical).join(',')}]`
     : v && typeof v === 'object' ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}` : JSON.stringify(v)
-  const sha = (v) => createHash('sha256').update(canonical(v)).digest('hex')
+  const sha = (v) => sha256(canonical(v))
   const args = order(3000)
   const redacted = { ...args, items: args.items.map((i) => ({ ...i, sku: '[REDACTED]' })) }
   const { manager } = setup({ redact: ['sku'] })
@@ -162,7 +167,7 @@ test('the audit hash of large text is the same whether the worker or the JS thre
   await manager.execute('place', JSON.stringify(args))
   // A small call takes the JS-thread path; its hash must follow the same rules.
   await manager.execute('place', args)
-  assert.deepEqual(hashes, [sha(redacted), sha(redacted)])
+  assert.deepEqual(hashes, [await sha(redacted), await sha(redacted)])
 })
 
 // While a worker parses large text, the execution has no record yet; it still counts

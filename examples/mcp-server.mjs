@@ -58,7 +58,7 @@ function failureText(tools, tool, error) {
 }
 
 // Run directly: a small registry, served over stdio or exercised in memory.
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+if (typeof process !== 'undefined' && import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const { ToolRegistry, ToolExecutionManager } = await import('toolhost')
   const registry = new ToolRegistry()
   registry.register({

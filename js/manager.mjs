@@ -184,7 +184,7 @@ export class ToolExecutionManager extends ToolEventTarget {
         if (typeof options.logger !== 'function') throw toolhostError('INVALID_CONFIG', 'logger must be a function (level, message, fields) => void')
         this.#logger = options.logger
       }
-      if (options.auditLog !== undefined && !backend.auditFile) {
+      if (typeof options.auditLog === 'string' && !backend.auditFile) {
         throw toolhostError('INVALID_CONFIG', `auditLog (a file) is not available in ${backend.name === 'wasm' ? 'the browser' : 'this runtime'}: listen to 'tool-invocation-recorded' and store the records yourself`)
       }
       text = optionsText({ ...options, logger: this.#logger === undefined ? undefined : true }, 'options')
@@ -277,6 +277,8 @@ export class ToolExecutionManager extends ToolEventTarget {
   /** Applies an engine call's output; returns how many executions it finished. */
   #apply(text) {
     let ops = this.#scratch
+    // A view over wasm memory is detached (length 0) once the memory grows.
+    if (ops.length === 0) ops = this.#scratch = this.#core.scratch
     let n = ops[0]
     if (n === 0) return 0
     if (n < 0) {
@@ -692,6 +694,7 @@ export class ToolExecutionManager extends ToolEventTarget {
     const at = this.#historyIndex(executionId)
     if (at >= 0) return this.#history[at]
     if (this.#core.snapshot(executionId)) {
+      if (this.#scratch.length === 0) this.#scratch = this.#core.scratch
       const exec = this.#live.get(this.#scratch[2])
       if (exec !== undefined) return exec.final ?? record(exec, this.#scratch, 3, undefined, exec.previousErrors.slice())
     }

@@ -1,0 +1,278 @@
+//! The browser backend of toolhost: the engine (`crates/toolhost`) as two classes the
+//! package's JS runtime (`js/`) drives, `RegistryCore` and `EngineCore`, with the same
+//! methods as the Node backend (`src/` at the repository root). They convert values and
+//! call the engine; timers are the page's `setTimeout`, armed by `js/browser.mjs` from
+//! the requests `takeTimers()` hands over.
+
+use serde_json::Value;
+use toolhost::host::{answer, HostEngine, HostRegistry, TimerRequest};
+use wasm_bindgen::prelude::*;
+
+fn json(v: impl Into<Value>) -> String {
+    v.into().to_string()
+}
+
+/// The engine's registry (internal: the public `ToolRegistry` is in `js/registry.mjs`).
+#[wasm_bindgen]
+pub struct RegistryCore {
+    inner: HostRegistry,
+}
+
+#[wasm_bindgen]
+impl RegistryCore {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> Self {
+        Self { inner: HostRegistry::new() }
+    }
+
+    pub fn register(&self, session: Option<String>, definition: &str) -> String {
+        answer(self.inner.register(session.as_deref(), definition))
+    }
+
+    pub fn unregister(&self, session: Option<String>, name: &str) -> String {
+        answer(self.inner.unregister(session.as_deref(), name).map(Value::Bool))
+    }
+
+    pub fn clear(&self) {
+        self.inner.clear()
+    }
+
+    pub fn get(&self, session: Option<String>, name: &str) -> Option<String> {
+        self.inner.get(session.as_deref(), name).map(json)
+    }
+
+    pub fn has(&self, session: Option<String>, name: &str) -> bool {
+        self.inner.has(session.as_deref(), name)
+    }
+
+    pub fn names(&self, session: Option<String>) -> String {
+        json(self.inner.names(session.as_deref()))
+    }
+
+    #[wasm_bindgen(js_name = ownNames)]
+    pub fn own_names(&self, session: &str) -> String {
+        json(self.inner.own_names(session))
+    }
+
+    pub fn declarations(&self, session: Option<String>, category: Option<String>, tag: Option<String>) -> String {
+        json(self.inner.declarations(session.as_deref(), category.as_deref(), tag.as_deref()))
+    }
+
+    pub fn validate(&self, session: Option<String>, name: &str, args: &str) -> String {
+        answer(self.inner.validate(session.as_deref(), name, args).map(|issues| serde_json::to_value(issues).unwrap_or_default()))
+    }
+
+    #[wasm_bindgen(js_name = createSession)]
+    pub fn create_session(&self, isolated: bool) -> String {
+        self.inner.create_session(isolated)
+    }
+
+    #[wasm_bindgen(js_name = destroySession)]
+    pub fn destroy_session(&self, id: &str) -> bool {
+        self.inner.destroy_session(id)
+    }
+
+    pub fn sessions(&self) -> String {
+        json(self.inner.sessions())
+    }
+
+    #[wasm_bindgen(js_name = toolsOut)]
+    pub fn tools_out(&self, session: Option<String>, format: &str, strict: bool) -> String {
+        answer(self.inner.tools_out(session.as_deref(), format, strict))
+    }
+
+    #[wasm_bindgen(js_name = parseCalls)]
+    pub fn parse_calls(&self, session: Option<String>, provider: &str, response: &str) -> String {
+        answer(self.inner.parse_calls(session.as_deref(), provider, response))
+    }
+
+    #[wasm_bindgen(js_name = formatReplies)]
+    pub fn format_replies(&self, session: Option<String>, provider: &str, replies: &str) -> String {
+        answer(self.inner.format_replies(session.as_deref(), provider, replies))
+    }
+
+    #[wasm_bindgen(js_name = modelErrorText)]
+    pub fn model_error_text(&self, session: Option<String>, name: &str, arguments: &str, error: &str) -> String {
+        let facts = serde_json::from_str(error).unwrap_or_default();
+        self.inner.model_error_text(session.as_deref(), name, arguments, &facts)
+    }
+
+    #[wasm_bindgen(js_name = takeReleased)]
+    pub fn take_released(&self) -> String {
+        json(self.inner.take_released())
+    }
+}
+
+impl Default for RegistryCore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Ops the scratch buffer holds; a longer output is handed over by `bigOps()`.
+const SCRATCH_LEN: usize = 8192;
+
+/// One manager's engine (internal: the public `ToolExecutionManager` is in `js/manager.mjs`).
+#[wasm_bindgen]
+pub struct EngineCore {
+    registry: HostRegistry,
+    host: Option<HostEngine>,
+    /// `[count, ...ops]` of the last call; its address never changes.
+    scratch: Box<[f64]>,
+    big: Vec<f64>,
+    /// `[kind, key, attempt, ms]` per timer request of the last call (kind 0 timeout,
+    /// 1 resume, 2 clear).
+    timers: Vec<f64>,
+}
+
+#[wasm_bindgen]
+impl EngineCore {
+    #[wasm_bindgen(constructor)]
+    pub fn new(registry: &RegistryCore) -> Self {
+        Self { registry: registry.inner.clone(), host: None, scratch: vec![0.0; SCRATCH_LEN + 1].into_boxed_slice(), big: Vec::new(), timers: Vec::new() }
+    }
+
+    /// '' when the options are accepted, else the refusal `{ code, message }` as JSON.
+    pub fn init(&mut self, options: &str) -> String {
+        match HostEngine::new(&self.registry, options) {
+            Ok(host) => {
+                self.host = Some(host);
+                String::new()
+            }
+            Err(e) => toolhost::host::registry_error_json(&e).to_string(),
+        }
+    }
+
+    /// The address of the scratch buffer in wasm memory (`SCRATCH_LEN + 1` f64s).
+    #[wasm_bindgen(js_name = scratchPtr)]
+    pub fn scratch_ptr(&self) -> *const f64 {
+        self.scratch.as_ptr()
+    }
+
+    #[wasm_bindgen(js_name = scratchLen)]
+    pub fn scratch_len(&self) -> usize {
+        self.scratch.len()
+    }
+
+    #[wasm_bindgen(js_name = bigOps)]
+    pub fn big_ops(&self) -> Vec<f64> {
+        self.big.clone()
+    }
+
+    /// The timer requests of the last call, `[kind, key, attempt, ms]` each.
+    #[wasm_bindgen(js_name = takeTimers)]
+    pub fn take_timers(&mut self) -> Vec<f64> {
+        std::mem::take(&mut self.timers)
+    }
+
+    #[wasm_bindgen(js_name = hasTimers)]
+    pub fn has_timers(&self) -> bool {
+        !self.timers.is_empty()
+    }
+
+    #[wasm_bindgen(js_name = setWanted)]
+    pub fn set_wanted(&mut self, mask: u32, audit: bool) {
+        if let Some(h) = self.host.as_mut() {
+            h.set_wanted(mask as u8, audit);
+        }
+    }
+
+    pub fn start(&mut self, ticket: f64, name: &str, args: &str, options: &str, aborted: bool, unreadable: &str) -> String {
+        self.call(|h| h.start(ticket, name, args, unreadable, options, aborted))
+    }
+
+    pub fn settle(&mut self, key: f64, attempt: u32) -> String {
+        self.call(|h| h.settle(key as u64, attempt))
+    }
+
+    pub fn fail(&mut self, key: f64, attempt: u32, thrown: &str) -> String {
+        self.call(|h| h.fail(key as u64, attempt, thrown))
+    }
+
+    #[wasm_bindgen(js_name = timedOut)]
+    pub fn timed_out(&mut self, key: f64, attempt: u32) -> String {
+        self.call(|h| h.timed_out(key as u64, attempt))
+    }
+
+    pub fn resume(&mut self, key: f64) -> String {
+        self.call(|h| h.resume(key as u64))
+    }
+
+    pub fn cancel(&mut self, execution_id: &str) -> String {
+        self.call(|h| {
+            h.cancel(execution_id);
+        })
+    }
+
+    #[wasm_bindgen(js_name = cancelKeys)]
+    pub fn cancel_keys(&mut self, keys: Vec<f64>) -> String {
+        let keys: Vec<u64> = keys.into_iter().map(|k| k as u64).collect();
+        self.call(|h| {
+            h.cancel_keys(&keys);
+        })
+    }
+
+    #[wasm_bindgen(js_name = cancelAll)]
+    pub fn cancel_all(&mut self, session: Option<String>) -> String {
+        self.call(|h| {
+            h.cancel_all(session.as_deref());
+        })
+    }
+
+    #[wasm_bindgen(js_name = destroySession)]
+    pub fn destroy_session(&mut self, session: &str) -> String {
+        self.call(|h| {
+            h.destroy_session(session);
+        })
+    }
+
+    pub fn snapshot(&mut self, execution_id: &str) -> bool {
+        let mut found = false;
+        self.call(|h| found = h.snapshot(execution_id));
+        found
+    }
+
+    #[wasm_bindgen(js_name = idsForToolCall)]
+    pub fn ids_for_tool_call(&self, tool_call_id: &str) -> String {
+        json(self.host.as_ref().map(|h| h.ids_for_tool_call(tool_call_id)).unwrap_or_default())
+    }
+
+    pub fn stats(&self, tool: &str) -> String {
+        self.host.as_ref().map(|h| h.stats(tool).to_string()).unwrap_or_default()
+    }
+}
+
+impl EngineCore {
+    /// Runs `f` on the engine, copies its ops to the scratch buffer and its timer
+    /// requests to `timers`; returns the ops' strings.
+    fn call(&mut self, f: impl FnOnce(&mut HostEngine)) -> String {
+        let Some(host) = self.host.as_mut() else { return String::new() };
+        f(host);
+        let ops = &host.wire.ops;
+        if ops.len() < SCRATCH_LEN {
+            self.scratch[0] = ops.len() as f64;
+            self.scratch[1..=ops.len()].copy_from_slice(ops);
+        } else {
+            self.scratch[0] = -1.0;
+            self.big.clear();
+            self.big.push(ops.len() as f64);
+            self.big.extend_from_slice(ops);
+        }
+        for request in host.take_timers() {
+            let (kind, key, attempt, ms) = match request {
+                TimerRequest::Timeout { key, attempt, after } => (0.0, key, attempt, after.as_secs_f64() * 1000.0),
+                TimerRequest::Resume { key, after } => (1.0, key, 0, after.as_secs_f64() * 1000.0),
+                TimerRequest::Clear { key } => (2.0, key, 0, 0.0),
+            };
+            self.timers.extend_from_slice(&[kind, key as f64, f64::from(attempt), ms]);
+        }
+        std::mem::take(&mut host.wire.text)
+    }
+}
+
+/// "unknown option `x` in <what>; did you mean `y`?", as the engine words it for its own options.
+#[wasm_bindgen(js_name = unknownOption)]
+pub fn unknown_option(key: &str, known: Vec<String>, what: &str) -> String {
+    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+    toolhost::host::options::unknown_option(key, &known, what)
+}

@@ -1,0 +1,36 @@
+// Tests that cannot run in a browser, each with the reason. run.mjs skips them in
+// the browser (they still run under `node --test`) and prints them with their reasons.
+//
+// files: { 'path from the repository root': 'why' }        the whole file
+// tests: { 'path: full name': 'why' }                       one test, or a whole suite
+//   The full name is the describe() names and the test name joined by ' > ',
+//   exactly as run.mjs prints it.
+//
+// The list cannot rot: a file that does not exist, or a name its file does not
+// declare, fails the run.
+//
+// Only what is Node-only by nature is listed here. A test that merely uses a Node
+// helper (createHash, Buffer.byteLength) fails with "... is not available in the
+// browser"; port the helper (crypto.subtle.digest, TextEncoder) rather than list it.
+export default {
+  files: {
+    '__test__/lifetime.test.mjs':
+      'runs each case in a child process (node:child_process) and in worker_threads, and checks process exit',
+    '__test__/audit.test.mjs':
+      'the audit log is a file: every test writes it (auditLog path) and reads it back with node:fs in a node:os temp directory',
+    '__test__/json-schema-suite.test.mjs':
+      'reads the JSON-Schema-Test-Suite with node:fs from ../shared/testdata, outside the served repository',
+  },
+  tests: {
+    '__test__/execution.test.mjs: cancellation > a reused AbortSignal over 1,000 calls keeps no abort listener':
+      "counts an AbortSignal's listeners with node:events getEventListeners; a browser cannot list an EventTarget's listeners",
+    '__test__/execution.test.mjs: lifecycle events > a listener that throws disturbs neither the execution nor other listeners':
+      "asserts that the throw is reported as a process warning (process.on('warning')); a browser has no process",
+    '__test__/execution.test.mjs: callbacks that throw values that cannot be printed':
+      "every test asserts a process warning (process.on('warning')); a browser has no process",
+    '__test__/providers.test.mjs: OpenAI strict mode > every property required, optional ones nullable, additionalProperties false at every level':
+      "compiles the rewritten schema with Ajv, which generates code with new Function(); the page's CSP (no 'unsafe-eval') refuses it",
+    '__test__/large-arguments.test.mjs: with code generation from strings disallowed, large text still reaches the handler intact':
+      'spawns `node --disallow-code-generation-from-strings` (node:child_process); the browser page already forbids eval by its CSP',
+  },
+}

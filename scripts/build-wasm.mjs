@@ -1,0 +1,71 @@
+// `npm run build:wasm`: builds the browser backend into wasm/ (toolhost_wasm.js and
+// toolhost_wasm_bg.wasm), from crates/toolhost-wasm.
+//
+// It installs what it needs when it is missing: the rustup target wasm32-unknown-unknown,
+// and wasm-bindgen-cli at exactly the version Cargo.lock locks wasm-bindgen to (a CLI of
+// another version refuses the module), under target/tools. It then prints the .wasm's
+// size, raw and gzipped.
+import { execFileSync, spawnSync } from 'node:child_process'
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { gzipSync } from 'node:zlib'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const TARGET = 'wasm32-unknown-unknown'
+const out = join(root, 'wasm')
+
+function run(cmd, args, options = {}) {
+  console.error(`> ${cmd} ${args.join(' ')}`)
+  const r = spawnSync(cmd, args, { stdio: 'inherit', cwd: root, ...options })
+  if (r.error) throw new Error(`${cmd} could not start: ${r.error.message}. The browser backend needs a Rust toolchain: https://rustup.rs`)
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed with exit code ${r.status}`)
+}
+
+function lockedVersion(name) {
+  const lock = readFileSync(join(root, 'Cargo.lock'), 'utf8')
+  const m = lock.match(new RegExp(`\\[\\[package\\]\\]\\nname = "${name}"\\nversion = "([^"]+)"`))
+  if (!m) throw new Error(`${name} is not in Cargo.lock`)
+  return m[1]
+}
+
+function bindgenAt(path) {
+  try {
+    return execFileSync(path, ['--version'], { encoding: 'utf8' }).trim().split(/\s+/)[1]
+  } catch {
+    return undefined
+  }
+}
+
+const installed = execFileSync('rustup', ['target', 'list', '--installed'], { encoding: 'utf8' })
+if (!installed.split('\n').includes(TARGET)) run('rustup', ['target', 'add', TARGET])
+
+const version = lockedVersion('wasm-bindgen')
+const tools = join(root, 'target', 'tools')
+let bindgen = 'wasm-bindgen'
+if (bindgenAt(bindgen) !== version) {
+  bindgen = join(tools, 'bin', 'wasm-bindgen')
+  if (bindgenAt(bindgen) !== version) {
+    console.error(`wasm-bindgen-cli ${version} is needed (the version Cargo.lock locks wasm-bindgen to); installing it under target/tools (a few minutes, once)`)
+    const install = ['install', 'wasm-bindgen-cli', '--version', `=${version}`, '--root', tools]
+    try {
+      run('cargo', [...install, '--locked'])
+    } catch {
+      // A registry mirror may lack a version the CLI's own lock file names: let cargo
+      // pick compatible ones instead.
+      console.error('the locked dependencies of wasm-bindgen-cli are not all available; installing with compatible versions')
+      run('cargo', install)
+    }
+  }
+}
+
+run('cargo', ['build', '-p', 'toolhost-wasm', '--target', TARGET, '--profile', 'wasm'])
+const built = join(root, 'target', TARGET, 'wasm', 'toolhost_wasm.wasm')
+// --weak-refs: a RegistryCore or EngineCore the page drops frees its wasm memory too.
+run(bindgen, ['--target', 'web', '--no-typescript', '--weak-refs', '--out-dir', out, built])
+
+const wasm = join(out, 'toolhost_wasm_bg.wasm')
+if (!existsSync(wasm)) throw new Error(`wasm-bindgen did not write ${wasm}`)
+const bytes = readFileSync(wasm)
+const mb = (n) => (n / 1024 / 1024).toFixed(2)
+console.error(`wasm/toolhost_wasm_bg.wasm: ${mb(statSync(wasm).size)} MiB, ${mb(gzipSync(bytes, { level: 9 }).length)} MiB gzipped`)
