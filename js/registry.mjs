@@ -220,6 +220,15 @@ export class ToolRegistry extends ToolEventTarget {
   get sessions() {
     return JSON.parse(stateOf(this, 'sessions').core.sessions())
   }
+
+  /**
+   * Registers the tools of a remote MCP server (an SDK `Client`, `{ command, args }`
+   * for stdio or `{ url, headers }` for Streamable HTTP). See js/mcp.mjs.
+   */
+  async mountMcp(clientOrTransport, options) {
+    const { mountMcp } = await import('./mcp.mjs')
+    return mountMcp(this, clientOrTransport, options)
+  }
 }
 
 const SESSION_KEY = Symbol('toolhost.session')
