@@ -1,0 +1,387 @@
+// registry.mountMcp (issue 14): a remote MCP server's tools registered as local tools,
+// over the SDK's in-memory transport (so this file also runs in the browser): a server
+// made with the SDK's own McpServer, and toolhost's own createMcpServer. Mounting over
+// Streamable HTTP and stdio, and a server that dies mid-call, have their own files.
+import { test, describe } from 'node:test'
+import assert from 'node:assert/strict'
+import { z } from 'zod'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { CallToolRequestSchema, ListToolsRequestSchema, ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js'
+import { ToolRegistry, ToolExecutionManager } from 'toolhost'
+import { createMcpServer } from 'toolhost/mcp'
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Waits until `check()` is true (list_changed and refreshes are asynchronous). */
+async function until(check, what, ms = 2000) {
+  const end = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await sleep(5)
+  }
+}
+
+/** A connected SDK Client to `server` (any SDK server) over the in-memory transport. */
+async function clientOf(server) {
+  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair()
+  await server.connect(serverTransport)
+  const client = new Client({ name: 'toolhost-test', version: '1.0.0' })
+  await client.connect(clientTransport)
+  return client
+}
+
+/** A server made with the SDK's McpServer (zod schemas), counting the calls it runs. */
+function sdkServer() {
+  const server = new McpServer({ name: 'sdk-weather', version: '2.0.0' })
+  const stats = { calls: 0, aborted: null }
+  server.registerTool('get_weather', {
+    title: 'Weather',
+    description: 'Current weather for a city',
+    inputSchema: { city: z.string().min(1), unit: z.enum(['c', 'f']).optional() },
+    outputSchema: { city: z.string(), temperature: z.number(), unit: z.string() },
+    annotations: { readOnlyHint: true, openWorldHint: true },
+  }, async ({ city, unit = 'c' }) => {
+    stats.calls++
+    const out = { city, temperature: unit === 'c' ? 21 : 70, unit }
+    return { content: [{ type: 'text', text: `${city}: ${out.temperature}°${unit}` }], structuredContent: out }
+  })
+  server.registerTool('book.flight', {
+    description: 'Books a flight (a dot in the name)',
+    inputSchema: { to: z.string() },
+    annotations: { destructiveHint: true, idempotentHint: false },
+  }, async ({ to }) => {
+    stats.calls++
+    if (to === 'Atlantis') return { isError: true, content: [{ type: 'text', text: 'No flights to Atlantis.' }] }
+    return { content: [{ type: 'text', text: `booked to ${to}` }] }
+  })
+  server.registerTool('wait', { description: 'Waits until cancelled', inputSchema: { ms: z.number() } }, (_args, extra) => {
+    stats.calls++
+    return new Promise((resolve) => {
+      stats.waiting?.()
+      extra.signal.addEventListener('abort', () => {
+        stats.aborted = extra.signal.reason ?? 'aborted'
+        resolve({ content: [{ type: 'text', text: 'aborted' }] })
+      })
+    })
+  })
+  server.registerTool('picture', { description: 'An image and a caption' }, async () => ({
+    content: [{ type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' }, { type: 'text', text: 'a pixel' }],
+  }))
+  return { server, stats }
+}
+
+describe('mountMcp: a server made with the SDK McpServer', () => {
+  test('each remote tool is registered with its declaration; annotations become metadata', async () => {
+    const { server } = sdkServer()
+    const client = await clientOf(server)
+    // A raw tools/list: client.listTools() would compile the output schemas with Ajv
+    // (new Function), which a browser page's CSP refuses.
+    const remote = (await client.request({ method: 'tools/list', params: {} }, ListToolsResultSchema)).tools
+    const registry = new ToolRegistry()
+    const mount = await registry.mountMcp(client)
+    assert.deepEqual(mount.tools, ['get_weather', 'book_flight', 'wait', 'picture'])
+    assert.deepEqual(mount.skipped, [])
+    assert.deepEqual(mount.serverInfo, { name: 'sdk-weather', version: '2.0.0' })
+    const weather = registry.get('get_weather')
+    assert.equal(weather.description, 'Current weather for a city')
+    assert.deepEqual(weather.inputSchema, remote[0].inputSchema)
+    assert.deepEqual(weather.outputSchema, remote[0].outputSchema)
+    assert.deepEqual(weather.metadata, { title: 'Weather', readOnly: true, openWorld: true, mcp: { server: 'sdk-weather', tool: 'get_weather' } })
+    assert.deepEqual(registry.get('book_flight').metadata, { destructive: true, idempotent: false, mcp: { server: 'sdk-weather', tool: 'book.flight' } })
+    // The MCP export gives back what the server listed (annotations from metadata).
+    const exported = registry.toMcpTools()[0]
+    assert.deepEqual(exported.annotations, { title: 'Weather', readOnlyHint: true, openWorldHint: true })
+    assert.deepEqual(exported.inputSchema, remote[0].inputSchema)
+    await mount.unmount()
+  })
+
+  test('calls go through the local manager: structuredContent, text, other content; events and audit', async () => {
+    const { server } = sdkServer()
+    const registry = new ToolRegistry()
+    const mount = await registry.mountMcp(await clientOf(server))
+    const manager = new ToolExecutionManager(registry, { retry: { maxAttempts: 1 } })
+    const events = []
+    for (const type of ['tool-execution-started', 'tool-execution-executing', 'tool-execution-succeeded']) manager.on(type, () => events.push(type))
+    const audit = []
+    manager.on('tool-invocation-recorded', (r) => audit.push(r.status))
+    const weather = await manager.execute('get_weather', { city: 'Paris' })
+    assert.equal(weather.success, true)
+    assert.deepEqual(weather.result, { city: 'Paris', temperature: 21, unit: 'c' })
+    assert.deepEqual(events, ['tool-execution-started', 'tool-execution-executing', 'tool-execution-succeeded'])
+    assert.deepEqual(audit, ['succeeded'])
+    assert.deepEqual((await manager.execute('book_flight', { to: 'Oslo' })).result, 'booked to Oslo')
+    assert.deepEqual((await manager.execute('picture', {})).result, {
+      content: [{ type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' }, { type: 'text', text: 'a pixel' }],
+    })
+    await mount.unmount()
+  })
+
+  test('arguments are validated locally first: a bad call never reaches the server', async () => {
+    const { server, stats } = sdkServer()
+    const registry = new ToolRegistry()
+    const mount = await registry.mountMcp(await clientOf(server))
+    const manager = new ToolExecutionManager(registry)
+    const bad = await manager.execute('get_weather', { city: '', unit: 'k' })
+    assert.equal(bad.success, false)
+    assert.equal(bad.error.category, 'validation')
+    assert.deepEqual(bad.error.validationErrors.map((e) => e.path).sort(), ['/city', '/unit'])
+    assert.equal(stats.calls, 0)
+    await mount.unmount()
+  })
+
+  test("a remote isError result fails the execution as category execution, with the remote text, and is not retried", async () => {
+    const { server, stats } = sdkServer()
+    const registry = new ToolRegistry()
+    const mount = await registry.mountMcp(await clientOf(server))
+    const manager = new ToolExecutionManager(registry, { retry: { maxAttempts: 3, baseDelay: 1, jitter: 'none' } })
+    const r = await manager.execute('book_flight', { to: 'Atlantis' })
+    assert.equal(r.success, false)
+    assert.equal(r.error.category, 'execution')
+    assert.equal(r.error.code, 'MCP_TOOL_ERROR')
+    assert.equal(r.error.message, "tool 'book_flight' failed: No flights to Atlantis.")
+    assert.equal(r.execution.retry.attemptNumber, 1)
+    assert.equal(stats.calls, 1)
+    assert.equal(r.error.cause.result.isError, true)
+    // And the model reads it as a failure of the local tool.
+    const call = { role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'book_flight', arguments: '{"to":"Atlantis"}' } }] }
+    const { messages } = await manager.executeToolCalls(call, { provider: 'openai' })
+    assert.match(messages[0].content, /^Tool `book_flight` failed: No flights to Atlantis\. \(category: execution, code: MCP_TOOL_ERROR\)/)
+    await mount.unmount()
+  })
+
+  test('cancelling the local execution sends notifications/cancelled: the remote handler is aborted', async () => {
+    const { server, stats } = sdkServer()
+    const registry = new ToolRegistry()
+    const mount = await registry.mountMcp(await clientOf(server))
+    const manager = new ToolExecutionManager(registry)
+    const waiting = new Promise((resolve) => (stats.waiting = resolve))
+    let executionId
+    manager.on('tool-execution-started', (d) => (executionId = d.execution.id))
+    const run = manager.execute('wait', { ms: 10_000 })
+    await waiting
+    assert.equal(manager.cancel(executionId), true)
+    const r = await run
+    assert.equal(r.success, false)
+    assert.equal(r.execution.status, 'cancelled')
+    await until(() => stats.aborted !== null, 'the remote abort')
+    await mount.unmount()
+  })
+
+  test("the local timeout aborts the remote call too, and the failure is category timeout", async () => {
+    const { server, stats } = sdkServer()
+    const registry = new ToolRegistry()
+    const mount = await registry.mountMcp(await clientOf(server))
+    const manager = new ToolExecutionManager(registry, { timeoutMs: 40, retry: { maxAttempts: 1 } })
+    const r = await manager.execute('wait', { ms: 10_000 })
+    assert.equal(r.error.category, 'timeout')
+    await until(() => stats.aborted !== null, 'the remote abort')
+    await mount.unmount()
+  })
+
+  test('prefix, include and exclude choose and name the mounted tools; names toolhost refuses are fixed or skipped', async () => {
+    const { server } = sdkServer()
+    const registry = new ToolRegistry()
+    registry.register({ name: 'w_wait', description: 'A local tool of the same name', handler: () => 'local' })
+    const mount = await registry.mountMcp(await clientOf(server), { prefix: 'w_', exclude: ['picture'] })
+    assert.deepEqual(mount.tools, ['w_get_weather', 'w_book_flight'])
+    assert.deepEqual(mount.skipped.map((s) => s.name), ['wait'])
+    assert.match(mount.skipped[0].reason, /DUPLICATE_TOOL/)
+    assert.deepEqual(registry.names, ['w_wait', 'w_get_weather', 'w_book_flight'])
+    const manager = new ToolExecutionManager(registry)
+    assert.equal((await manager.execute('w_book_flight', { to: 'Rome' })).result, 'booked to Rome')
+    await mount.unmount()
+    assert.deepEqual(registry.names, ['w_wait'])
+
+    const { server: second } = sdkServer()
+    const only = await registry.mountMcp(await clientOf(second), { include: (t) => t.name.startsWith('get'), prefix: 'x'.repeat(60) })
+    assert.deepEqual(only.tools, [])
+    assert.match(only.skipped[0].reason, /not 1 to 64 letters/)
+    await only.unmount()
+  })
+
+  test('unmount() removes the tools and closes the connection', async () => {
+    const { server } = sdkServer()
+    const client = await clientOf(server)
+    const closed = new Promise((resolve) => (client.onclose = resolve))
+    const registry = new ToolRegistry()
+    const changes = []
+    registry.on('tool-registry-change', (d) => changes.push([d.action, d.toolName]))
+    const mount = await registry.mountMcp(client)
+    await mount.unmount()
+    await closed
+    assert.deepEqual(registry.names, [])
+    assert.equal(mount.unmounted, true)
+    assert.deepEqual(changes.map((c) => c[0]), ['registered', 'registered', 'registered', 'registered', 'unregistered', 'unregistered', 'unregistered', 'unregistered'])
+    await mount.unmount()
+    await assert.rejects(mount.refresh(), { code: 'MCP_UNMOUNTED' })
+  })
+})
+
+describe("mountMcp: toolhost's own server", () => {
+  /** A source registry served by createMcpServer, and a second registry mounting it. */
+  async function pair(options) {
+    const source = new ToolRegistry()
+    source.register({
+      name: 'add',
+      description: 'Adds two numbers',
+      metadata: { title: 'Add', readOnly: true, idempotent: true, category: 'math', tags: ['arithmetic'] },
+      inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'], additionalProperties: false },
+      outputSchema: { type: 'object', properties: { sum: { type: 'number' } }, required: ['sum'] },
+      handler: ({ a, b }) => ({ sum: a + b }),
+    })
+    source.register({ name: 'primes', description: 'Small primes', handler: () => [2, 3, 5] })
+    source.register({ name: 'greet', description: 'Greets', inputSchema: { type: 'object', properties: { who: { type: 'string' } } }, handler: ({ who = 'you' }) => `hello ${who}` })
+    source.register({ name: 'nothing', description: 'Returns nothing', handler: () => undefined })
+    source.register({ name: 'fail', description: 'Fails', handler: () => { throw new Error('it broke') } })
+    const sourceManager = new ToolExecutionManager(source, { retry: { maxAttempts: 1 } })
+    const client = await clientOf(createMcpServer(source, sourceManager))
+    const local = new ToolRegistry()
+    const mount = await local.mountMcp(client, options)
+    return { source, sourceManager, local, mount, manager: new ToolExecutionManager(local, { retry: { maxAttempts: 1 } }) }
+  }
+
+  test('the mounted declarations are the source ones, in every provider export', async () => {
+    const { source, local, mount } = await pair()
+    for (const method of ['toOpenAITools', 'toOpenAIResponsesTools', 'toAnthropicTools', 'toGeminiTools', 'toAgUiTools', 'toMcpTools']) {
+      assert.deepEqual(local[method](), source[method](), method)
+    }
+    assert.deepEqual(local.getByCategory('math').map((d) => d.name), ['add'])
+    assert.deepEqual(local.getByTag('arithmetic').map((d) => d.name), ['add'])
+    await mount.unmount()
+  })
+
+  test('results and failures are the same as running the tool at the source', async () => {
+    const { sourceManager, manager, mount } = await pair()
+    const calls = [['add', { a: 1, b: 2 }], ['primes', {}], ['greet', { who: 'Ada' }], ['greet', {}], ['nothing', {}], ['fail', {}], ['add', { a: 'x' }]]
+    for (const [name, args] of calls) {
+      const there = await sourceManager.execute(name, args)
+      const here = await manager.execute(name, args)
+      assert.equal(here.success, there.success, name)
+      if (there.success) assert.deepEqual(here.result, there.result, name)
+      else {
+        assert.equal(here.error.category, there.error.category, name)
+        assert.equal(here.error.code, there.error.code, name)
+        assert.equal(here.error.message, there.error.message, name)
+        assert.deepEqual(here.error.validationErrors, there.error.validationErrors, name)
+      }
+    }
+    await mount.unmount()
+  })
+
+  test("the server's list_changed refreshes the mounted set: added, updated and removed tools", async () => {
+    const { source, local, mount } = await pair({ prefix: 'r_' })
+    source.register({ name: 'late', description: 'Registered later', handler: () => 'late' })
+    await until(() => local.has('r_late'), 'r_late to be mounted')
+    source.unregister('greet')
+    source.register({ name: 'greet', description: 'Greets warmly', handler: () => 'warm hello' })
+    await until(() => local.get('r_greet')?.description === 'Greets warmly', 'r_greet to be updated')
+    source.unregister('primes')
+    await until(() => !local.has('r_primes'), 'r_primes to be removed')
+    assert.deepEqual(mount.tools, ['r_add', 'r_nothing', 'r_fail', 'r_late', 'r_greet'])
+    assert.deepEqual(await mount.refresh(), { added: [], removed: [], updated: [] })
+    await mount.unmount()
+  })
+
+  test('mounted in a session: only the session sees the tools; destroying it unmounts', async () => {
+    const source = new ToolRegistry()
+    source.register({ name: 'ping', description: 'Ping', handler: () => 'pong' })
+    const client = await clientOf(createMcpServer(source, null))
+    const closed = new Promise((resolve) => (client.onclose = resolve))
+    const local = new ToolRegistry()
+    const session = local.createSession()
+    const mount = await local.mountMcp(client, { sessionId: session.id })
+    assert.deepEqual(session.names, ['ping'])
+    assert.deepEqual(local.names, [])
+    const manager = new ToolExecutionManager(local)
+    assert.equal((await manager.execute('ping', {}, { sessionId: session.id })).result, 'pong')
+    assert.equal((await manager.execute('ping', {})).error.code, 'TOOL_NOT_FOUND')
+    session.destroy()
+    await closed
+    assert.equal(mount.unmounted, true)
+  })
+
+  test("progress the remote handler reports reaches the local handler's ctx.reportProgress (issue 13)", async (t) => {
+    const source = new ToolRegistry()
+    let available = false
+    source.register({
+      name: 'job',
+      description: 'Reports progress',
+      handler: async (_a, ctx) => {
+        available = typeof ctx.reportProgress === 'function'
+        if (available) for (let i = 1; i <= 2; i++) ctx.reportProgress({ progress: i, total: 2, message: `step ${i}` })
+        await sleep(10)
+        return 'done'
+      },
+    })
+    const local = new ToolRegistry()
+    const mount = await local.mountMcp(await clientOf(createMcpServer(source, null)))
+    const manager = new ToolExecutionManager(local)
+    const seen = []
+    manager.on('tool-execution-progress', (d) => seen.push([d.toolName, d.progress, d.total, d.message]))
+    assert.equal((await manager.execute('job', {})).result, 'done')
+    await mount.unmount()
+    if (!available) return t.skip('ctx.reportProgress is not there yet (issue 13)')
+    assert.deepEqual(seen, [['job', 1, 2, 'step 1'], ['job', 2, 2, 'step 2']])
+  })
+})
+
+describe('mountMcp: failures', () => {
+  test("a remote JSON-RPC error (a tool gone without list_changed) is a permanent failure, and the list is read again", async () => {
+    // A low-level server that declares no listChanged, whose tool set changes under it.
+    let names = ['one', 'two']
+    const server = new Server({ name: 'changing', version: '1.0.0' }, { capabilities: { tools: {} } })
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: names.map((name) => ({ name, description: name, inputSchema: { type: 'object' } })) }))
+    server.setRequestHandler(CallToolRequestSchema, (req) => {
+      if (!names.includes(req.params.name)) throw Object.assign(new Error(`Unknown tool: ${req.params.name}`), { code: -32602 })
+      return { content: [{ type: 'text', text: req.params.name }] }
+    })
+    const registry = new ToolRegistry()
+    const mount = await registry.mountMcp(await clientOf(server))
+    const manager = new ToolExecutionManager(registry, { retry: { maxAttempts: 3, baseDelay: 1 } })
+    assert.equal((await manager.execute('two', {})).result, 'two')
+    names = ['one']
+    const r = await manager.execute('two', {})
+    assert.equal(r.error.category, 'permanent')
+    assert.equal(r.error.code, 'MCP_PROTOCOL_ERROR')
+    assert.match(r.error.message, /Unknown tool: two/)
+    assert.equal(r.execution.retry.attemptNumber, 1)
+    await until(() => !registry.has('two'), "'two' to be unmounted")
+    await mount.unmount()
+  })
+
+  test('a connection that closes mid-call fails the attempt transient; a given Client is not reopened', async () => {
+    const { server, stats } = sdkServer()
+    const client = await clientOf(server)
+    const registry = new ToolRegistry()
+    const mount = await registry.mountMcp(client)
+    const manager = new ToolExecutionManager(registry, { retry: { maxAttempts: 2, baseDelay: 1, jitter: 'none' } })
+    const waiting = new Promise((resolve) => (stats.waiting = resolve))
+    const run = manager.execute('wait', { ms: 10_000 })
+    await waiting
+    await server.close()
+    const r = await run
+    assert.equal(r.success, false)
+    assert.equal(r.execution.retry.previousErrors[0].category, 'transient')
+    assert.equal(r.execution.retry.previousErrors[0].code, 'MCP_CONNECTION_CLOSED')
+    assert.equal(r.error.category, 'permanent')
+    assert.equal(r.error.code, 'MCP_CONNECTION_CLOSED')
+    assert.match(r.error.message, /cannot be reopened/)
+    await mount.unmount()
+  })
+
+  test('mistakes are refused at once, naming what is wrong', async () => {
+    const registry = new ToolRegistry()
+    await assert.rejects(registry.mountMcp({ nope: true }), { code: 'INVALID_ARGUMENTS' })
+    await assert.rejects(registry.mountMcp(new Client({ name: 'x', version: '1' })), { code: 'INVALID_ARGUMENTS', message: /not connected/ })
+    const { server } = sdkServer()
+    const client = await clientOf(server)
+    await assert.rejects(registry.mountMcp(client, { prefx: 'a_' }), { code: 'INVALID_CONFIG', message: /prefx/ })
+    await assert.rejects(registry.mountMcp(client, { sessionId: 'no-such-session' }), { code: 'SESSION_NOT_FOUND' })
+    await assert.rejects(registry.mountMcp(client, { include: 42 }), { code: 'INVALID_CONFIG' })
+    assert.deepEqual(registry.names, [])
+    await client.close()
+  })
+})
