@@ -1,0 +1,42 @@
+// The page: creates the registry and the manager, registers the tools, and renders
+// <toolhost-chat> (manager and model passed down as properties) beside an <event-log>
+// of the events the chat element sends up.
+import { html, render } from 'lit'
+import { ToolExecutionManager, ToolRegistry } from 'toolhost'
+import { registerTools } from './tools.js'
+import { PROMPT, scriptedModel } from './model.js'
+import { LIFECYCLE_EVENTS } from './toolhost-chat.js'
+import './event-log.js'
+
+const registry = new ToolRegistry()
+registerTools(registry)
+// No jitter, so the backoff is easy to follow: 300 ms, then 600 ms.
+const manager = new ToolExecutionManager(registry, { retry: { maxAttempts: 3, baseDelay: 300, jitter: 'none' }, timeoutMs: 5000 })
+
+let entries = []
+let startedAt = performance.now()
+
+function onConversationStarted() {
+  entries = []
+  startedAt = performance.now()
+  show()
+}
+
+function onLifecycle(event) {
+  entries = [...entries, { type: event.type, detail: event.detail, at: Math.round(performance.now() - startedAt) }]
+  show()
+}
+
+const app = document.querySelector('#app')
+for (const type of LIFECYCLE_EVENTS) app.addEventListener(type, onLifecycle)
+
+function show() {
+  render(html`
+    <main>
+      <toolhost-chat .manager=${manager} .model=${scriptedModel} prompt=${PROMPT} @conversation-started=${onConversationStarted}></toolhost-chat>
+    </main>
+    <aside><event-log .entries=${entries}></event-log></aside>
+  `, app)
+}
+
+show()
