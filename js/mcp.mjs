@@ -42,6 +42,30 @@ export const META = {
   error: 'toolhost/error',
   /** On a listed tool: metadata MCP has no field for (`category`, `tags`). */
   metadata: 'toolhost/metadata',
+  /** On a listed tool: the key order of a schema's root, when the SDK's parsing would
+   * change it (it puts `type`, `properties`, `required` first). Validation text shows
+   * the schema, so a mount restores the order. */
+  keyOrder: 'toolhost/keyOrder',
+}
+
+const ZOD_FIRST = ['type', 'properties', 'required']
+
+/** The root keys of `schema` if the SDK would reorder them, else undefined. */
+function keyOrderOf(schema) {
+  if (schema === null || typeof schema !== 'object') return undefined
+  const keys = Object.keys(schema)
+  const first = ZOD_FIRST.filter((k) => keys.includes(k))
+  const reordered = [...first, ...keys.filter((k) => !ZOD_FIRST.includes(k))]
+  return reordered.every((k, i) => k === keys[i]) ? undefined : keys
+}
+
+/** `schema` with its root keys in `order` (keys it has that `order` lacks go last). */
+function inOrder(schema, order) {
+  if (!Array.isArray(order) || schema === null || typeof schema !== 'object') return schema
+  const out = {}
+  for (const k of order) if (typeof k === 'string' && Object.hasOwn(schema, k)) out[k] = schema[k]
+  for (const k of Object.keys(schema)) if (!Object.hasOwn(out, k)) out[k] = schema[k]
+  return out
 }
 
 // tools/call read loosely first, so that the SDK's Server checks the params itself and
@@ -105,12 +129,20 @@ function mcpSafe(tool, metadata) {
     if (outputSchema.type !== 'object') delete out.outputSchema
     else if (hasBooleanProperty(outputSchema)) out.outputSchema = objectRooted(outputSchema)
   }
+  const meta = {}
   if (metadata !== undefined && (metadata.category !== undefined || metadata.tags !== undefined)) {
     const kept = {}
     if (metadata.category !== undefined) kept.category = metadata.category
     if (metadata.tags !== undefined) kept.tags = metadata.tags
-    out._meta = { [META.metadata]: kept }
+    meta[META.metadata] = kept
   }
+  const order = {}
+  const inputOrder = keyOrderOf(out.inputSchema)
+  if (inputOrder !== undefined) order.inputSchema = inputOrder
+  const outputOrder = keyOrderOf(out.outputSchema)
+  if (outputOrder !== undefined) order.outputSchema = outputOrder
+  if (Object.keys(order).length > 0) meta[META.keyOrder] = order
+  if (Object.keys(meta).length > 0) out._meta = meta
   return out
 }
 
@@ -694,8 +726,9 @@ function definitionOf(tool, name, serverName) {
   }
   metadata.mcp = { server: serverName, tool: tool.name }
   const description = typeof tool.description === 'string' && tool.description.trim() !== '' ? tool.description : typeof title === 'string' ? title : `The tool ${tool.name} of MCP server ${serverName}`
-  const def = { name, description, inputSchema: tool.inputSchema, metadata }
-  if (tool.outputSchema !== undefined) def.outputSchema = tool.outputSchema
+  const order = tool._meta?.[META.keyOrder]
+  const def = { name, description, inputSchema: inOrder(tool.inputSchema, order?.inputSchema), metadata }
+  if (tool.outputSchema !== undefined) def.outputSchema = inOrder(tool.outputSchema, order?.outputSchema)
   return def
 }
 
