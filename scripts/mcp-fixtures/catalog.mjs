@@ -13,6 +13,9 @@ const sleep = (ms, signal) =>
     }, { once: true })
   })
 
+/** What this process saw: calls of `slow` aborted (by a cancel or a timeout). */
+const seen = { slowAborted: 0 }
+
 /** Definitions of the catalog, by name (the round trip test reads them). */
 export function definitions(registry) {
   return [
@@ -98,8 +101,21 @@ export function definitions(registry) {
       description: 'Waits, then answers; aborts when cancelled',
       inputSchema: { type: 'object', properties: { ms: { type: 'integer', minimum: 0 } }, required: ['ms'] },
       handler: async ({ ms }, ctx) => {
-        await sleep(ms, ctx.signal)
-        return { waited: ms, pid: globalThis.process?.pid }
+        try {
+          await sleep(ms, ctx.signal)
+        } catch (err) {
+          seen.slowAborted++
+          throw err
+        }
+        return { waited: ms }
+      },
+    },
+    {
+      name: 'process_info',
+      description: 'What this process saw: its pid, and how many calls of `slow` were aborted',
+      handler: () => {
+        console.log('process_info called') // on stdio, `toolhost serve` sends this to stderr
+        return { pid: globalThis.process?.pid ?? 0, slowAborted: seen.slowAborted }
       },
     },
     {
