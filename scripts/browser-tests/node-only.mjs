@@ -20,6 +20,18 @@ export default {
       'the audit log is a file: every test writes it (auditLog path) and reads it back with node:fs in a node:os temp directory',
     '__test__/json-schema-suite.test.mjs':
       'reads the JSON-Schema-Test-Suite with node:fs from ../shared/testdata, outside the served repository',
+    '__test__/mcp-http.test.mjs':
+      'serves MCP over Streamable HTTP with serveHttp (node:http) and connects to it; a page cannot listen on a port',
+    '__test__/mcp-stdio.test.mjs':
+      'starts `toolhost serve --stdio` as a child process (node:child_process) and kills it mid-call',
+    '__test__/mcp-cli.test.mjs':
+      'runs the `toolhost` command as child processes, with module files written under target/ (node:fs)',
+    '__test__/mcp-python.test.mjs':
+      'runs the Python mcp client (installed with pip into a venv) against serveHttp; a page has neither',
+    '__test__/mcp-failover.test.mjs':
+      'kills and restarts a server process (node:child_process) and checks that the mounting process exits by itself',
+    '__test__/mcp-roundtrip.test.mjs':
+      'process A is a forked child (node:child_process) serving over HTTP; this process mounts it',
   },
   tests: {
     '__test__/execution.test.mjs: cancellation > a reused AbortSignal over 1,000 calls keeps no abort listener':
