@@ -89,8 +89,8 @@ describe('mountMcp: a server made with the SDK McpServer', () => {
     assert.equal(weather.description, 'Current weather for a city')
     assert.deepEqual(weather.inputSchema, remote[0].inputSchema)
     assert.deepEqual(weather.outputSchema, remote[0].outputSchema)
-    assert.deepEqual(weather.metadata, { title: 'Weather', readOnly: true, openWorld: true, mcp: { server: 'sdk-weather', tool: 'get_weather' } })
-    assert.deepEqual(registry.get('book_flight').metadata, { destructive: true, idempotent: false, mcp: { server: 'sdk-weather', tool: 'book.flight' } })
+    assert.deepEqual(weather.metadata, { title: 'Weather', readOnly: true, openWorld: true, custom: { mcp: { server: 'sdk-weather', tool: 'get_weather' } } })
+    assert.deepEqual(registry.get('book_flight').metadata, { destructive: true, idempotent: false, custom: { mcp: { server: 'sdk-weather', tool: 'book.flight' } } })
     // The MCP export gives back what the server listed (annotations from metadata).
     const exported = registry.toMcpTools()[0]
     assert.deepEqual(exported.annotations, { title: 'Weather', readOnlyHint: true, openWorldHint: true })

@@ -47,7 +47,7 @@ console.log(`mounted ${mount.tools.join(', ')} from ${mount.serverInfo.name} at 
 console.log(`the model sees: ${registry.toOpenAITools().map((t) => t.function.name).join(', ')}\n`)
 
 const manager = new ToolExecutionManager(registry, { timeoutMs: 3000, retry: { maxAttempts: 3, baseDelay: 200 } })
-const where = (name) => (registry.get(name)?.metadata.mcp ? `remote (${registry.get(name).metadata.mcp.server})` : 'local')
+const where = (name) => (registry.get(name)?.metadata.custom?.mcp ? `remote (${registry.get(name).metadata.custom.mcp.server})` : 'local')
 manager.on('tool-execution-executing', ({ toolName, attemptNumber }) => console.log(`  run  ${toolName} [${where(toolName)}] attempt ${attemptNumber}`))
 
 // 3. A scripted model: recorded responses, picked by how many tool replies it has seen.

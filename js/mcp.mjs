@@ -273,6 +273,10 @@ export function createMcpServer(tools, manager, options) {
     return () => {
       off()
       listed = null
+      if (offProgress !== null) {
+        offProgress()
+        offProgress = null
+      }
     }
   }
 
@@ -298,6 +302,8 @@ export function createMcpServer(tools, manager, options) {
     const token = request.params._meta?.progressToken
     if (token !== undefined) {
       progressSinks.set(toolCallId, { token, send: extra.sendNotification })
+      // Listened to from the first call that asks for progress (a manager builds
+      // progress events only while someone listens).
       if (offProgress === null) offProgress = manager.on(PROGRESS, onProgress)
     }
     try {
@@ -309,13 +315,9 @@ export function createMcpServer(tools, manager, options) {
       const text = modelErrorText(target, name, JSON.stringify(args ?? {}), outcome.error)
       return { isError: true, content: [{ type: 'text', text }], _meta: { [META.error]: error } }
     } finally {
-      if (token !== undefined) {
-        progressSinks.delete(toolCallId)
-        if (progressSinks.size === 0 && offProgress !== null) {
-          offProgress()
-          offProgress = null
-        }
-      }
+      // The listener stays while the connection does: attaching it for each call would
+      // cost more than it saves.
+      if (token !== undefined) progressSinks.delete(toolCallId)
     }
   })
   return server
@@ -724,7 +726,8 @@ function definitionOf(tool, name, serverName) {
     if (typeof kept.category === 'string') metadata.category = kept.category
     if (Array.isArray(kept.tags)) metadata.tags = kept.tags.filter((t) => typeof t === 'string')
   }
-  metadata.mcp = { server: serverName, tool: tool.name }
+  // Where the tool lives, under `custom` (the engine keeps unknown metadata there).
+  metadata.custom = { mcp: { server: serverName, tool: tool.name } }
   const description = typeof tool.description === 'string' && tool.description.trim() !== '' ? tool.description : typeof title === 'string' ? title : `The tool ${tool.name} of MCP server ${serverName}`
   const order = tool._meta?.[META.keyOrder]
   const def = { name, description, inputSchema: inOrder(tool.inputSchema, order?.inputSchema), metadata }
