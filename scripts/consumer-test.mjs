@@ -1,0 +1,273 @@
+// What a user of the published package gets, checked on this machine (issue 15):
+//
+// 1. builds this platform's binary (`napi build --platform --release`: cargo does
+//    nothing when the addon is up to date) and moves it into its platform package
+//    with `napi artifacts` (npm/linux-x64-gnu/ here), as the release workflow does;
+// 2. `npm pack`s the main package and that platform package;
+// 3. installs both into a fresh consumer project with no Rust anywhere (every PATH
+//    entry containing cargo or rustup removed, CARGO_HOME and RUSTUP_HOME empty), and
+//    prints the install time and the installed size of node_modules/toolhost*;
+// 4. runs the README's first example there with `node`, as ES module and as CommonJS;
+// 5. installs the main package alone, still without Rust (a platform with no prebuilt
+//    binary): the install must fail and say that Rust is needed and where to get it.
+//
+// `--fallback` adds the slow case (minutes): the main package alone with Rust, so the
+// install script builds the addon from source; then the first example runs, and what
+// the build left behind is measured.
+// `--keep` keeps the temporary folder (its path is printed).
+//
+// Times and sizes are printed, not asserted; only "no target/ folder, under 20 MB"
+// is checked.
+import { spawnSync } from 'node:child_process'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { delimiter, dirname, join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { fileURLToPath } from 'node:url'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+const args = new Set(process.argv.slice(2))
+const work = mkdtempSync(join(tmpdir(), 'toolhost-consumer-'))
+const MAX_INSTALLED_BYTES = 20 * 1024 * 1024
+
+let passed = 0
+let failed = 0
+/** Prints and counts one check; `detail` is printed when it fails. */
+function check(name, ok, detail = '') {
+  if (ok) passed++
+  else failed++
+  console.log(ok ? `ok - ${name}` : `not ok - ${name}${detail ? `: ${detail}` : ''}`)
+  return ok
+}
+
+function run(cmd, argv, { cwd = root, env = process.env, inherit = false } = {}) {
+  console.log(`$ ${[cmd, ...argv].join(' ')}${cwd === root ? '' : `   (in ${cwd})`}`)
+  const started = performance.now()
+  const r = spawnSync(cmd, argv, { cwd, env, encoding: 'utf8', stdio: inherit ? 'inherit' : 'pipe', maxBuffer: 64 * 1024 * 1024 })
+  const ms = performance.now() - started
+  if (r.error) throw new Error(`${cmd} could not start: ${r.error.message}`)
+  return { code: r.status, out: `${r.stdout ?? ''}${r.stderr ?? ''}`, stdout: r.stdout ?? '', ms }
+}
+
+function mustRun(cmd, argv, options) {
+  const r = run(cmd, argv, options)
+  if (r.code !== 0) {
+    console.log(r.out)
+    throw new Error(`${cmd} ${argv.join(' ')} failed with exit code ${r.code}`)
+  }
+  return r
+}
+
+const mb = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
+const secs = (ms) => `${(ms / 1000).toFixed(1)} s`
+
+function sizeOf(path) {
+  const st = statSync(path)
+  if (!st.isDirectory()) return st.size
+  return readdirSync(path).reduce((sum, name) => sum + sizeOf(join(path, name)), 0)
+}
+
+/** napi's name for this platform (`linux-x64-gnu`), and the target triple package.json lists for it. */
+function thisPlatform() {
+  const arch = { x64: 'x86_64', arm64: 'aarch64' }[process.arch]
+  let abi = `${process.platform}-${process.arch}`
+  let triple
+  if (process.platform === 'linux') {
+    const musl = readFileSync('/usr/bin/ldd', 'utf8').includes('musl')
+    abi += musl ? '-musl' : '-gnu'
+    triple = `${arch}-unknown-linux-${musl ? 'musl' : 'gnu'}`
+  } else if (process.platform === 'darwin') {
+    triple = `${arch}-apple-darwin`
+  } else if (process.platform === 'win32') {
+    abi += '-msvc'
+    triple = `${arch}-pc-windows-msvc`
+  }
+  if (!pkg.napi.targets.includes(triple)) throw new Error(`${abi} has no prebuilt package (package.json napi.targets)`)
+  return { abi, triple }
+}
+
+/** This environment with no way to find Rust. */
+function withoutRust() {
+  const env = {}
+  for (const [key, value] of Object.entries(process.env)) {
+    // A parent npm's settings (npm_config_*) must not leak into the consumer's npm.
+    if (/^(CARGO|RUSTUP|RUSTC|RUSTFLAGS|npm_)/i.test(key)) continue
+    env[key] = value
+  }
+  env.PATH = (process.env.PATH ?? '').split(delimiter).filter((dir) => !/cargo|rustup/i.test(dir)).join(delimiter)
+  env.CARGO_HOME = join(work, 'empty-cargo-home')
+  env.RUSTUP_HOME = join(work, 'empty-rustup-home')
+  mkdirSync(env.CARGO_HOME)
+  mkdirSync(env.RUSTUP_HOME)
+  for (const tool of ['cargo', 'rustc', 'rustup']) {
+    const r = spawnSync(tool, ['--version'], { env, encoding: 'utf8' })
+    if (!r.error) throw new Error(`${tool} is still found without the cargo/rustup PATH entries: ${r.stdout.trim()}`)
+  }
+  return env
+}
+
+/** A fresh consumer project. */
+function consumerProject(name) {
+  const dir = join(work, name)
+  mkdirSync(dir)
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `toolhost-${name}`, version: '1.0.0', private: true }, null, 2) + '\n')
+  return dir
+}
+
+// The README's first example, as written there ("npm install toolhost").
+const FIRST_EXAMPLE_ESM = `import { ToolRegistry, ToolExecutionManager } from 'toolhost'
+
+const registry = new ToolRegistry()
+registry.register({
+  name: 'get_weather',
+  description: 'Current weather for a city',
+  inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  handler: async ({ city }) => ({ city, tempC: 21 }),
+})
+const manager = new ToolExecutionManager(registry)
+
+const result = await manager.execute('get_weather', { city: 'Paris' })
+console.log(result.success, result.result) // true { city: 'Paris', tempC: 21 }
+
+const refused = await manager.execute('get_weather', { city: 7 })
+console.log(refused.success, refused.error.code) // false INVALID_ARGUMENTS
+`
+const FIRST_EXAMPLE_CJS = `const { ToolRegistry, ToolExecutionManager } = require('toolhost')
+
+const registry = new ToolRegistry()
+registry.register({
+  name: 'get_weather',
+  description: 'Current weather for a city',
+  inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  handler: async ({ city }) => ({ city, tempC: 21 }),
+})
+const manager = new ToolExecutionManager(registry)
+
+async function main() {
+  const result = await manager.execute('get_weather', { city: 'Paris' })
+  console.log(result.success, result.result) // true { city: 'Paris', tempC: 21 }
+
+  const refused = await manager.execute('get_weather', { city: 7 })
+  console.log(refused.success, refused.error.code) // false INVALID_ARGUMENTS
+}
+main()
+`
+const FIRST_EXAMPLE_OUTPUT = "true { city: 'Paris', tempC: 21 }\nfalse INVALID_ARGUMENTS\n"
+
+function runFirstExamples(dir, env, label) {
+  writeFileSync(join(dir, 'first.mjs'), FIRST_EXAMPLE_ESM)
+  writeFileSync(join(dir, 'first.cjs'), FIRST_EXAMPLE_CJS)
+  for (const file of ['first.mjs', 'first.cjs']) {
+    const r = run('node', [file], { cwd: dir, env })
+    process.stdout.write(r.out.replace(/^/gm, '    '))
+    check(`${label}: node ${file} prints the example's result`, r.code === 0 && r.stdout === FIRST_EXAMPLE_OUTPUT,
+      r.code === 0 ? `expected ${JSON.stringify(FIRST_EXAMPLE_OUTPUT)}, got ${JSON.stringify(r.stdout)}` : `exit code ${r.code}`)
+  }
+}
+
+function installedSizes(dir, label) {
+  const modules = join(dir, 'node_modules')
+  const ours = readdirSync(modules).filter((name) => name === 'toolhost' || name.startsWith('toolhost-'))
+  let total = 0
+  for (const name of ours) {
+    const bytes = sizeOf(join(modules, name))
+    total += bytes
+    console.log(`    node_modules/${name}: ${mb(bytes)}`)
+  }
+  console.log(`    node_modules/toolhost*: ${mb(total)} in all; node_modules: ${mb(sizeOf(modules))}, ${readdirSync(modules).filter((n) => !n.startsWith('.')).length} top-level entries`)
+  check(`${label}: no target/ folder in node_modules/toolhost`, !existsSync(join(modules, 'toolhost', 'target')))
+  check(`${label}: node_modules/toolhost* under ${mb(MAX_INSTALLED_BYTES)}`, total < MAX_INSTALLED_BYTES, mb(total))
+}
+
+function listTarball(file) {
+  return spawnSync('tar', ['-tzf', file], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map((p) => p.replace(/^package\//, ''))
+}
+
+try {
+  const { abi, triple } = thisPlatform()
+  const napi = join(dirname(createRequire(import.meta.url).resolve('@napi-rs/cli/package.json')), 'dist', 'cli.js')
+  const binary = `${pkg.napi.binaryName}.${abi}.node`
+  const platformDir = join(root, 'npm', abi)
+  console.log(`# consumer test: toolhost ${pkg.version} on ${abi}, in ${work}`)
+
+  // 1. The binary, into its platform package.
+  const built = mustRun(process.execPath, [napi, 'build', '--platform', '--release'], { inherit: true })
+  console.log(`    napi build: ${secs(built.ms)}`)
+  const hadBinary = existsSync(join(platformDir, binary))
+  const artifacts = join(work, 'artifacts')
+  mkdirSync(join(artifacts, `bindings-${triple}`), { recursive: true })
+  cpSync(join(root, binary), join(artifacts, `bindings-${triple}`, binary))
+  // The release workflow runs `napi artifacts` with every target's binary downloaded;
+  // here only this one was built, so a config naming only its target.
+  const config = join(work, 'napi-this-platform.json')
+  writeFileSync(config, JSON.stringify({ binaryName: pkg.napi.binaryName, targets: [triple] }))
+  mustRun(process.execPath, [napi, 'artifacts', '--output-dir', artifacts, '--npm-dir', 'npm', '--config-path', config])
+  check(`napi artifacts put ${binary} into npm/${abi}/`, existsSync(join(platformDir, binary)))
+
+  // 2. The tarballs.
+  const packs = join(work, 'packs')
+  mkdirSync(packs)
+  const packPlatform = mustRun('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', packs], { cwd: platformDir })
+  const packMain = mustRun('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', packs])
+  if (!hadBinary) rmSync(join(platformDir, binary))
+  const platformTgz = join(packs, JSON.parse(packPlatform.stdout)[0].filename)
+  const mainTgz = join(packs, JSON.parse(packMain.stdout)[0].filename)
+  const mainFiles = listTarball(mainTgz)
+  const platformFiles = listTarball(platformTgz)
+  console.log(`    ${mainTgz}: ${mb(statSync(mainTgz).size)}, ${mainFiles.length} files`)
+  console.log(`    ${platformTgz}: ${mb(statSync(platformTgz).size)}, ${platformFiles.length} files`)
+  check(`the platform tarball holds ${binary}`, platformFiles.includes(binary), platformFiles.join(', '))
+  const needed = ['package.json', 'LICENSE', 'index.js', 'index.d.ts', 'js/node.mjs', 'js/node.cjs', 'js/index.d.ts',
+    'scripts/install.mjs', 'Cargo.toml', 'Cargo.lock', 'build.rs', 'src/lib.rs', 'crates/toolhost/Cargo.toml']
+  check('the main tarball holds the JS API, the loader, the install script and the Rust source',
+    needed.every((f) => mainFiles.includes(f)), `missing: ${needed.filter((f) => !mainFiles.includes(f)).join(', ')}`)
+  const stray = mainFiles.filter((f) => f.endsWith('.node') || /^(target|npm|node_modules|__test__)\//.test(f))
+  check('the main tarball holds no binary, target/, npm/ or tests', stray.length === 0, stray.slice(0, 5).join(', '))
+  if (!mainFiles.some((f) => f.startsWith('wasm/'))) console.log('    note: no wasm/ in the main tarball (the browser backend): `npm run build:wasm` before publishing')
+
+  const noRust = withoutRust()
+
+  // 3. and 4. Main + platform package, no Rust.
+  const app = consumerProject('consumer')
+  const install = run('npm', ['install', '--no-audit', '--no-fund', mainTgz, platformTgz], { cwd: app, env: noRust })
+  process.stdout.write(install.out.replace(/^/gm, '    '))
+  if (check('npm install of the main and platform tarballs, with no Rust on the machine', install.code === 0, `exit code ${install.code}`)) {
+    console.log(`    install time: ${secs(install.ms)}`)
+    installedSizes(app, 'prebuilt')
+    check('no addon was built in node_modules/toolhost', !readdirSync(join(app, 'node_modules', 'toolhost')).some((f) => f.endsWith('.node')))
+    runFirstExamples(app, noRust, 'prebuilt')
+  }
+
+  // 5. Main package alone, no Rust: a clear failure.
+  const bare = consumerProject('consumer-no-binary')
+  const refused = run('npm', ['install', '--no-audit', '--no-fund', mainTgz], { cwd: bare, env: noRust })
+  process.stdout.write(refused.out.replace(/^/gm, '    '))
+  check('without a platform package and without Rust, npm install fails saying Rust is needed and how to get it',
+    refused.code !== 0 && refused.out.includes('needs Rust') && refused.out.includes('https://rustup.rs'), `exit code ${refused.code}`)
+  console.log(`    time to fail: ${secs(refused.ms)}`)
+
+  // --fallback: main package alone, with Rust: built from source.
+  if (args.has('--fallback')) {
+    const before = new Set(readdirSync(tmpdir()).filter((n) => n.startsWith('toolhost-build-')))
+    const fallback = consumerProject('consumer-from-source')
+    const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key)))
+    const built = run('npm', ['install', '--no-audit', '--no-fund', '--foreground-scripts', mainTgz], { cwd: fallback, env })
+    process.stdout.write(built.out.replace(/^/gm, '    '))
+    if (check('without a platform package, npm install builds the addon from source', built.code === 0, `exit code ${built.code}`)) {
+      console.log(`    install time (building from source): ${secs(built.ms)}`)
+      installedSizes(fallback, 'from source')
+      const left = readdirSync(tmpdir()).filter((n) => n.startsWith('toolhost-build-') && !before.has(n))
+      check('the temporary build folder was removed', left.length === 0, left.join(', '))
+      runFirstExamples(fallback, process.env, 'from source')
+    }
+  }
+} catch (error) {
+  check('consumer test', false, error.message)
+} finally {
+  if (args.has('--keep')) console.log(`# kept ${work}`)
+  else rmSync(work, { recursive: true, force: true })
+}
+console.log(`consumer-test: ${passed} passed, ${failed} failed`)
+process.exit(failed ? 1 : 0)
