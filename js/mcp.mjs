@@ -160,7 +160,9 @@ function objectRooted(schema) {
   return out
 }
 
-/** A successful execution's result as an MCP `CallToolResult`. */
+/** A successful execution's result as an MCP `CallToolResult`: an object is
+ * `structuredContent` (and its JSON as text, for clients that read only text), a string
+ * is text, other JSON is its text marked as JSON, `undefined` is no content. */
 export function toCallToolResult(value) {
   if (value === undefined) return { content: [] }
   if (typeof value === 'string') return { content: [{ type: 'text', text: value }] }
@@ -168,12 +170,16 @@ export function toCallToolResult(value) {
   try {
     text = JSON.stringify(value)
   } catch (e) {
-    text = undefined
     return { content: [{ type: 'text', text: `(result not JSON: ${e instanceof Error ? e.message : String(e)})` }] }
   }
   if (text === undefined) return { content: [] }
-  const json = JSON.parse(text)
-  if (json !== null && typeof json === 'object' && !Array.isArray(json)) return { content: [{ type: 'text', text }], structuredContent: json }
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    const proto = Object.getPrototypeOf(value)
+    // A plain object goes as it is (the transport writes the same JSON); another kind
+    // (a class with toJSON, a Map) as what its JSON reads back as.
+    const json = proto === Object.prototype || proto === null ? value : JSON.parse(text)
+    if (json !== null && typeof json === 'object' && !Array.isArray(json)) return { content: [{ type: 'text', text }], structuredContent: json }
+  }
   return { content: [{ type: 'text', text }], _meta: { [META.json]: true } }
 }
 
@@ -514,7 +520,7 @@ export async function serveHttp(tools, manager, options) {
 
 // ---- Mounting ----
 
-const MOUNT_OPTIONS = ['prefix', 'sessionId', 'include', 'exclude', 'requestTimeoutMs', 'connectTimeoutMs', 'clientInfo', 'onError']
+const MOUNT_OPTIONS = ['prefix', 'sessionId', 'include', 'exclude', 'requestTimeoutMs', 'connectTimeoutMs', 'clientInfo', 'onError', 'progress']
 const NAME = /^[A-Za-z0-9_-]{1,64}$/
 
 const isClient = (s) => s !== null && typeof s === 'object' && typeof s.request === 'function' && typeof s.connect === 'function' && typeof s.setNotificationHandler === 'function'
@@ -771,6 +777,7 @@ export class McpMount {
   #exclude
   #requestTimeout
   #onError
+  #progress
   /** local name -> { remote, json } */
   #mounted = new Map()
   #skipped = []
@@ -789,6 +796,7 @@ export class McpMount {
     this.#include = filterOf(options.include, 'include')
     this.#exclude = filterOf(options.exclude, 'exclude')
     this.#requestTimeout = Math.min(options.requestTimeoutMs ?? LONGEST_TIMER, LONGEST_TIMER)
+    this.#progress = options.progress !== false
     this.#onError = typeof options.onError === 'function' ? options.onError : (err) => warn(`toolhost: refreshing the tools of MCP server ${conn.label} failed: ${messageOf(err)}`)
     conn.onListChanged = () => this.#background()
     // A reconnection may reach a server that changed (a restart with other tools).
@@ -930,8 +938,8 @@ export class McpMount {
     const conn = this.#conn
     let client = conn.client !== null && !conn.broken && !conn.closed ? conn.client : await raced(conn.ready(), signal)
     const options = { signal, timeout: this.#requestTimeout }
-    if (typeof ctx.reportProgress === 'function') {
-      // Issue 13's progress: what the remote reports is reported locally.
+    if (this.#progress && typeof ctx.reportProgress === 'function') {
+      // What the remote reports is reported locally (events, resetTimeoutOnProgress).
       options.onprogress = (p) => ctx.reportProgress({ progress: p.progress, total: p.total, message: p.message })
     }
     const request = { method: 'tools/call', params: { name: remote, arguments: args ?? {} } }
@@ -1007,6 +1015,7 @@ export async function mountMcp(registry, source, options) {
   if (typeof o !== 'object') throw toolhostError('INVALID_CONFIG', 'mountMcp: options must be an object')
   checkOptions(o, MOUNT_OPTIONS, 'mountMcp options', 'mountMcp: ')
   if (o.prefix !== undefined && typeof o.prefix !== 'string') throw toolhostError('INVALID_CONFIG', 'mountMcp: prefix must be a string')
+  if (o.progress !== undefined && typeof o.progress !== 'boolean') throw toolhostError('INVALID_CONFIG', 'mountMcp: progress must be true or false')
   for (const key of ['requestTimeoutMs', 'connectTimeoutMs']) {
     if (o[key] !== undefined && !(typeof o[key] === 'number' && o[key] > 0)) throw toolhostError('INVALID_CONFIG', `mountMcp: ${key} must be a positive number of milliseconds`)
   }
