@@ -3,10 +3,12 @@
 // `@modelcontextprotocol/sdk`.
 
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import type { CallToolResult, Tool as McpListedTool } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { ToolExecutionManager, ToolRegistry, ToolSession } from './index.js'
+
+// Mounting's types need nothing from the SDK (index.d.ts refers to them for
+// `registry.mountMcp`, and must not need the optional peer to type-check).
+export * from './mcp-mount.js'
 
 /** `_meta` keys toolhost's server sets, and its mounts read back. */
 export declare const META: {
@@ -111,58 +113,6 @@ export interface HttpServing {
 
 /** Serves the tools on MCP's Streamable HTTP transport, with a session per client. */
 export declare function serveHttp(tools: ToolRegistry | ToolSession, manager?: ToolExecutionManager | null, options?: ServeHttpOptions): Promise<HttpServing>
-
-/** What `mountMcp` connects to. */
-export type McpSource =
-  /** A connected SDK Client: used as it is, closed by `unmount()`, never reopened. */
-  | Client
-  /** An SDK Transport, not started: connected once, never reopened. */
-  | Transport
-  /** Streamable HTTP; reconnected (a new session) after the connection breaks. */
-  | { url: string | URL; headers?: Record<string, string>; fetch?: typeof fetch }
-  /** A child process speaking MCP on stdio; started again after it exits. */
-  | { command: string; args?: string[]; env?: Record<string, string>; cwd?: string; stderr?: 'inherit' | 'ignore' | 'pipe' }
-
-/** Chooses remote tools by name: a list, a RegExp, or a function of the listed tool. */
-export type McpToolFilter = string[] | RegExp | ((tool: McpListedTool) => boolean)
-
-export interface MountMcpOptions {
-  /** Put before each remote name (characters a toolhost name cannot have become `_`). */
-  prefix?: string
-  /** Register the tools in this session instead of the registry; destroying it unmounts. */
-  sessionId?: string
-  include?: McpToolFilter
-  exclude?: McpToolFilter
-  /** The SDK's own limit on one `tools/call`; the local manager's `timeoutMs` is the one to set. @default none */
-  requestTimeoutMs?: number
-  /** Limit on connecting (initialize) and on `tools/list`. @default 10000 */
-  connectTimeoutMs?: number
-  /** This client's name in its initialize request. @default { name: 'toolhost', version: '0.1.0' } */
-  clientInfo?: { name: string; version: string }
-  /** Called when a refresh started by `list_changed` or a reconnection fails. @default a process warning */
-  onError?: (error: unknown) => void
-}
-
-/** A mounted MCP server. */
-export declare class McpMount {
-  private constructor()
-  /** Local names of the mounted tools. */
-  get tools(): string[]
-  /** Remote tools that could not be mounted (an invalid name or schema, a name taken). */
-  get skipped(): { name: string; reason: string }[]
-  /** The SDK Client in use (a new one after a reconnection), or `null` once unmounted. */
-  get client(): Client | null
-  /** The server's `{ name, version }`. */
-  get serverInfo(): { name: string; version: string } | undefined
-  get unmounted(): boolean
-  /** Lists the remote tools again and updates the mounted set (`list_changed` does it by itself). */
-  refresh(): Promise<{ added: string[]; removed: string[]; updated: string[] }>
-  /** Removes the mounted tools and closes the connection. */
-  unmount(): Promise<void>
-}
-
-/** `registry.mountMcp(source, options)`. */
-export declare function mountMcp(registry: ToolRegistry, source: McpSource, options?: MountMcpOptions): Promise<McpMount>
 
 /** A successful result as toolhost's server sends it. */
 export declare function toCallToolResult(value: unknown): CallToolResult
