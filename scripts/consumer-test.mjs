@@ -1,8 +1,8 @@
 // What a user of the published package gets, checked on this machine (issue 15):
 //
-// 1. builds this platform's binary (`napi build --platform --release`: cargo does
-//    nothing when the addon is up to date) and moves it into its platform package
-//    with `napi artifacts` (npm/linux-x64-gnu/ here), as the release workflow does;
+// 1. takes this platform's binary (`npm install` built it; `napi build --platform
+//    --release` again when a Rust source is newer) and moves it into its platform
+//    package with `napi artifacts` (npm/linux-x64-gnu/ here), as the release workflow does;
 // 2. `npm pack`s the main package and that platform package;
 // 3. installs both into a fresh consumer project with no Rust anywhere (every PATH
 //    entry containing cargo or rustup removed, CARGO_HOME and RUSTUP_HOME empty), and
@@ -67,6 +67,22 @@ function sizeOf(path) {
   const st = statSync(path)
   if (!st.isDirectory()) return st.size
   return readdirSync(path).reduce((sum, name) => sum + sizeOf(join(path, name)), 0)
+}
+
+/** The latest modification time of the files under `paths` (target/ folders skipped). */
+function newestMtime(paths) {
+  let newest = 0
+  for (const path of paths) {
+    if (!existsSync(path)) continue
+    const st = statSync(path)
+    if (st.isDirectory()) {
+      const names = readdirSync(path).filter((name) => name !== 'target')
+      newest = Math.max(newest, newestMtime(names.map((name) => join(path, name))))
+    } else {
+      newest = Math.max(newest, st.mtimeMs)
+    }
+  }
+  return newest
 }
 
 /** napi's name for this platform (`linux-x64-gnu`), and the target triple package.json lists for it. */
@@ -192,9 +208,17 @@ try {
   const platformDir = join(root, 'npm', abi)
   console.log(`# consumer test: toolhost ${pkg.version} on ${abi}, in ${work}`)
 
-  // 1. The binary, into its platform package.
-  const built = mustRun(process.execPath, [napi, 'build', '--platform', '--release'], { inherit: true })
-  console.log(`    napi build: ${secs(built.ms)}`)
+  // 1. The binary, into its platform package. `npm install` built it in a clone; it
+  // is rebuilt when a Rust source is newer. (napi build is not simply run again: after
+  // a clone's first build, the next one always recompiles the addon, about a minute,
+  // because napi sets NAPI_FORCE_BUILD_<crate> only on the first.)
+  const newestSource = newestMtime(['src', 'crates', 'Cargo.toml', 'Cargo.lock', 'build.rs'].map((p) => join(root, p)))
+  if (existsSync(join(root, binary)) && statSync(join(root, binary)).mtimeMs > newestSource) {
+    console.log(`    ${binary} is newer than every Rust source: not rebuilt`)
+  } else {
+    const built = mustRun(process.execPath, [napi, 'build', '--platform', '--release'], { inherit: true })
+    console.log(`    napi build: ${secs(built.ms)}`)
+  }
   const hadBinary = existsSync(join(platformDir, binary))
   const artifacts = join(work, 'artifacts')
   mkdirSync(join(artifacts, `bindings-${triple}`), { recursive: true })
