@@ -18,6 +18,18 @@ export default {
       'runs each case in a child process (node:child_process) and in worker_threads, and checks process exit',
     '__test__/audit.test.mjs':
       'the audit log is a file: every test writes it (auditLog path) and reads it back with node:fs in a node:os temp directory',
+    '__test__/mcp-http.test.mjs':
+      'serves MCP over Streamable HTTP with serveHttp (node:http) and connects to it; a page cannot listen on a port',
+    '__test__/mcp-stdio.test.mjs':
+      'starts `toolhost serve --stdio` as a child process (node:child_process) and kills it mid-call',
+    '__test__/mcp-cli.test.mjs':
+      'runs the `toolhost` command as child processes, with module files written under target/ (node:fs)',
+    '__test__/mcp-python.test.mjs':
+      'runs the Python mcp client (installed with pip into a venv) against serveHttp; a page has neither',
+    '__test__/mcp-failover.test.mjs':
+      'kills and restarts a server process (node:child_process) and checks that the mounting process exits by itself',
+    '__test__/mcp-roundtrip.test.mjs':
+      'process A is a forked child (node:child_process) serving over HTTP; this process mounts it',
   },
   tests: {
     '__test__/json-schema-suite.test.mjs: the index imports every file of the vendored suite, and only those':
@@ -32,5 +44,7 @@ export default {
       "compiles the rewritten schema with Ajv, which generates code with new Function(); the page's CSP (no 'unsafe-eval') refuses it",
     '__test__/large-arguments.test.mjs: with code generation from strings disallowed, large text still reaches the handler intact':
       'spawns `node --disallow-code-generation-from-strings` (node:child_process); the browser page already forbids eval by its CSP',
+    "__test__/mcp-server.test.mjs: createMcpServer: output schemas and progress > a tool's outputSchema is listed, and the SDK Client checks structuredContent against it":
+      "the MCP SDK's Client compiles output schemas with Ajv, which generates code with new Function(); the page's CSP (no 'unsafe-eval') refuses it",
   },
 }
