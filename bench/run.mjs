@@ -1,8 +1,11 @@
 // Benchmark runner: toolhost vs the peer stack (ajv + cockatiel + EventTarget).
-//   node bench/run.mjs [--quick] [--standin] [--only B1,B3]
+//   node bench/run.mjs [--quick] [--standin] [--only B1,B3] [--no-browser] [--profile]
 // Each side x scenario runs in a fresh child process (5 runs, median), so peak
-// RSS is per side and per scenario. Exits non-zero only if a scenario crashed or
-// returned a wrong result; missed targets are reported, not fatal.
+// RSS is per side and per scenario. B1 and B3 also run in headless Chromium (the
+// wasm backend against the same peer, one fresh page per side: bench/browser.mjs)
+// unless --no-browser; --profile adds a CPU profile of the toolhost B1 page.
+// Exits non-zero only if a scenario crashed or returned a wrong result; missed
+// targets are reported, not fatal.
 import { fork, execFileSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import os from 'node:os'
@@ -11,6 +14,8 @@ import { EventEmitter } from 'node:events'
 const argv = process.argv.slice(2)
 const QUICK = argv.includes('--quick')
 const STANDIN = argv.includes('--standin')
+const BROWSER = !argv.includes('--no-browser')
+const PROFILE = argv.includes('--profile')
 const RUNS = 5
 const SIDES = ['toolhost', 'peer']
 
@@ -46,7 +51,7 @@ function runChild(side, id) {
 const f = (x, d = 2) => (x == null || Number.isNaN(x) ? '-' : x.toFixed(d))
 const kcalls = (x) => (x == null ? '-' : Math.round(x).toLocaleString('en-US'))
 
-function machine() {
+function machine(browserVersion) {
   let rust = 'unknown'
   try { rust = execFileSync('rustc', ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() } catch {}
   const cpus = os.cpus()
@@ -55,6 +60,7 @@ function machine() {
     `- Node: ${process.version}`,
     `- Rust: ${rust}`,
     `- Date: ${new Date().toISOString()}`,
+    ...(browserVersion ? [`- Browser: ${browserVersion} headless, toolhost = ${STANDIN ? 'JS STAND-IN' : 'wasm backend (js/browser.mjs)'}, same peer, pages on 127.0.0.1 without COOP/COEP`] : []),
     `- Mode: ${QUICK ? 'quick (sizes / 20)' : 'full'}, ${RUNS} runs per scenario (median), toolhost = ${STANDIN ? 'JS STAND-IN (numbers meaningless)' : 'toolhost (js/node.mjs)'}`,
   ].join('\n')
 }
@@ -65,6 +71,7 @@ async function main() {
   const t0 = Date.now()
   const res = {}
   let failed = false
+  const size = (id) => Math.max(1, Math.round(SIZES[id] / (QUICK ? 20 : 1)))
   for (const id of only) {
     res[id] = {}
     for (const side of SIDES) {
@@ -75,7 +82,26 @@ async function main() {
     }
   }
 
-  const out = ['## toolhost benchmark', '', machine(), '',
+  // The browser column (after the Node runs, never at the same time).
+  const web = {} // id -> { toolhost, peer }, as res
+  let browserVersion, profile
+  const { BROWSER_SCENARIOS, runBrowser } = BROWSER ? await import('./browser.mjs') : { BROWSER_SCENARIOS: [] }
+  const webIds = only.filter((id) => BROWSER_SCENARIOS.includes(id))
+  if (webIds.length) {
+    try {
+      const sizes = Object.fromEntries(BROWSER_SCENARIOS.map((id) => [id, size(id)]))
+      const b = await runBrowser({ ids: webIds, sizes, runs: RUNS, standin: STANDIN, profile: PROFILE, log: (s) => process.stderr.write(s) })
+      browserVersion = b.version
+      profile = b.profile
+      Object.assign(web, b.results)
+    } catch (err) {
+      process.stderr.write(`the browser column could not run (--no-browser skips it):\n${err?.stack ?? err}\n`)
+      for (const id of webIds) web[id] = { toolhost: { ok: false, error: String(err) }, peer: { ok: false, error: String(err) } }
+    }
+    for (const id of webIds) if (!web[id].toolhost.ok || !web[id].peer.ok) failed = true
+  }
+
+  const out = ['## toolhost benchmark', '', machine(browserVersion), '',
     '| scenario | calls | toolhost µs/call | peer µs/call | ratio t/p | toolhost calls/s | peer calls/s | toolhost peak RSS MB | peer peak RSS MB | extra (toolhost / peer) |',
     '|---|---|---|---|---|---|---|---|---|---|']
   for (const id of only) {
@@ -85,9 +111,15 @@ async function main() {
       : id === 'B5' ? `retry delay dev p50 ${f(t.devP50Ms, 3)} / ${f(p.devP50Ms, 3)} ms, p99 ${f(t.devP99Ms, 3)} / ${f(p.devP99Ms, 3)} ms`
       : id === 'B6' ? `overhead vs B1 ${f(t.overheadUs)} / ${f(p.overheadUs)} µs/call, log lines/call ${f(t.logLinesPerCall, 1)} / ${f(p.logLinesPerCall, 1)}` : ''
     out.push(`| ${id} ${TITLES[id]} | ${(t.n ?? p.n ?? 0).toLocaleString('en-US')} | ${f(t.usPerCall)} | ${f(p.usPerCall)} | ${ok ? f(t.usPerCall / p.usPerCall) : '-'} | ${kcalls(t.callsPerSec)} | ${kcalls(p.callsPerSec)} | ${f(t.maxRssMB, 0)} | ${f(p.maxRssMB, 0)} | ${extra} |`)
+    if (web[id]) {
+      const wt = web[id].toolhost, wp = web[id].peer, wok = wt.ok && wp.ok
+      const wextra = !wok ? 'CRASHED' : `${t.ok ? `wasm/native µs/call ${f(wt.usPerCall / t.usPerCall)}×; ` : ''}peak RSS = the page's renderer; toolhost page CSP without 'unsafe-eval', 0 violations`
+      out.push(`| ${id} (Chromium, wasm) ${TITLES[id]} | ${(wt.n ?? wp.n ?? 0).toLocaleString('en-US')} | ${f(wt.usPerCall)} | ${f(wp.usPerCall)} | ${wok ? f(wt.usPerCall / wp.usPerCall) : '-'} | ${kcalls(wt.callsPerSec)} | ${kcalls(wp.callsPerSec)} | ${f(wt.peakRssMB, 0)} | ${f(wp.peakRssMB, 0)} | ${wextra} |`)
+    }
   }
 
   const get = (id, side, k) => (res[id]?.[side]?.ok ? res[id][side][k] : undefined)
+  const getWeb = (id, side, k) => (web[id]?.[side]?.ok ? web[id][side][k] : undefined)
   const targets = [
     ['B1 µs/call ratio toolhost/peer ≤ 0.5', get('B1', 'toolhost', 'usPerCall') / get('B1', 'peer', 'usPerCall'), (v) => v <= 0.5],
     ['B2 µs/call ratio toolhost/peer ≤ 0.5', get('B2', 'toolhost', 'usPerCall') / get('B2', 'peer', 'usPerCall'), (v) => v <= 0.5],
@@ -96,11 +128,22 @@ async function main() {
     ['B5 toolhost p99 retry-delay deviation (actual vs scheduled) ≤ 2 ms', get('B5', 'toolhost', 'devP99Ms'), (v) => v <= 2],
     ['B6 toolhost logging+metadata overhead ≤ 1 µs/call', get('B6', 'toolhost', 'overheadUs'), (v) => v <= 1],
     ['B3 toolhost peak RSS ≤ peer (ratio ≤ 1)', get('B3', 'toolhost', 'maxRssMB') / get('B3', 'peer', 'maxRssMB'), (v) => v <= 1],
+    ['browser B1 µs/call ≤ 2× native B1 (Chromium wasm / Node addon)', getWeb('B1', 'toolhost', 'usPerCall') / get('B1', 'toolhost', 'usPerCall'), (v) => v <= 2],
   ]
   out.push('', '### targets', '', '| target | value | met |', '|---|---|---|')
   for (const [name, v, pass] of targets) {
     const known = typeof v === 'number' && Number.isFinite(v)
     out.push(`| ${name} | ${known ? f(v, 3) : 'n/a'} | ${known ? (pass(v) ? 'yes' : 'NO') : 'n/a (not run or crashed)'} |`)
+  }
+  if (profile) {
+    out.push('', '### CPU profile: toolhost B1 page in Chromium', '')
+    if (profile.error) out.push(`failed: ${profile.error}`)
+    else {
+      out.push(`One more page under the CDP sampling profiler (100 µs), not one of the measured ones: ${f(profile.usPerCall)} µs/call while profiled, ${f(profile.totalMs, 0)} ms sampled (warm-up and runs).`, '',
+        `Self time by place: ${profile.places.slice(0, 8).map((p) => `${p.place} ${f(p.pct, 1)}%`).join(', ')}`, '',
+        '| self % | self ms | function | where |', '|---|---|---|---|')
+      for (const r of profile.rows) out.push(`| ${f(r.pct, 1)} | ${f(r.selfMs, 1)} | \`${r.fn.replaceAll('|', '\\|')}\` | ${r.where || (r.fn.startsWith('(') ? '(V8)' : '(browser built-in)')} |`)
+    }
   }
   out.push('', `total ${((Date.now() - t0) / 1000).toFixed(1)} s${failed ? ' — SOME SCENARIOS CRASHED OR RETURNED WRONG RESULTS (see stderr)' : ''}`)
   console.log(out.join('\n'))
