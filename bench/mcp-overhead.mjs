@@ -9,7 +9,9 @@
 // (local validation in Rust, the manager's bookkeeping, then the same `tools/call`).
 // The sides alternate in blocks of calls (median of the paired differences), sequential
 // calls and then 16 at a time. An in-memory line (no network, server in this process) shows the absolute cost
-// toolhost adds on each side of the wire. Goal: mounted within 10% of direct over loopback.
+// toolhost adds on each side of the wire. The last column is the CPU this process spends
+// more per mounted call (both sides of the wire in memory), which load elsewhere on the
+// machine does not move. Goal: mounted within 10% of direct over loopback.
 import { spawn } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
@@ -67,8 +69,12 @@ function check(value, n) {
   if (value?.n !== n || value?.q !== 'weather in Paris') throw new Error(`wrong result for call ${n}: ${JSON.stringify(value)}`)
 }
 
+/** CPU µs per call this process spent in the last `timeCalls` (user + system). */
+let lastCpu = 0
+
 /** µs per call of `n` calls of `one(i)`, `width` at a time. */
 async function timeCalls(one, n, width) {
+  const c0 = process.cpuUsage()
   const t0 = performance.now()
   if (width === 1) {
     for (let i = 0; i < n; i++) await one(i)
@@ -78,7 +84,10 @@ async function timeCalls(one, n, width) {
       while (next < n) await one(next++)
     }))
   }
-  return ((performance.now() - t0) * 1000) / n
+  const wall = ((performance.now() - t0) * 1000) / n
+  const c = process.cpuUsage(c0)
+  lastCpu = (c.user + c.system) / n
+  return wall
 }
 
 /** The two sides over one client connection each to `connect()`. */
@@ -100,9 +109,9 @@ async function sides(connectClient, mountSource) {
 }
 
 /**
- * Both sides in alternating blocks (direct, mounted, direct, ...), so that load from
- * elsewhere on the machine falls on both alike. The overhead is the median over the
- * pairs of adjacent blocks of (mounted - direct) / direct.
+ * Both sides in alternating blocks (direct then mounted, then mounted then direct, ...),
+ * so that load from elsewhere on the machine falls on both alike. The overhead is the
+ * median over the pairs of adjacent blocks of (mounted - direct) / direct.
  */
 async function compare(s, n, width) {
   const block = Math.max(50, Math.floor(n / BLOCKS))
@@ -111,16 +120,34 @@ async function compare(s, n, width) {
   const d = []
   const m = []
   const pairs = []
+  const cpu = []
   for (let b = 0; b < BLOCKS; b++) {
-    const x = await timeCalls(s.direct, block, width)
-    const y = await timeCalls(s.mounted, block, width)
+    // ABBA: which side goes first alternates, so neither gains from its place.
+    let x, cx, y, cy
+    if (b % 2 === 0) {
+      x = await timeCalls(s.direct, block, width)
+      cx = lastCpu
+      y = await timeCalls(s.mounted, block, width)
+      cy = lastCpu
+    } else {
+      y = await timeCalls(s.mounted, block, width)
+      cy = lastCpu
+      x = await timeCalls(s.direct, block, width)
+      cx = lastCpu
+    }
     d.push(x)
     m.push(y)
     pairs.push((y - x) / x)
+    cpu.push(cy - cx)
   }
   const direct = median(d)
   const mounted = median(m)
-  return { direct, mounted, overheadUs: median(m.map((y, i) => y - d[i])), overheadPct: median(pairs) * 100, block, blocks: { direct: d, mounted: m } }
+  return {
+    direct, mounted, overheadUs: median(m.map((y, i) => y - d[i])), overheadPct: median(pairs) * 100,
+    // CPU this (client) process spends more per mounted call: what the local validation,
+    // the manager and the mount add, whatever the load on the machine.
+    clientCpuUs: median(cpu), block, blocks: { direct: d, mounted: m },
+  }
 }
 
 async function main() {
@@ -163,9 +190,9 @@ async function main() {
     `- CPU: ${os.cpus()[0]?.model ?? 'unknown'} x ${os.cpus().length}; Node ${process.version}; ${new Date().toISOString()}`,
     `- ${BLOCKS} alternating blocks per side; overhead = median over adjacent pairs; ${QUICK ? 'quick' : 'full'} mode; load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`,
     '',
-    '| transport | calls per side | direct µs/call | mounted µs/call | overhead µs/call | overhead % |',
-    '|---|---|---|---|---|---|',
-    ...rows.map(([name, n, r]) => `| ${name} | ${(r.block * BLOCKS).toLocaleString('en-US')} | ${f(r.direct)} | ${f(r.mounted)} | ${f(r.overheadUs)} | ${f(r.overheadPct)}% |`),
+    '| transport | calls per side | direct µs/call | mounted µs/call | overhead µs/call | overhead % | client CPU added µs/call |',
+    '|---|---|---|---|---|---|---|',
+    ...rows.map(([name, n, r]) => `| ${name} | ${(r.block * BLOCKS).toLocaleString('en-US')} | ${f(r.direct)} | ${f(r.mounted)} | ${f(r.overheadUs)} | ${f(r.overheadPct)}% | ${f(r.clientCpuUs)} |`),
   ]
   const loopback = rows.filter(([name]) => name.startsWith('loopback'))
   const worst = Math.max(...loopback.map(([, , r]) => r.overheadPct))
