@@ -53,14 +53,32 @@ export declare class EngineCore {
    * `decodeTape`, or `undefined`.
    */
   takeTape(ticket: number): [Int32Array, Float64Array, string] | undefined
-  settle(key: number, attempt: number): string
+  /**
+   * An attempt returned; `result` is its JSON text when the tool checks its output
+   * (`RUN` says so), '' otherwise.
+   */
+  settle(key: number, attempt: number, result: string): string
+  /** The host's approval policy answered (`DECIDE`). */
+  approvalDecided(key: number, needed: boolean): string
+  /** Approves a waiting call; `args` edited arguments as JSON text ('' for none). */
+  approve(approvalId: string, args: string, by?: string | undefined | null): string
+  deny(approvalId: string, reason?: string | undefined | null, by?: string | undefined | null): string
+  /** Every call waiting for approval, as JSON. */
+  pendingApprovals(): string
+  /** The running attempt reported progress (`total` NaN for none). */
+  progress(key: number, attempt: number, progress: number, total: number, message?: string | undefined | null): string
+  /** The running attempt yielded a preliminary result. */
+  preliminary(key: number, attempt: number): string
   fail(key: number, attempt: number, thrown: string): string
   cancel(executionId: string): string
   cancelKeys(keys: Array<number>): string
   cancelAll(session?: string | undefined | null): string
   destroySession(session: string): string
-  /** Writes `SNAPSHOT` of an execution in flight to `scratch`; `false` when it is not. */
-  snapshot(executionId: string): boolean
+  /**
+   * Writes `SNAPSHOT` of an execution in flight to `scratch` (nothing when it is not)
+   * and returns its strings.
+   */
+  snapshot(executionId: string): string
   idsForToolCall(toolCallId: string): string
   stats(tool: string): string
 }

@@ -23,7 +23,7 @@ function later(f, ms, handle = {}) {
 class EngineCore {
   #core
   #view = null
-  /** key -> the `later` handle of its attempt timeout */
+  /** `${kind}:${key}` -> the `later` handle of that timer (all but backoff delays) */
   #timeouts = new Map()
 
   constructor(registry) {
@@ -51,38 +51,67 @@ class EngineCore {
     this.#core.setWanted(mask, audit)
   }
 
+  // The engine's timer requests: [action (0 arm, 1 clear), kind (0 attempt timeout,
+  // 1 backoff, 2 total timeout, 3 approval timeout), key, attempt, ms] each.
   #timers(text) {
     if (!this.#core.hasTimers()) return text
     const t = this.#core.takeTimers()
-    for (let i = 0; i < t.length; i += 4) {
-      const kind = t[i], key = t[i + 1], attempt = t[i + 2], ms = t[i + 3]
-      if (kind === 2 || kind === 0) {
-        const old = this.#timeouts.get(key)
-        if (old !== undefined) {
-          clearTimeout(old.id)
-          this.#timeouts.delete(key)
-        }
+    for (let i = 0; i < t.length; i += 5) {
+      const arm = t[i] === 0, kind = t[i + 1], key = t[i + 2], attempt = t[i + 3], ms = t[i + 4]
+      // A backoff that ends for an execution no longer backing off is stale to the
+      // engine, so backoff timers are never cleared.
+      if (kind === 1) {
+        if (arm) later(() => this.#fired(1, key, 0), ms)
+        continue
       }
-      if (kind === 0) this.#timeouts.set(key, later(() => this.#fired(0, key, attempt), ms))
-      // A resume that fires for an execution no longer backing off is stale to the
-      // engine, so it is not cleared.
-      else if (kind === 1) later(() => this.#fired(1, key, 0), ms)
+      const id = `${kind}:${key}`
+      const old = this.#timeouts.get(id)
+      if (old !== undefined) {
+        clearTimeout(old.id)
+        this.#timeouts.delete(id)
+      }
+      if (arm) this.#timeouts.set(id, later(() => this.#fired(kind, key, attempt), ms))
     }
     return text
   }
 
   #fired(kind, key, attempt) {
-    if (kind === 0) this.#timeouts.delete(key)
-    const text = this.#timers(kind === 0 ? this.#core.timedOut(key, attempt) : this.#core.resume(key))
-    wake(this.id, 0, text)
+    if (kind !== 1) this.#timeouts.delete(`${kind}:${key}`)
+    const core = this.#core
+    const text = kind === 0 ? core.timedOut(key, attempt) : kind === 1 ? core.resume(key) : kind === 2 ? core.totalTimedOut(key) : core.approvalExpired(key)
+    wake(this.id, 0, this.#timers(text))
   }
 
   start(ticket, name, args, options, aborted, unreadable) {
     return this.#timers(this.#core.start(ticket, name, args, options, aborted, unreadable))
   }
 
-  settle(key, attempt) {
-    return this.#timers(this.#core.settle(key, attempt))
+  settle(key, attempt, result) {
+    return this.#timers(this.#core.settle(key, attempt, result))
+  }
+
+  approvalDecided(key, needed) {
+    return this.#timers(this.#core.approvalDecided(key, needed))
+  }
+
+  approve(id, args, by) {
+    return this.#timers(this.#core.approve(id, args, by))
+  }
+
+  deny(id, reason, by) {
+    return this.#timers(this.#core.deny(id, reason, by))
+  }
+
+  pendingApprovals() {
+    return this.#core.pendingApprovals()
+  }
+
+  progress(key, attempt, progress, total, message) {
+    return this.#timers(this.#core.progress(key, attempt, progress, total, message))
+  }
+
+  preliminary(key, attempt) {
+    return this.#timers(this.#core.preliminary(key, attempt))
   }
 
   fail(key, attempt, thrown) {

@@ -5,7 +5,9 @@
 export class ToolCallContext {
   #controller = undefined
   #reason = undefined
-  constructor(executionId, toolCallId, sessionId, toolName, attemptNumber, maxAttempts) {
+  #report
+  constructor(executionId, toolCallId, sessionId, toolName, attemptNumber, maxAttempts, report) {
+    this.#report = report
     this.executionId = executionId
     this.toolCallId = toolCallId
     this.sessionId = sessionId
@@ -21,6 +23,12 @@ export class ToolCallContext {
       if (this.#reason !== undefined) this.#controller.abort(this.#reason)
     }
     return this.#controller.signal
+  }
+
+  /** Reports progress `{ progress, total?, message? }`: a `tool-execution-progress`
+   * event, and with `resetTimeoutOnProgress` a fresh timeout for this attempt. */
+  reportProgress(report) {
+    this.#report(report)
   }
 
   static abort(ctx, reason) {

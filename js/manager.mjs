@@ -14,7 +14,7 @@ import { backend } from './backend.mjs'
 import { argumentsText } from './arguments.mjs'
 import { ToolCallContext, runChain, then, withMetadata } from './context.mjs'
 import {
-  abortError, argumentTypeError, engineError, reportCallbackError, thrownFacts, timeoutError, toolhostError,
+  abortError, argumentTypeError, checkOptions, engineError, reportCallbackError, thrownFacts, timeoutError, toolhostError,
 } from './errors.mjs'
 import { ToolEventTarget } from './events.mjs'
 import * as OP from './ops.mjs'
@@ -57,6 +57,17 @@ function optionsText(options, what) {
 
 const isAbortSignal = (s) => s !== null && typeof s === 'object' && typeof s.aborted === 'boolean' && typeof s.addEventListener === 'function'
 
+/** `{ by?, args?, reason? }` of approve()/deny(), checked. */
+function approvalOptions(options, known, method) {
+  if (options === undefined || options === null) return {}
+  if (typeof options !== 'object') throw toolhostError('INVALID_CONFIG', `${method}: options must be an object`)
+  checkOptions(options, known, `${method} options`, `${method}: `)
+  for (const key of ['by', 'reason']) {
+    if (options[key] !== undefined && typeof options[key] !== 'string') throw toolhostError('INVALID_CONFIG', `${method}: ${key} must be a string`)
+  }
+  return options
+}
+
 /** One execution as this side knows it. */
 class Execution {
   constructor(name, text) {
@@ -84,6 +95,9 @@ class Execution {
     this.previousErrors = []
     this.result = undefined
     this.final = null
+    /** The last preliminary result an async-generator handler yielded. */
+    this.preliminary = undefined
+    this.approvalId = undefined
   }
 
   /** The arguments as the handler receives them: JSON parsed from the validated text. */
@@ -121,9 +135,28 @@ function startingLine(work, executionId, attempt) {
   return undefined
 }
 
+/** JSON text of a result, for its output schema: `undefined` reads as `null`, and a
+ * value JSON cannot carry gives text that is not JSON, which the engine reports. */
+function resultText(value) {
+  if (value === undefined) return 'null'
+  try {
+    return JSON.stringify(value) ?? 'null'
+  } catch (e) {
+    return `(not JSON: ${e instanceof Error ? e.message : String(e)})`
+  }
+}
+
 const nan = (n) => (Number.isNaN(n) ? undefined : n)
 
-function record(exec, ops, i, error, previousErrors) {
+/** Reads a record's extras (`{ approval?, progress? }`) at `ops[i]`: the flag, and its
+ * text from `text` at `at`. Returns [extras, next op index, next text index]. */
+function extrasAt(ops, i, text, at) {
+  if (ops[i] !== 1) return [undefined, i + 1, at]
+  const len = ops[i + 1]
+  return [JSON.parse(text.slice(at, at + len)), i + 2, at + len]
+}
+
+function record(exec, ops, i, error, previousErrors, extras) {
   return {
     id: exec.id,
     toolCallId: exec.toolCallId,
@@ -135,11 +168,24 @@ function record(exec, ops, i, error, previousErrors) {
     error,
     timing: { queuedAt: ops[i + 1], startedAt: nan(ops[i + 2]), completedAt: nan(ops[i + 3]), duration: nan(ops[i + 4]) },
     retry: { attemptNumber: ops[i + 5], maxAttempts: ops[i + 6], previousErrors },
+    approval: extras?.approval,
+    progress: extras?.progress,
   }
 }
 
+/** An optional string at `ops[i]` (a flag, then its length). Returns [string, next op, next text index]. */
+function optionalAt(ops, i, text, at) {
+  if (ops[i] !== 1) return [undefined, i + 1, at]
+  const len = ops[i + 1]
+  return [text.slice(at, at + len), i + 2, at + len]
+}
+
+/** The tool id each finished record's execution ran, for `executeToolCalls` (the tool's
+ * `toModelOutput`). */
+export const toolIdOf = new WeakMap()
+
 // Work of the second pass.
-const W_EVENT = 0, W_LOG = 1, W_AUDIT = 2, W_INTERRUPT = 3, W_RUN = 4, W_DONE = 5, W_EVICT = 6, W_NONE = 7, W_EVICT_OLDEST = 8, W_EVICT_NEWEST = 9
+const W_EVENT = 0, W_LOG = 1, W_AUDIT = 2, W_INTERRUPT = 3, W_RUN = 4, W_DONE = 5, W_EVICT = 6, W_NONE = 7, W_EVICT_OLDEST = 8, W_EVICT_NEWEST = 9, W_DECIDE = 10
 
 /** Runs tools with validation, retries, backoff, timeouts, cancellation and events. */
 export class ToolExecutionManager extends ToolEventTarget {
@@ -149,6 +195,11 @@ export class ToolExecutionManager extends ToolEventTarget {
   #engineId
   #logger
   #logsStacks
+  /** The manager's `needsApproval` function, when it is one. */
+  #approvalPolicy
+  #maxOutputChars
+  /** An approve() or deny() refusal the last engine call wrote. */
+  #refused = undefined
   #interceptors = []
   /** key -> Execution, in flight */
   #live = new Map()
@@ -187,7 +238,13 @@ export class ToolExecutionManager extends ToolEventTarget {
       if (typeof options.auditLog === 'string' && !backend.auditFile) {
         throw toolhostError('INVALID_CONFIG', `auditLog (a file) is not available in ${backend.name === 'wasm' ? 'the browser' : 'this runtime'}: listen to 'tool-invocation-recorded' and store the records yourself`)
       }
-      text = optionsText({ ...options, logger: this.#logger === undefined ? undefined : true }, 'options')
+      let needsApproval = options.needsApproval
+      if (typeof needsApproval === 'function') {
+        this.#approvalPolicy = needsApproval
+        needsApproval = 'ask'
+      }
+      this.#maxOutputChars = options.maxOutputChars
+      text = optionsText({ ...options, logger: this.#logger === undefined ? undefined : true, needsApproval }, 'options')
     }
     this.#core = new backend.EngineCore(this.#state.core)
     const refused = this.#core.init(text)
@@ -322,10 +379,12 @@ export class ToolExecutionManager extends ToolEventTarget {
         }
         case OP.FINAL: {
           const exec = this.#live.get(ops[i + 1])
+          const start = i + 2
           const hasError = ops[i + 9] === 1
           const error = hasError ? engineError(text.slice(at, (at += ops[i + 10])), exec.thrown) : undefined
-          exec.final = record(exec, ops, i + 2, error, exec.previousErrors)
-          i += hasError ? 11 : 10
+          let extras
+          ;[extras, i, at] = extrasAt(ops, hasError ? i + 11 : i + 10, text, at)
+          exec.final = record(exec, ops, start, error, exec.previousErrors, extras)
           break
         }
         case OP.ATTEMPT_ERROR: {
@@ -372,8 +431,45 @@ export class ToolExecutionManager extends ToolEventTarget {
               detail = { execution: exec.final, error: exec.final.error }
               i += 3
               break
-            default:
+            case 6:
               detail = { executionId: exec.id, toolName: exec.toolName }
+              i += 3
+              break
+            case 7: {
+              const start = i + 3
+              let extras
+              ;[extras, i, at] = extrasAt(ops, i + 10, text, at)
+              const execution = record(exec, ops, start, undefined, exec.previousErrors.slice(), extras)
+              const approvalId = text.slice(at, (at += ops[i++]))
+              detail = { execution, approvalId }
+              break
+            }
+            case 8: {
+              const edited = ops[i + 3] === 1
+              const approvalId = text.slice(at, (at += ops[i + 4]))
+              let by
+              ;[by, i, at] = optionalAt(ops, i + 5, text, at)
+              detail = { executionId: exec.id, toolName: exec.toolName, approvalId, by, edited }
+              break
+            }
+            case 9: {
+              const approvalId = text.slice(at, (at += ops[i + 3]))
+              const reason = text.slice(at, (at += ops[i + 4]))
+              let by
+              ;[by, i, at] = optionalAt(ops, i + 5, text, at)
+              detail = { executionId: exec.id, toolName: exec.toolName, approvalId, reason, by }
+              break
+            }
+            case 10: {
+              const progress = ops[i + 3]
+              const total = nan(ops[i + 4])
+              let message
+              ;[message, i, at] = optionalAt(ops, i + 5, text, at)
+              detail = { executionId: exec.id, toolName: exec.toolName, progress, total, message }
+              break
+            }
+            default:
+              detail = { executionId: exec.id, toolName: exec.toolName, result: exec.preliminary }
               i += 3
           }
           work.push(W_EVENT, OP.EVENT_TYPES[type], detail)
@@ -422,10 +518,23 @@ export class ToolExecutionManager extends ToolEventTarget {
           const exec = this.#live.get(ops[i + 1])
           const attempt = ops[i + 2]
           exec.current = attempt
+          exec.checksOutput = ops[i + 6] === 1
           work.push(W_RUN, exec, [attempt, ops[i + 3], ops[i + 4], ops[i + 5] === 1, startingLine(work, exec.id, attempt)])
-          i += 6
+          i += 7
           break
         }
+        case OP.DECIDE:
+          work.push(W_DECIDE, this.#live.get(ops[i + 1]), ops[i + 2])
+          i += 3
+          break
+        case OP.AWAIT_APPROVAL:
+          this.#live.get(ops[i + 1]).approvalId = text.slice(at, (at += ops[i + 2]))
+          i += 3
+          break
+        case OP.APPROVAL_REFUSED:
+          this.#refused = engineError(text.slice(at, (at += ops[i + 1])), undefined)
+          i += 2
+          break
         case OP.QUEUED:
           i += 2
           break
@@ -455,7 +564,7 @@ export class ToolExecutionManager extends ToolEventTarget {
           i += 1
           break
         case OP.RELEASED:
-          this.#state.handlers.delete(ops[i + 1])
+          this.#state.release([ops[i + 1]])
           i += 2
           break
         default:
@@ -472,6 +581,7 @@ export class ToolExecutionManager extends ToolEventTarget {
     exec.ctx = null
     if (exec.onAbort !== undefined) exec.signal.removeEventListener('abort', exec.onAbort)
     const execution = exec.final
+    if (exec.toolId !== undefined) toolIdOf.set(execution, exec.toolId)
     this.#history.push(execution)
     if (execution.status === 'succeeded') exec.resolve({ success: true, result: execution.result, execution })
     else {
@@ -511,6 +621,9 @@ export class ToolExecutionManager extends ToolEventTarget {
         }
         case W_EVICT_OLDEST:
           this.#dropOldest(work[w + 1])
+          break
+        case W_DECIDE:
+          this.#decide(work[w + 1], work[w + 2])
           break
         case W_EVICT_NEWEST:
           if (this.#history.length > this.#historyHead) this.#history.pop()
@@ -614,8 +727,9 @@ export class ToolExecutionManager extends ToolEventTarget {
     }
     const handler = this.#state.handlers.get(toolId)
     if (handler === undefined) return this.#failed(exec, attempt, toolhostError('PERMANENT_ERROR', `tool '${exec.toolName}' has no handler any more`, { category: 'permanent' }))
+    exec.toolId = toolId
     const args = exec.value()
-    const ctx = new ToolCallContext(exec.id, exec.toolCallId, exec.sessionId, exec.toolName, attempt, maxAttempts)
+    const ctx = new ToolCallContext(exec.id, exec.toolCallId, exec.sessionId, exec.toolName, attempt, maxAttempts, (p) => this.#progress(exec, attempt, p))
     // Kept before the handler runs, so that a cancel or timeout from its synchronous
     // part or an interceptor aborts this context's signal.
     exec.ctx = ctx
@@ -625,20 +739,99 @@ export class ToolExecutionManager extends ToolEventTarget {
     } catch (err) {
       return this.#failed(exec, attempt, err)
     }
+    this.#outcome(exec, attempt, value)
+  }
+
+  /** Follows what a handler returned: a value, a promise, or an async iterable whose
+   * yields are preliminary results and whose last one is the result. */
+  #outcome(exec, attempt, value) {
     if (value instanceof Promise) {
       try {
-        then.call(value, (v) => this.#settled(exec, attempt, v), (err) => this.#failed(exec, attempt, err))
+        then.call(value, (v) => this.#outcome(exec, attempt, v), (err) => this.#failed(exec, attempt, err))
       } catch (err) {
         // A broken species constructor: the attempt fails with that error.
         this.#failed(exec, attempt, err)
       }
+    } else if (value !== null && typeof value === 'object' && typeof value[Symbol.asyncIterator] === 'function') {
+      this.#iterate(exec, attempt, value)
     } else this.#settled(exec, attempt, value)
+  }
+
+  #iterate(exec, attempt, iterable) {
+    let iterator
+    try {
+      iterator = iterable[Symbol.asyncIterator]()
+    } catch (err) {
+      return this.#failed(exec, attempt, err)
+    }
+    let last
+    const step = () => {
+      let next
+      try {
+        next = iterator.next()
+      } catch (err) {
+        return this.#failed(exec, attempt, err)
+      }
+      then.call(Promise.resolve(next), (r) => {
+        if (exec.current !== attempt) {
+          // Cancelled or timed out meanwhile: stop the generator.
+          try {
+            then.call(Promise.resolve(iterator.return?.()), undefined, () => {})
+          } catch {}
+          return
+        }
+        if (r.done) return this.#settled(exec, attempt, r.value !== undefined ? r.value : last)
+        last = r.value
+        exec.preliminary = r.value
+        this.#apply(this.#core.preliminary(exec.key, attempt))
+        step()
+      }, (err) => this.#failed(exec, attempt, err))
+    }
+    step()
+  }
+
+  /** `ctx.reportProgress({ progress, total?, message? })`. */
+  #progress(exec, attempt, report) {
+    const bad = (why) => {
+      const e = new TypeError(`reportProgress() takes { progress: number, total?: number, message?: string }: ${why}`)
+      e.code = 'INVALID_ARGUMENTS'
+      return e
+    }
+    if (report === null || typeof report !== 'object') throw bad(`got ${typeof report}`)
+    const { progress, total, message } = report
+    if (typeof progress !== 'number' || !Number.isFinite(progress)) throw bad('progress must be a finite number')
+    if (total !== undefined && (typeof total !== 'number' || !Number.isFinite(total))) throw bad('total must be a finite number')
+    if (message !== undefined && typeof message !== 'string') throw bad('message must be a string')
+    if (exec.current !== attempt) return
+    this.#apply(this.#core.progress(exec.key, attempt, progress, total ?? NaN, message))
+  }
+
+  /** `DECIDE`: the tool's (or the manager's) `needsApproval` function says whether this call needs approval. */
+  #decide(exec, toolId) {
+    const policy = this.#state.approvalPredicates.get(toolId) ?? this.#approvalPolicy
+    const answer = (needed) => {
+      if (exec.final === null && this.#live.get(exec.key) === exec) this.#apply(this.#core.approvalDecided(exec.key, needed))
+    }
+    const failed = (err) => {
+      // A policy that throws asks a person rather than letting the call through.
+      reportCallbackError(err, `the needsApproval function of '${exec.toolName}'`, 'ToolhostApprovalWarning')
+      answer(true)
+    }
+    if (typeof policy !== 'function') return answer(true)
+    let verdict
+    try {
+      verdict = policy(exec.value(), { executionId: exec.id, toolCallId: exec.toolCallId, sessionId: exec.sessionId, toolName: exec.toolName })
+    } catch (err) {
+      return failed(err)
+    }
+    if (verdict instanceof Promise) then.call(verdict, (v) => answer(v === true), failed)
+    else answer(verdict === true)
   }
 
   #settled(exec, attempt, value) {
     if (exec.current !== attempt) return
     exec.result = value
-    this.#apply(this.#core.settle(exec.key, attempt))
+    this.#apply(this.#core.settle(exec.key, attempt, exec.checksOutput ? resultText(value) : ''))
   }
 
   #failed(exec, attempt, err) {
@@ -693,10 +886,12 @@ export class ToolExecutionManager extends ToolEventTarget {
     if (typeof executionId !== 'string') throw argumentTypeError('getExecution', 'the execution id', executionId)
     const at = this.#historyIndex(executionId)
     if (at >= 0) return this.#history[at]
-    if (this.#core.snapshot(executionId)) {
-      if (this.#scratch.length === 0) this.#scratch = this.#core.scratch
-      const exec = this.#live.get(this.#scratch[2])
-      if (exec !== undefined) return exec.final ?? record(exec, this.#scratch, 3, undefined, exec.previousErrors.slice())
+    const text = this.#core.snapshot(executionId)
+    if (this.#scratch.length === 0) this.#scratch = this.#core.scratch
+    if (this.#scratch[0] > 0) {
+      const ops = this.#scratch
+      const exec = this.#live.get(ops[2])
+      if (exec !== undefined) return exec.final ?? record(exec, ops, 3, undefined, exec.previousErrors.slice(), extrasAt(ops, 10, text, 0)[0])
     }
     // Finished, with its result still being delivered (a listener asking about it).
     for (const exec of this.#live.values()) if (exec.id === executionId && exec.final !== null) return exec.final
@@ -721,6 +916,46 @@ export class ToolExecutionManager extends ToolEventTarget {
   use(interceptor) {
     if (typeof interceptor !== 'function') throw toolhostError('INVALID_CONFIG', 'use() takes an interceptor function (ctx, next) => result')
     this.#interceptors.push(interceptor)
+  }
+
+  /** Every call waiting for approval, oldest first, as plain JSON data:
+   * `[{ approvalId, executionId, toolCallId?, sessionId?, toolName, args, requestedAt, expiresAt? }]`. */
+  pendingApprovals() {
+    return JSON.parse(this.#core.pendingApprovals())
+  }
+
+  /** Approves a waiting call: it runs (or queues for a slot), with `args` instead of
+   * its own when given (validated again, and recorded as edited). Throws
+   * `APPROVAL_NOT_FOUND`, or `INVALID_ARGUMENTS` (the call keeps waiting). */
+  approve(approvalId, options) {
+    if (typeof approvalId !== 'string') throw argumentTypeError('approve', 'the approval id', approvalId)
+    const { args, by } = approvalOptions(options, ['args', 'by'], 'approve')
+    let text = ''
+    if (args !== undefined) {
+      const converted = typeof args === 'string' ? { text: args } : argumentsText(args)
+      if (converted.error !== undefined) throw toolhostError('INVALID_ARGUMENTS', `approve: the edited arguments are not JSON: ${converted.error}`)
+      text = converted.text
+    }
+    this.#answer(this.#core.approve(approvalId, text, by))
+  }
+
+  /** Denies a waiting call: it ends failed, category `denied`, code `APPROVAL_DENIED`.
+   * Throws `APPROVAL_NOT_FOUND`. */
+  deny(approvalId, options) {
+    if (typeof approvalId !== 'string') throw argumentTypeError('deny', 'the approval id', approvalId)
+    const { reason, by } = approvalOptions(options, ['reason', 'by'], 'deny')
+    this.#answer(this.#core.deny(approvalId, reason, by))
+  }
+
+  #answer(text) {
+    this.#refused = undefined
+    this.#apply(text)
+    const refused = this.#refused
+    if (refused !== undefined) {
+      this.#refused = undefined
+      const { code, message, ...extra } = refused
+      throw toolhostError(code, message, extra.validationErrors ? { validationErrors: extra.validationErrors } : undefined)
+    }
   }
 
   /** Executions not yet finished. */

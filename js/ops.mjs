@@ -18,14 +18,19 @@ export const RELEASED = 15
 export const SNAPSHOT = 16
 export const EVICT_OLDEST = 17
 export const EVICT_NEWEST = 18
+export const DECIDE = 19
+export const AWAIT_APPROVAL = 20
+export const APPROVAL_REFUSED = 21
 
 // Record statuses, by number.
-export const STATUS = ['pending', 'validating', 'executing', 'succeeded', 'failed', 'cancelled']
+export const STATUS = ['pending', 'validating', 'executing', 'succeeded', 'failed', 'cancelled', 'awaiting-approval']
 
 // Lifecycle event types, by the engine's event number (also the bit of the wanted mask).
 export const EVENT_TYPES = [
   'tool-execution-started', 'tool-execution-validating', 'tool-execution-executing', 'tool-execution-retrying',
   'tool-execution-succeeded', 'tool-execution-failed', 'tool-execution-cancelled',
+  'tool-execution-approval-requested', 'tool-execution-approved', 'tool-execution-denied',
+  'tool-execution-progress', 'tool-execution-preliminary-result',
 ]
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error']

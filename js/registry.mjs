@@ -16,6 +16,10 @@ export class RegistryState {
     this.core = new backend.RegistryCore()
     /** tool id -> handler */
     this.handlers = new Map()
+    /** tool id -> its `needsApproval(args, ctx)` function */
+    this.approvalPredicates = new Map()
+    /** tool id -> its `toModelOutput(result)` function */
+    this.modelOutputs = new Map()
     /** session id -> ToolSession */
     this.sessions = new Map()
     /** Managers over this registry, to cancel a destroyed session's executions. */
@@ -24,7 +28,11 @@ export class RegistryState {
 
   /** Drops the handlers of tools the engine no longer holds. */
   release(ids) {
-    for (const id of ids) this.handlers.delete(id)
+    for (const id of ids) {
+      this.handlers.delete(id)
+      this.approvalPredicates.delete(id)
+      this.modelOutputs.delete(id)
+    }
   }
 
   releaseFromCore() {
@@ -67,6 +75,12 @@ function definitionText(def) {
   const plain = {}
   for (const key of Object.keys(def)) plain[key] = def[key]
   plain.handler = typeof def.handler === 'function'
+  // Functions stay here; the engine learns that they exist.
+  if (typeof def.needsApproval === 'function') plain.needsApproval = 'ask'
+  if (def.toModelOutput !== undefined) {
+    if (typeof def.toModelOutput !== 'function') throw toolhostError('INVALID_DEFINITION', `tool '${name}': toModelOutput must be a function (result) => string | content parts`)
+    plain.toModelOutput = true
+  }
   if (plain.inputSchema !== undefined) plain.inputSchema = toJsonSchema(name, plain.inputSchema, 'input')
   if (plain.outputSchema !== undefined) plain.outputSchema = toJsonSchema(name, plain.outputSchema, 'output')
   const converted = argumentsText(plain)
@@ -81,6 +95,8 @@ function register(state, session, target, def) {
   const text = definitionText(def)
   const { toolId, declaration } = answered(state.core.register(session, text))
   state.handlers.set(toolId, def.handler)
+  if (typeof def.needsApproval === 'function') state.approvalPredicates.set(toolId, def.needsApproval)
+  if (typeof def.toModelOutput === 'function') state.modelOutputs.set(toolId, def.toModelOutput)
   changed(state, target, session, 'registered', declaration.name)
   return declaration
 }

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use napi::{sys, Env};
 use napi_derive::napi;
 use rustc_hash::FxHashMap;
-use toolhost::host::{HostEngine, TimerRequest};
+use toolhost::host::{HostEngine, TimerKind, TimerRequest};
 use toolhost::{Arguments, CallOptions, DeadlineKey};
 
 use crate::hop::{self, Message};
@@ -61,7 +61,8 @@ struct Inner {
     scratch_array: JsRef,
     /// The output that did not fit in `scratch`, for `bigOps()`.
     big: RefCell<Vec<f64>>,
-    deadlines: RefCell<FxHashMap<u64, DeadlineKey>>,
+    /// The deadline-thread entries of the engine's timers (all but backoff delays).
+    deadlines: RefCell<FxHashMap<(u64, TimerKind), DeadlineKey>>,
     pending: RefCell<FxHashMap<u64, PendingLarge>>,
     tapes: RefCell<FxHashMap<u64, toolhost::tape::Tape>>,
     /// Whether this engine keeps Node alive (it has executions in flight).
@@ -101,17 +102,20 @@ impl Inner {
         }
         for request in host.take_timers() {
             match request {
-                TimerRequest::Timeout { key, attempt, after } => {
-                    let d = hop::deadlines().schedule(after, (self.hop.clone(), Message::Timeout { engine: self.id, key, attempt }));
-                    if let Some(old) = self.deadlines.borrow_mut().insert(key, d) {
+                // A backoff delay: a tokio timer handing over to the deadline thread. A
+                // resume that fires for an execution no longer backing off is stale to
+                // the engine, so it is never cancelled.
+                TimerRequest::Arm { kind: TimerKind::Resume, key, attempt, after } => {
+                    hop::post_after(self.hop.clone(), after, Message::Timer { engine: self.id, key, attempt, kind: TimerKind::Resume })
+                }
+                TimerRequest::Arm { kind, key, attempt, after } => {
+                    let d = hop::deadlines().schedule(after, (self.hop.clone(), Message::Timer { engine: self.id, key, attempt, kind }));
+                    if let Some(old) = self.deadlines.borrow_mut().insert((key, kind), d) {
                         hop::deadlines().cancel(old);
                     }
                 }
-                // A resume that fires for an execution no longer backing off is stale
-                // to the engine, so it is not cancelled.
-                TimerRequest::Resume { key, after } => hop::post_after(self.hop.clone(), after, Message::Resume { engine: self.id, key }),
-                TimerRequest::Clear { key } => {
-                    if let Some(d) = self.deadlines.borrow_mut().remove(&key) {
+                TimerRequest::Clear { kind, key } => {
+                    if let Some(d) = self.deadlines.borrow_mut().remove(&(key, kind)) {
                         hop::deadlines().cancel(d);
                     }
                 }
@@ -219,7 +223,7 @@ impl EngineCore {
     /// records are listened to.
     #[napi]
     pub fn set_wanted(&self, mask: u32, audit: bool) {
-        self.inner.with_host(|h| h.set_wanted(mask as u8, audit));
+        self.inner.with_host(|h| h.set_wanted(mask as u16, audit));
     }
 
     /// Starts an execution (see `HostEngine::start`). The strings are read with one
@@ -286,10 +290,51 @@ impl EngineCore {
         }
     }
 
-    #[napi(ts_return_type = "string")]
-    pub fn settle(&self, env: Env, key: f64, attempt: u32) -> Js {
-        let out = self.inner.call(env.raw(), |h| h.settle(key as u64, attempt));
-        Js(js::string(env.raw(), &out))
+    /// An attempt returned; `result` is its JSON text when the tool checks its output
+    /// (`RUN` says so), '' otherwise.
+    #[napi(ts_args_type = "key: number, attempt: number, result: string", ts_return_type = "string")]
+    pub fn settle(&self, env: Env, key: f64, attempt: u32, result: Js) -> Js {
+        let raw = env.raw();
+        let result = text(raw, result);
+        let checked = (!result.is_empty()).then_some(result.as_str());
+        let out = self.inner.call(raw, |h| h.settle(key as u64, attempt, checked));
+        Js(js::string(raw, &out))
+    }
+
+    /// The host's approval policy answered (`DECIDE`).
+    #[napi]
+    pub fn approval_decided(&self, env: Env, key: f64, needed: bool) -> String {
+        self.inner.call(env.raw(), |h| h.approval_decided(key as u64, needed))
+    }
+
+    /// Approves a waiting call; `args` edited arguments as JSON text ('' for none).
+    #[napi]
+    pub fn approve(&self, env: Env, approval_id: String, args: String, by: Option<String>) -> String {
+        self.inner.call(env.raw(), |h| h.approve(&approval_id, &args, by))
+    }
+
+    #[napi]
+    pub fn deny(&self, env: Env, approval_id: String, reason: Option<String>, by: Option<String>) -> String {
+        self.inner.call(env.raw(), |h| h.deny(&approval_id, reason, by))
+    }
+
+    /// Every call waiting for approval, as JSON.
+    #[napi]
+    pub fn pending_approvals(&self) -> String {
+        self.inner.with_host(|h| h.pending_approvals()).unwrap_or_default()
+    }
+
+    /// The running attempt reported progress (`total` NaN for none).
+    #[napi]
+    pub fn progress(&self, env: Env, key: f64, attempt: u32, progress: f64, total: f64, message: Option<String>) -> String {
+        let total = (!total.is_nan()).then_some(total);
+        self.inner.call(env.raw(), |h| h.progress(key as u64, attempt, progress, total, message))
+    }
+
+    /// The running attempt yielded a preliminary result.
+    #[napi]
+    pub fn preliminary(&self, env: Env, key: f64, attempt: u32) -> String {
+        self.inner.call(env.raw(), |h| h.preliminary_result(key as u64, attempt))
     }
 
     #[napi(ts_args_type = "key: number, attempt: number, thrown: string", ts_return_type = "string")]
@@ -328,12 +373,13 @@ impl EngineCore {
         })
     }
 
-    /// Writes `SNAPSHOT` of an execution in flight to `scratch`; `false` when it is not.
+    /// Writes `SNAPSHOT` of an execution in flight to `scratch` (nothing when it is not)
+    /// and returns its strings.
     #[napi]
-    pub fn snapshot(&self, env: Env, execution_id: String) -> bool {
-        let found = self.inner.with_host(|h| h.snapshot(&execution_id)).unwrap_or(false);
-        self.inner.flush(env.raw());
-        found
+    pub fn snapshot(&self, env: Env, execution_id: String) -> String {
+        self.inner.call(env.raw(), |h| {
+            h.snapshot(&execution_id);
+        })
     }
 
     #[napi]
@@ -421,15 +467,15 @@ fn find(engine: u32) -> Option<Rc<Inner>> {
 /// A timer fired, or a worker finished: on the JS thread.
 pub fn on_message(env: RawEnv, message: Message) {
     match message {
-        Message::Timeout { engine, key, attempt } => {
+        Message::Timer { engine, key, attempt, kind } => {
             let Some(inner) = find(engine) else { return };
-            inner.deadlines.borrow_mut().remove(&key);
-            let text = inner.call(env, |h| h.timed_out(key, attempt));
-            call_wake(env, engine, 0.0, &text);
-        }
-        Message::Resume { engine, key } => {
-            let Some(inner) = find(engine) else { return };
-            let text = inner.call(env, |h| h.resume(key));
+            inner.deadlines.borrow_mut().remove(&(key, kind));
+            let text = inner.call(env, |h| match kind {
+                TimerKind::Attempt => h.timed_out(key, attempt),
+                TimerKind::Resume => h.resume(key),
+                TimerKind::Total => h.total_timed_out(key),
+                TimerKind::Approval => h.approval_expired(key),
+            });
             call_wake(env, engine, 0.0, &text);
         }
         Message::ArgumentsReady { engine, ticket, arguments } => {

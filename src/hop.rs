@@ -20,10 +20,8 @@ use crate::js::{self, RawEnv};
 
 /// Work for the JS thread.
 pub enum Message {
-    /// An attempt's timeout passed.
-    Timeout { engine: u32, key: u64, attempt: u32 },
-    /// A backoff delay passed: start the next attempt.
-    Resume { engine: u32, key: u64 },
+    /// A timer the engine asked for passed (see `toolhost::host::TimerKind`).
+    Timer { engine: u32, key: u64, attempt: u32, kind: toolhost::host::TimerKind },
     /// Large argument text was parsed and validated on a worker thread.
     ArgumentsReady { engine: u32, ticket: u64, arguments: Box<crate::engine_core::ParsedArguments> },
 }

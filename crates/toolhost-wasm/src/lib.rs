@@ -5,7 +5,7 @@
 //! the requests `takeTimers()` hands over.
 
 use serde_json::Value;
-use toolhost::host::{answer, HostEngine, HostRegistry, TimerRequest};
+use toolhost::host::{answer, HostEngine, HostRegistry, TimerKind, TimerRequest};
 use wasm_bindgen::prelude::*;
 
 fn json(v: impl Into<Value>) -> String {
@@ -120,8 +120,8 @@ pub struct EngineCore {
     /// `[count, ...ops]` of the last call; its address never changes.
     scratch: Box<[f64]>,
     big: Vec<f64>,
-    /// `[kind, key, attempt, ms]` per timer request of the last call (kind 0 timeout,
-    /// 1 resume, 2 clear).
+    /// `[action, kind, key, attempt, ms]` per timer request of the last call: action 0
+    /// arms, 1 clears; kind 0 attempt timeout, 1 backoff, 2 total timeout, 3 approval.
     timers: Vec<f64>,
 }
 
@@ -159,7 +159,7 @@ impl EngineCore {
         self.big.clone()
     }
 
-    /// The timer requests of the last call, `[kind, key, attempt, ms]` each.
+    /// The timer requests of the last call, `[action, kind, key, attempt, ms]` each.
     #[wasm_bindgen(js_name = takeTimers)]
     pub fn take_timers(&mut self) -> Vec<f64> {
         std::mem::take(&mut self.timers)
@@ -173,7 +173,7 @@ impl EngineCore {
     #[wasm_bindgen(js_name = setWanted)]
     pub fn set_wanted(&mut self, mask: u32, audit: bool) {
         if let Some(h) = self.host.as_mut() {
-            h.set_wanted(mask as u8, audit);
+            h.set_wanted(mask as u16, audit);
         }
     }
 
@@ -181,8 +181,47 @@ impl EngineCore {
         self.call(|h| h.start(ticket, name, args, unreadable, options, aborted))
     }
 
-    pub fn settle(&mut self, key: f64, attempt: u32) -> String {
-        self.call(|h| h.settle(key as u64, attempt))
+    /// `result`: the result's JSON text when `RUN` said the tool checks its output, else ''.
+    pub fn settle(&mut self, key: f64, attempt: u32, result: &str) -> String {
+        let checked = (!result.is_empty()).then_some(result);
+        self.call(|h| h.settle(key as u64, attempt, checked))
+    }
+
+    #[wasm_bindgen(js_name = approvalDecided)]
+    pub fn approval_decided(&mut self, key: f64, needed: bool) -> String {
+        self.call(|h| h.approval_decided(key as u64, needed))
+    }
+
+    pub fn approve(&mut self, approval_id: &str, args: &str, by: Option<String>) -> String {
+        self.call(|h| h.approve(approval_id, args, by))
+    }
+
+    pub fn deny(&mut self, approval_id: &str, reason: Option<String>, by: Option<String>) -> String {
+        self.call(|h| h.deny(approval_id, reason, by))
+    }
+
+    #[wasm_bindgen(js_name = pendingApprovals)]
+    pub fn pending_approvals(&self) -> String {
+        self.host.as_ref().map(HostEngine::pending_approvals).unwrap_or_default()
+    }
+
+    pub fn progress(&mut self, key: f64, attempt: u32, progress: f64, total: f64, message: Option<String>) -> String {
+        let total = (!total.is_nan()).then_some(total);
+        self.call(|h| h.progress(key as u64, attempt, progress, total, message))
+    }
+
+    pub fn preliminary(&mut self, key: f64, attempt: u32) -> String {
+        self.call(|h| h.preliminary_result(key as u64, attempt))
+    }
+
+    #[wasm_bindgen(js_name = totalTimedOut)]
+    pub fn total_timed_out(&mut self, key: f64) -> String {
+        self.call(|h| h.total_timed_out(key as u64))
+    }
+
+    #[wasm_bindgen(js_name = approvalExpired)]
+    pub fn approval_expired(&mut self, key: f64) -> String {
+        self.call(|h| h.approval_expired(key as u64))
     }
 
     pub fn fail(&mut self, key: f64, attempt: u32, thrown: &str) -> String {
@@ -226,10 +265,10 @@ impl EngineCore {
         })
     }
 
-    pub fn snapshot(&mut self, execution_id: &str) -> bool {
-        let mut found = false;
-        self.call(|h| found = h.snapshot(execution_id));
-        found
+    pub fn snapshot(&mut self, execution_id: &str) -> String {
+        self.call(|h| {
+            h.snapshot(execution_id);
+        })
     }
 
     #[wasm_bindgen(js_name = idsForToolCall)]
@@ -258,13 +297,18 @@ impl EngineCore {
             self.big.push(ops.len() as f64);
             self.big.extend_from_slice(ops);
         }
+        let number = |kind: TimerKind| match kind {
+            TimerKind::Attempt => 0.0,
+            TimerKind::Resume => 1.0,
+            TimerKind::Total => 2.0,
+            TimerKind::Approval => 3.0,
+        };
         for request in host.take_timers() {
-            let (kind, key, attempt, ms) = match request {
-                TimerRequest::Timeout { key, attempt, after } => (0.0, key, attempt, after.as_secs_f64() * 1000.0),
-                TimerRequest::Resume { key, after } => (1.0, key, 0, after.as_secs_f64() * 1000.0),
-                TimerRequest::Clear { key } => (2.0, key, 0, 0.0),
+            let entry = match request {
+                TimerRequest::Arm { kind, key, attempt, after } => [0.0, number(kind), key as f64, f64::from(attempt), after.as_secs_f64() * 1000.0],
+                TimerRequest::Clear { kind, key } => [1.0, number(kind), key as f64, 0.0, 0.0],
             };
-            self.timers.extend_from_slice(&[kind, key as f64, f64::from(attempt), ms]);
+            self.timers.extend_from_slice(&entry);
         }
         std::mem::take(&mut host.wire.text)
     }

@@ -32,6 +32,24 @@ pub struct AuditRecord {
     pub attempts: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_code: Option<String>,
+    /// Who approved or denied the call, when, and whether the arguments were edited;
+    /// absent for calls that needed no approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<AuditApproval>,
+}
+
+/// The approval part of an [`AuditRecord`].
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditApproval {
+    /// `approved`, `denied`, or `pending` (the call ended, cancelled, while waiting).
+    pub decision: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// ISO 8601 UTC with millis.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decided_at: Option<String>,
+    pub edited: bool,
 }
 
 /// Append-only JSONL audit file, safe to share between threads.
@@ -133,6 +151,7 @@ mod tests {
             status: "success".into(),
             attempts: 1,
             error_code: None,
+            approval: None,
         }
     }
 

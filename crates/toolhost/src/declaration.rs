@@ -33,7 +33,7 @@ impl ToolDeclaration {
     }
 }
 
-/// Optional facts about a tool. Unknown keys are kept in `extra` and handed back as given.
+/// Optional facts about a tool, and the per-tool settings that override a manager's.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolMetadata {
@@ -62,9 +62,65 @@ pub struct ToolMetadata {
     /// Skip the built-in logging and metadata interceptors for this tool.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub self_instrumented: bool,
+    /// Whether a call waits for a person to approve it before its first attempt; wins
+    /// over the manager's policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs_approval: Option<NeedsApproval>,
+    /// How long an approval may wait before the call ends denied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval_timeout_ms: Option<u64>,
+    /// Each progress report restarts the attempt's timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_timeout_on_progress: Option<bool>,
+    /// A bound on the whole execution, attempts and backoff included (approval waits
+    /// excluded), that progress does not extend.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_total_timeout_ms: Option<u64>,
+    /// The most characters of this tool's result a model is sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_chars: Option<u64>,
+    /// Anything else: the hosts that read definitions as JSON accept only `custom` and
+    /// `examples` here, refusing other unknown keys as likely typos.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
+
+/// Whether calls to a tool need approval: always, never, or as the host's own policy
+/// decides per call (a JS `needsApproval(args, ctx)` function; written `"ask"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NeedsApproval {
+    Never,
+    Always,
+    Ask,
+}
+
+impl Serialize for NeedsApproval {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Never => s.serialize_bool(false),
+            Self::Always => s.serialize_bool(true),
+            Self::Ask => s.serialize_str("ask"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for NeedsApproval {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Bool(false) => Ok(Self::Never),
+            Value::Bool(true) => Ok(Self::Always),
+            Value::String(s) if s == "ask" => Ok(Self::Ask),
+            other => Err(serde::de::Error::custom(format!("needsApproval must be true, false or \"ask\", got {other}"))),
+        }
+    }
+}
+
+/// The metadata keys a tool definition may use (camelCase, as JSON writes them).
+pub const METADATA_KEYS: &[&str] = &[
+    "title", "category", "tags", "idempotent", "readOnly", "destructive", "openWorld", "timeoutMs", "retry",
+    "circuitBreaker", "selfInstrumented", "needsApproval", "approvalTimeoutMs", "resetTimeoutOnProgress",
+    "maxTotalTimeoutMs", "maxOutputChars", "custom", "examples",
+];
 
 /// Retry settings where every field is optional, layered call > tool > manager > default.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -19,10 +19,10 @@ use crate::clock::{Instant, SystemTime};
 use crate::audit::AuditRecord;
 use crate::circuit::CircuitBreaker;
 use crate::log_lines::{self, LogLine, LogOptions};
-use crate::declaration::RetryOverrides;
+use crate::declaration::{NeedsApproval, RetryOverrides};
 use crate::error::{ErrorCategory, RegistryError, RegistryErrorCode, ToolError};
 use crate::record::{
-    RecordedArgs,
+    ApprovalDecision, ApprovalRecord, Progress, RecordedArgs,
     epoch_ms, now_ms, EventMask, EventType, ExecutionEvent, ExecutionRecord, ExecutionStatus, ExecutionTiming, Payload, ToolStats,
 };
 use crate::registry::{RegisteredTool, Scope, ToolRegistry};
@@ -46,6 +46,14 @@ pub struct ManagerConfig {
     pub metadata: bool,
     /// Argument fields shown as `[REDACTED]` in logs and left out of audit hashes.
     pub redact: Vec<String>,
+    /// Whether calls wait for approval (a tool's own `needsApproval` wins).
+    pub needs_approval: NeedsApproval,
+    /// How long an approval may wait before the call ends denied; `None` for ever.
+    pub approval_timeout_ms: Option<f64>,
+    /// Each progress report restarts the attempt's timeout.
+    pub reset_timeout_on_progress: bool,
+    /// A bound on a whole execution that progress does not extend; `None` for none.
+    pub max_total_timeout_ms: Option<f64>,
 }
 
 impl Default for ManagerConfig {
@@ -59,6 +67,10 @@ impl Default for ManagerConfig {
             logging: None,
             metadata: false,
             redact: Vec::new(),
+            needs_approval: NeedsApproval::Never,
+            approval_timeout_ms: None,
+            reset_timeout_on_progress: false,
+            max_total_timeout_ms: None,
         }
     }
 }
@@ -69,6 +81,8 @@ impl ManagerConfig {
     pub fn check(&self) -> Result<(), RegistryError> {
         self.retry.check()?;
         check_timeout(self.timeout_ms)?;
+        check_named(self.approval_timeout_ms, "approvalTimeoutMs")?;
+        check_named(self.max_total_timeout_ms, "maxTotalTimeoutMs")?;
         if self.max_concurrency == 0 {
             return Err(RegistryError::new(RegistryErrorCode::InvalidConfig, "maxConcurrency must be at least 1"));
         }
@@ -77,13 +91,22 @@ impl ManagerConfig {
 }
 
 fn check_timeout(t: Option<f64>) -> Result<(), RegistryError> {
+    check_named(t, "timeoutMs")
+}
+
+fn check_named(t: Option<f64>, name: &str) -> Result<(), RegistryError> {
     match t {
         Some(ms) if ms.is_nan() || ms <= 0.0 => Err(RegistryError::new(
             RegistryErrorCode::InvalidConfig,
-            format!("timeoutMs must be a number of milliseconds > 0, got {ms}"),
+            format!("{name} must be a number of milliseconds > 0, got {ms}"),
         )),
         _ => Ok(()),
     }
+}
+
+/// A duration of `ms` milliseconds; `None` for none, or one too long to represent.
+fn millis(ms: Option<f64>) -> Option<Duration> {
+    ms.and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
 }
 
 /// What the metadata interceptor stamps on a result as `_execution_metadata`.
@@ -145,6 +168,8 @@ pub struct CallOptions {
     pub retry: Option<RetryOverrides>,
     /// The caller's signal was already aborted: end `cancelled` without running.
     pub already_cancelled: bool,
+    pub reset_timeout_on_progress: Option<bool>,
+    pub max_total_timeout_ms: Option<f64>,
 }
 
 /// Everything a driver needs to run one attempt.
@@ -159,6 +184,9 @@ pub struct AttemptSpec {
     pub attempt_number: u32,
     pub max_attempts: u32,
     pub timeout: Option<Duration>,
+    /// On an execution's first attempt, the bound on the whole execution
+    /// (`maxTotalTimeoutMs`): call [`ExecutionEngine::total_timed_out`] when it passes.
+    pub total_timeout: Option<Duration>,
 }
 
 /// What the driver must do next for the execution the call was about.
@@ -174,6 +202,15 @@ pub enum Step {
     /// The call referred to an attempt that is no longer current (a late settlement
     /// after a timeout or a cancel): nothing to do.
     Stale,
+    /// The attempt goes on (a progress report): nothing to do but what the transition
+    /// says (events, `rearm`).
+    Continue,
+    /// The host's own approval policy decides whether this call needs approval: call
+    /// [`ExecutionEngine::approval_decided`].
+    Decide,
+    /// Waiting for [`ExecutionEngine::approve`] or [`ExecutionEngine::deny`]; after
+    /// `timeout`, call [`ExecutionEngine::approval_expired`].
+    AwaitApproval { approval_id: String, timeout: Option<Duration> },
 }
 
 /// The result of one engine call.
@@ -191,11 +228,20 @@ pub struct Transition {
     pub logs: Vec<LogLine>,
     /// The audit record of the execution that finished, when audit records are wanted.
     pub audit: Option<AuditRecord>,
+    /// Progress restarted the running attempt's timeout: `(attempt, timeout)`.
+    pub rearm: Option<(u32, Duration)>,
 }
 
 impl Transition {
     fn new(key: u64, step: Step) -> Self {
-        Self { key, step, events: Vec::new(), admitted: Vec::new(), interrupted_attempt: None, logs: Vec::new(), audit: None }
+        Self { key, step, events: Vec::new(), admitted: Vec::new(), interrupted_attempt: None, logs: Vec::new(), audit: None, rearm: None }
+    }
+
+    /// `self` after `events`: events already built by the caller come first.
+    fn after(mut self, mut events: Vec<ExecutionEvent>) -> Self {
+        events.append(&mut self.events);
+        self.events = events;
+        self
     }
 }
 
@@ -204,6 +250,9 @@ enum Phase {
     Queued,
     Running,
     BackingOff,
+    /// The host's approval policy is deciding.
+    Deciding,
+    AwaitingApproval,
 }
 
 struct Active {
@@ -222,6 +271,29 @@ struct Active {
     ended: Option<(Instant, SystemTime)>,
     /// The audit hash of the arguments, when the driver computed it with the parse.
     input_hash: Option<String>,
+    reset_on_progress: bool,
+    total_timeout: Option<Duration>,
+    approval_timeout: Option<Duration>,
+}
+
+/// A call waiting for approval, as `pendingApprovals()` lists it: plain JSON, so a
+/// server can hand it to whoever approves across an HTTP round trip.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingApproval {
+    pub approval_id: String,
+    pub execution_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    pub tool_name: String,
+    pub args: Value,
+    /// Milliseconds since the Unix epoch.
+    pub requested_at: f64,
+    /// When it ends denied if nobody answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<f64>,
 }
 
 /// The execution state machine. See the module docs.
@@ -358,6 +430,8 @@ impl ExecutionEngine {
             attempt_number: 0,
             max_attempts: self.config.retry.max_attempts,
             previous_errors: Vec::new(),
+            approval: None,
+            progress: None,
         };
         let mut events = Vec::new();
         if self.wanted.wants(EventType::Started) {
@@ -380,6 +454,10 @@ impl ExecutionEngine {
             (Ok(_), None) => unreachable!("a policy is computed for every resolved tool"),
         };
         let (retry, timeout) = policy;
+        let meta = &tool.declaration.metadata;
+        let reset_on_progress = options.reset_timeout_on_progress.or(meta.reset_timeout_on_progress).unwrap_or(self.config.reset_timeout_on_progress);
+        let total_timeout = millis(options.max_total_timeout_ms.or(meta.max_total_timeout_ms.map(|t| t as f64)).or(self.config.max_total_timeout_ms));
+        let approval_timeout = millis(meta.approval_timeout_ms.map(|t| t as f64).or(self.config.approval_timeout_ms));
         let mut active = Active {
             record,
             tool,
@@ -393,6 +471,9 @@ impl ExecutionEngine {
             error_logged: false,
             ended: None,
             input_hash,
+            reset_on_progress,
+            total_timeout,
+            approval_timeout,
         };
         active.record.max_attempts = active.backoff.config().max_attempts;
         self.active.insert(key, active);
@@ -435,8 +516,24 @@ impl ExecutionEngine {
             t.events = events;
             return t;
         }
-        if let Some(cb) = self.active[&key].tool.declaration.metadata.circuit_breaker {
-            let breaker = self.breakers.entry(tool_name.to_string()).or_insert_with(|| CircuitBreaker::new(cb));
+        let rule = self.active[&key].tool.declaration.metadata.needs_approval.unwrap_or(self.config.needs_approval);
+        match rule {
+            NeedsApproval::Never => self.admit_new(key).after(events),
+            NeedsApproval::Always => self.request_approval(key).after(events),
+            NeedsApproval::Ask => {
+                self.active.get_mut(&key).expect("inserted above").phase = Phase::Deciding;
+                Transition::new(key, Step::Decide).after(events)
+            }
+        }
+    }
+
+    /// A validated (and, if it needed it, approved) execution: through its circuit
+    /// breaker, then run now or queued for a slot.
+    fn admit_new(&mut self, key: u64) -> Transition {
+        let a = &self.active[&key];
+        let tool_name = a.record.tool_name.clone();
+        if let Some(cb) = a.tool.declaration.metadata.circuit_breaker {
+            let breaker = self.breakers.entry(tool_name.clone()).or_insert_with(|| CircuitBreaker::new(cb));
             if !breaker.try_acquire(Instant::now()) {
                 let mut e = ToolError::new(
                     ErrorCategory::Permanent,
@@ -444,28 +541,247 @@ impl ExecutionEngine {
                     format!("tool '{tool_name}' is failing repeatedly; its circuit is open, try again later"),
                 );
                 e.retryable = false;
-                let mut t = self.finish(key, ExecutionStatus::Failed, None, Some(e));
-                events.append(&mut t.events);
-                t.events = events;
-                return t;
+                return self.finish(key, ExecutionStatus::Failed, None, Some(e));
             }
-            self.active.get_mut(&key).expect("inserted above").uses_breaker = true;
+            self.active.get_mut(&key).expect("admitted executions are active").uses_breaker = true;
         }
-        let a = self.active.get_mut(&key).expect("inserted above");
+        let a = self.active.get_mut(&key).expect("admitted executions are active");
         a.record.status = ExecutionStatus::Pending;
+        a.phase = Phase::Queued;
         let mut t = if self.running < self.config.max_concurrency {
             self.running += 1;
-            self.active.get_mut(&key).expect("inserted above").holds_slot = true;
+            self.active.get_mut(&key).expect("admitted executions are active").holds_slot = true;
             let (spec, ev) = self.begin(key);
-            events.extend(ev);
-            Transition::new(key, Step::Run(spec))
+            let mut t = Transition::new(key, Step::Run(spec));
+            t.events = ev;
+            t
         } else {
             self.queue.push_back(key);
             Transition::new(key, Step::Queued)
         };
-        t.events = events;
         t.logs = std::mem::take(&mut self.pending_logs);
         t
+    }
+
+    /// Puts a validated execution in `awaiting-approval`: no slot, no timeout.
+    fn request_approval(&mut self, key: u64) -> Transition {
+        let approval_id = uuid::Uuid::new_v4().to_string();
+        let wants = self.wanted.wants(EventType::ApprovalRequested);
+        let a = self.active.get_mut(&key).expect("approval is asked for active executions");
+        a.phase = Phase::AwaitingApproval;
+        a.record.status = ExecutionStatus::AwaitingApproval;
+        a.record.approval = Some(ApprovalRecord {
+            approval_id: approval_id.clone(),
+            requested_at: now_ms(),
+            decision: None,
+            decided_at: None,
+            by: None,
+            reason: None,
+            edited: false,
+        });
+        let timeout = a.approval_timeout;
+        let mut t = Transition::new(key, Step::AwaitApproval { approval_id: approval_id.clone(), timeout });
+        if wants {
+            t.events.push(ExecutionEvent::ApprovalRequested { execution: Arc::new(a.record.clone()), approval_id });
+        }
+        t
+    }
+
+    /// The host's approval policy answered for an execution in [`Step::Decide`].
+    pub fn approval_decided(&mut self, key: u64, needed: bool) -> Transition {
+        match self.active.get(&key) {
+            Some(a) if a.phase == Phase::Deciding => {
+                if needed {
+                    self.request_approval(key)
+                } else {
+                    self.admit_new(key)
+                }
+            }
+            _ => Transition::new(key, Step::Stale),
+        }
+    }
+
+    fn awaiting(&self, approval_id: &str) -> Result<u64, ToolError> {
+        self.active
+            .iter()
+            .find(|(_, a)| a.phase == Phase::AwaitingApproval && a.record.approval.as_ref().is_some_and(|r| r.approval_id == approval_id))
+            .map(|(k, _)| *k)
+            .ok_or_else(|| {
+                ToolError::new(
+                    ErrorCategory::NotFound,
+                    RegistryErrorCode::ApprovalNotFound.as_str(),
+                    format!("no call waits for approval '{approval_id}' (it was answered, cancelled or timed out)"),
+                )
+            })
+    }
+
+    /// Approves a waiting call, optionally with edited arguments (validated again and
+    /// recorded as edited); it then runs, or queues for a slot.
+    ///
+    /// # Errors
+    /// `APPROVAL_NOT_FOUND` when no call waits for `approval_id`; `INVALID_ARGUMENTS`
+    /// with every failure when edited arguments do not validate (the call keeps waiting).
+    pub fn approve(&mut self, approval_id: &str, edited: Option<Value>, by: Option<String>) -> Result<Transition, ToolError> {
+        let key = self.awaiting(approval_id)?;
+        let validate = self.config.validation;
+        let a = self.active.get_mut(&key).expect("found above");
+        if let Some(args) = &edited {
+            crate::arguments::check_depth(&a.record.tool_name, args).map_err(ToolError::from)?;
+            if validate {
+                let issues = a.tool.schema.validate(args);
+                if !issues.is_empty() {
+                    return Err(ToolError::invalid_arguments(&a.record.tool_name, issues));
+                }
+            }
+        }
+        let edited_flag = edited.is_some();
+        if let Some(args) = edited {
+            a.record.args = RecordedArgs::Json(Arc::new(args));
+            a.input_hash = None;
+        }
+        let record = a.record.approval.as_mut().expect("awaiting executions have an approval");
+        record.decision = Some(ApprovalDecision::Approved);
+        record.decided_at = Some(now_ms());
+        record.by = by.clone();
+        record.edited = edited_flag;
+        let mut events = Vec::new();
+        if self.wanted.wants(EventType::Approved) {
+            events.push(ExecutionEvent::Approved {
+                execution_id: a.record.id.clone(),
+                tool_name: a.record.tool_name.clone(),
+                approval_id: approval_id.to_string(),
+                by,
+                edited: edited_flag,
+            });
+        }
+        Ok(self.admit_new(key).after(events))
+    }
+
+    /// Denies a waiting call: it ends failed, category `denied`, code `APPROVAL_DENIED`.
+    ///
+    /// # Errors
+    /// `APPROVAL_NOT_FOUND` when no call waits for `approval_id`.
+    pub fn deny(&mut self, approval_id: &str, reason: Option<String>, by: Option<String>) -> Result<Transition, ToolError> {
+        let key = self.awaiting(approval_id)?;
+        Ok(self.deny_key(key, reason.unwrap_or_else(|| "denied by the approver".into()), by))
+    }
+
+    /// An approval's timeout passed: the call ends denied.
+    pub fn approval_expired(&mut self, key: u64) -> Transition {
+        match self.active.get(&key) {
+            Some(a) if a.phase == Phase::AwaitingApproval => {
+                let ms = a.approval_timeout.map_or(0, |d| d.as_millis());
+                self.deny_key(key, format!("nobody approved it within {ms} ms"), None)
+            }
+            _ => Transition::new(key, Step::Stale),
+        }
+    }
+
+    fn deny_key(&mut self, key: u64, reason: String, by: Option<String>) -> Transition {
+        let a = self.active.get_mut(&key).expect("denied executions are active");
+        let record = a.record.approval.as_mut().expect("awaiting executions have an approval");
+        record.decision = Some(ApprovalDecision::Denied);
+        record.decided_at = Some(now_ms());
+        record.by = by.clone();
+        record.reason = Some(reason.clone());
+        let approval_id = record.approval_id.clone();
+        let error = ToolError::denied(&a.record.tool_name, &reason);
+        let mut events = Vec::new();
+        if self.wanted.wants(EventType::Denied) {
+            events.push(ExecutionEvent::Denied { execution_id: a.record.id.clone(), tool_name: a.record.tool_name.clone(), approval_id, by, reason });
+        }
+        self.finish(key, ExecutionStatus::Failed, None, Some(error)).after(events)
+    }
+
+    /// Every call waiting for approval, oldest first.
+    pub fn pending_approvals(&self) -> Vec<PendingApproval> {
+        let mut out: Vec<PendingApproval> = self
+            .active
+            .values()
+            .filter(|a| a.phase == Phase::AwaitingApproval)
+            .filter_map(|a| {
+                let approval = a.record.approval.as_ref()?;
+                Some(PendingApproval {
+                    approval_id: approval.approval_id.clone(),
+                    execution_id: a.record.id.clone(),
+                    tool_call_id: a.record.tool_call_id.clone(),
+                    session_id: a.record.session_id.clone(),
+                    tool_name: a.record.tool_name.clone(),
+                    args: a.record.args.to_value().into_owned(),
+                    requested_at: approval.requested_at,
+                    expires_at: a.approval_timeout.map(|d| approval.requested_at + d.as_secs_f64() * 1000.0),
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| a.requested_at.total_cmp(&b.requested_at));
+        out
+    }
+
+    /// The running attempt reported progress. With `resetTimeoutOnProgress`, its
+    /// timeout starts again (`rearm`); `maxTotalTimeoutMs` still bounds the execution.
+    pub fn progress(&mut self, key: u64, attempt: u32, progress: Progress) -> Transition {
+        if !self.is_current(key, attempt) {
+            return Transition::new(key, Step::Stale);
+        }
+        let wants = self.wanted.wants(EventType::Progress);
+        let a = self.active.get_mut(&key).expect("checked above");
+        let mut t = Transition::new(key, Step::Continue);
+        if wants {
+            t.events.push(ExecutionEvent::Progress { execution_id: a.record.id.clone(), tool_name: a.record.tool_name.clone(), progress: progress.clone() });
+        }
+        a.record.progress = Some(progress);
+        if a.reset_on_progress {
+            t.rearm = a.timeout.map(|d| (attempt, d));
+        }
+        t
+    }
+
+    /// The running attempt produced a preliminary result (the host keeps the value):
+    /// an event, and, like progress, a restarted timeout with `resetTimeoutOnProgress`.
+    pub fn preliminary_result(&mut self, key: u64, attempt: u32) -> Transition {
+        if !self.is_current(key, attempt) {
+            return Transition::new(key, Step::Stale);
+        }
+        let wants = self.wanted.wants(EventType::PreliminaryResult);
+        let a = self.active.get_mut(&key).expect("checked above");
+        let mut t = Transition::new(key, Step::Continue);
+        if wants {
+            t.events.push(ExecutionEvent::PreliminaryResult { execution_id: a.record.id.clone(), tool_name: a.record.tool_name.clone() });
+        }
+        if a.reset_on_progress {
+            t.rearm = a.timeout.map(|d| (attempt, d));
+        }
+        t
+    }
+
+    /// An execution's `maxTotalTimeoutMs` passed: it ends failed with `timeout` /
+    /// `TIMEOUT`, not retried, its running attempt interrupted.
+    pub fn total_timed_out(&mut self, key: u64) -> Transition {
+        let Some(a) = self.active.get(&key) else { return Transition::new(key, Step::Stale) };
+        let Some(total) = a.total_timeout else { return Transition::new(key, Step::Stale) };
+        let interrupted = (a.phase == Phase::Running).then_some(a.record.attempt_number);
+        let mut e = ToolError::new(
+            ErrorCategory::Timeout,
+            "TIMEOUT",
+            format!("tool '{}' exceeded its total time limit of {} ms (maxTotalTimeoutMs)", a.record.tool_name, total.as_millis()),
+        );
+        e.retryable = false;
+        let mut t = self.finish(key, ExecutionStatus::Failed, None, Some(e));
+        t.interrupted_attempt = interrupted;
+        t
+    }
+
+    /// Checks a result against the tool's `outputSchema` (none: always fine).
+    ///
+    /// # Errors
+    /// `INVALID_OUTPUT` (category `execution`) with every failure.
+    pub fn check_output(&self, key: u64, result: &Value) -> Result<(), ToolError> {
+        let Some(a) = self.active.get(&key) else { return Ok(()) };
+        let Some(schema) = &a.tool.output else { return Ok(()) };
+        if schema.is_valid(result) {
+            return Ok(());
+        }
+        Err(ToolError::invalid_output(&a.record.tool_name, schema.validate(result)))
     }
 
     fn policy_for(&self, tool: &RegisteredTool, options: &CallOptions) -> Result<(RetryConfig, Option<Duration>), RegistryError> {
@@ -513,7 +829,8 @@ impl ExecutionEngine {
         a.phase = Phase::Running;
         a.record.status = ExecutionStatus::Executing;
         a.record.attempt_number += 1;
-        if a.started.is_none() {
+        let first = a.started.is_none();
+        if first {
             a.started = Some(Instant::now());
             a.record.timing.started_at = Some(now_ms());
         }
@@ -544,6 +861,7 @@ impl ExecutionEngine {
             attempt_number: a.record.attempt_number,
             max_attempts: a.record.max_attempts,
             timeout: a.timeout,
+            total_timeout: if first { a.total_timeout } else { None },
         };
         (spec, events)
     }
@@ -631,6 +949,11 @@ impl ExecutionEngine {
         t
     }
 
+    /// The tool of an execution in flight.
+    pub fn tool_of(&self, key: u64) -> Option<&Arc<RegisteredTool>> {
+        self.active.get(&key).map(|a| &a.tool)
+    }
+
     /// The id of an execution in flight.
     pub fn id_of(&self, key: u64) -> Option<&str> {
         self.active.get(&key).map(|a| a.record.id.as_str())
@@ -701,6 +1024,17 @@ impl ExecutionEngine {
             status: record.status.as_str().to_string(),
             attempts: record.attempt_number,
             error_code: record.error.as_ref().map(|e| e.code.clone()),
+            approval: record.approval.as_ref().map(|a| crate::audit::AuditApproval {
+                decision: match a.decision {
+                    Some(ApprovalDecision::Approved) => "approved",
+                    Some(ApprovalDecision::Denied) => "denied",
+                    None => "pending",
+                }
+                .to_string(),
+                by: a.by.clone(),
+                decided_at: a.decided_at.map(iso),
+                edited: a.edited,
+            }),
         }
     }
 

@@ -28,10 +28,12 @@ pub enum ErrorCategory {
     NotFound,
     /// Anything that could not be classified.
     Unknown,
+    /// A person (or an approval policy) refused the call, or did not answer in time.
+    Denied,
 }
 
 impl ErrorCategory {
-    pub const ALL: [ErrorCategory; 8] = [
+    pub const ALL: [ErrorCategory; 9] = [
         Self::Validation,
         Self::Execution,
         Self::Timeout,
@@ -40,6 +42,7 @@ impl ErrorCategory {
         Self::Permanent,
         Self::NotFound,
         Self::Unknown,
+        Self::Denied,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -52,6 +55,7 @@ impl ErrorCategory {
             Self::Permanent => "permanent",
             Self::NotFound => "not_found",
             Self::Unknown => "unknown",
+            Self::Denied => "denied",
         }
     }
 
@@ -78,6 +82,7 @@ pub enum RegistryErrorCode {
     SessionNotFound,
     InvalidConfig,
     InvalidToolCalls,
+    ApprovalNotFound,
 }
 
 impl RegistryErrorCode {
@@ -92,6 +97,7 @@ impl RegistryErrorCode {
             Self::SessionNotFound => "SESSION_NOT_FOUND",
             Self::InvalidConfig => "INVALID_CONFIG",
             Self::InvalidToolCalls => "INVALID_TOOL_CALLS",
+            Self::ApprovalNotFound => "APPROVAL_NOT_FOUND",
         }
     }
 }
@@ -209,6 +215,27 @@ impl ToolError {
             "INVALID_ARGUMENTS",
             format!("invalid arguments for tool '{tool}': {detail}"),
         );
+        e.validation_errors = issues;
+        e
+    }
+
+    /// The call was refused by whoever had to approve it: `APPROVAL_DENIED`, with the
+    /// reason given (or that nobody answered in time).
+    pub fn denied(tool: &str, reason: &str) -> Self {
+        let mut e = Self::new(ErrorCategory::Denied, "APPROVAL_DENIED", format!("the call to tool '{tool}' was denied: {reason}"));
+        e.retryable = false;
+        e
+    }
+
+    /// The handler's result does not match the tool's `outputSchema`: `INVALID_OUTPUT`,
+    /// category `execution` (not retried by default), every failure listed.
+    pub fn invalid_output(tool: &str, issues: Vec<ValidationIssue>) -> Self {
+        let detail = issues
+            .iter()
+            .map(|i| format!("{}: {}", if i.path.is_empty() { "/" } else { &i.path }, i.message))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let mut e = Self::new(ErrorCategory::Execution, "INVALID_OUTPUT", format!("tool '{tool}' returned output that does not match its outputSchema: {detail}"));
         e.validation_errors = issues;
         e
     }

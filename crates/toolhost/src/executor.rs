@@ -15,8 +15,9 @@ use crate::audit::{AuditLog, AuditRecord};
 use crate::engine::{AttemptSpec, CallOptions, ExecutionEngine, ManagerConfig, Step, Transition};
 use crate::log_lines::{self, LogFields, LogLevel, LogLine};
 use crate::error::{RegistryError, ToolError};
-use crate::handler::ToolContext;
-use crate::record::{payload_json, EventMask, ExecutionEvent, ExecutionRecord, ExecutionStatus, Payload, ToolStats};
+use crate::engine::PendingApproval;
+use crate::handler::{ProgressSink, ToolContext};
+use crate::record::{payload_json, EventMask, ExecutionEvent, ExecutionRecord, ExecutionStatus, Payload, Progress, ToolStats};
 use crate::registry::ToolRegistry;
 
 type Listener = Arc<dyn Fn(&ExecutionEvent) + Send + Sync>;
@@ -33,13 +34,32 @@ struct Inner {
     logger: Mutex<Option<Logger>>,
     audit_log: Mutex<Option<AuditLog>>,
     audit_listeners: Mutex<Vec<AuditListener>>,
+    /// Executions waiting for approval get their answer here.
+    approvals: Mutex<HashMap<u64, oneshot::Sender<Transition>>>,
+    /// ... and their tasks take the receiving end from here.
+    approval_answers: Mutex<HashMap<u64, oneshot::Receiver<Transition>>>,
+    /// Admission channels of calls an approval left queued, for their tasks.
+    queued_answers: Mutex<HashMap<u64, oneshot::Receiver<AttemptSpec>>>,
+    /// The running attempt's timeout of each execution: progress moves it.
+    deadlines: Mutex<HashMap<u64, tokio::sync::watch::Sender<Option<tokio::time::Instant>>>>,
+    approval_policy: Mutex<Option<ApprovalPolicy>>,
 }
+
+type ApprovalPolicy = Arc<dyn Fn(&str, &Value) -> bool + Send + Sync>;
 
 /// Runs tools of a [`ToolRegistry`] with validation, retries, timeouts, cancellation and
 /// events. Cloning gives another handle to the same executor.
 #[derive(Clone)]
 pub struct ToolExecutor {
     inner: Arc<Inner>,
+}
+
+/// Resolves at `deadline`, never without one.
+async fn until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// How an execution ended: the final record, and the result or error.
@@ -83,6 +103,11 @@ impl ToolExecutor {
             logger: Mutex::new(None),
             audit_log: Mutex::new(None),
             audit_listeners: Mutex::new(Vec::new()),
+            approvals: Mutex::new(HashMap::new()),
+            approval_answers: Mutex::new(HashMap::new()),
+            queued_answers: Mutex::new(HashMap::new()),
+            deadlines: Mutex::new(HashMap::new()),
+            approval_policy: Mutex::new(None),
         });
         let weak = Arc::downgrade(&inner);
         registry.subscribe(move |change| {
@@ -130,6 +155,68 @@ impl ToolExecutor {
         lock(&self.inner.engine).stats(tool_name)
     }
 
+    /// Decides, for tools whose `needsApproval` is `ask` (and the manager's policy
+    /// `Ask`), whether a call needs approval: `policy(tool_name, args)`. Without one,
+    /// such calls always wait for approval.
+    pub fn set_approval_policy(&self, policy: impl Fn(&str, &Value) -> bool + Send + Sync + 'static) {
+        *lock(&self.inner.approval_policy) = Some(Arc::new(policy));
+    }
+
+    /// Every call waiting for approval, oldest first.
+    pub fn pending_approvals(&self) -> Vec<PendingApproval> {
+        lock(&self.inner.engine).pending_approvals()
+    }
+
+    /// Approves a waiting call, optionally with edited arguments; see
+    /// [`ExecutionEngine::approve`].
+    ///
+    /// # Errors
+    /// `APPROVAL_NOT_FOUND`, or `INVALID_ARGUMENTS` for edited arguments that do not validate.
+    pub fn approve(&self, approval_id: &str, args: Option<Value>, by: Option<String>) -> Result<(), ToolError> {
+        let mut result = Ok(());
+        let (t, _) = self.transition_answer(|engine| engine.approve(approval_id, args, by).map_err(|e| result = Err(e)).ok());
+        if let Some(t) = t {
+            self.answer(t);
+        }
+        result
+    }
+
+    /// Denies a waiting call; see [`ExecutionEngine::deny`].
+    ///
+    /// # Errors
+    /// `APPROVAL_NOT_FOUND`.
+    pub fn deny(&self, approval_id: &str, reason: Option<String>, by: Option<String>) -> Result<(), ToolError> {
+        let mut result = Ok(());
+        let (t, _) = self.transition_answer(|engine| engine.deny(approval_id, reason, by).map_err(|e| result = Err(e)).ok());
+        if let Some(t) = t {
+            self.answer(t);
+        }
+        result
+    }
+
+    /// An answer to an approval, computed under the engine lock; a call it leaves queued
+    /// gets its admission channel registered there too.
+    fn transition_answer(&self, call: impl FnOnce(&mut ExecutionEngine) -> Option<Transition>) -> (Option<Transition>, ()) {
+        let mut engine = lock(&self.inner.engine);
+        let t = call(&mut engine);
+        if let Some(t) = &t {
+            if matches!(t.step, Step::Queued) {
+                let (tx, rx) = oneshot::channel();
+                lock(&self.inner.admissions).insert(t.key, tx);
+                lock(&self.inner.queued_answers).insert(t.key, rx);
+            }
+        }
+        (t, ())
+    }
+
+    /// Hands an approval's answer to the task waiting for it.
+    fn answer(&self, t: Transition) {
+        let waiting = lock(&self.inner.approvals).remove(&t.key);
+        if let Some(tx) = waiting {
+            let _ = tx.send(t);
+        }
+    }
+
     /// Runs a tool to completion. Never panics on a tool failure: failures are in the
     /// returned outcome.
     pub async fn execute(&self, tool_name: &str, args: Value, options: CallOptions) -> ExecutionOutcome {
@@ -146,6 +233,8 @@ impl ToolExecutor {
             lock(&self.inner.tokens).insert(key, cancel.clone());
         }
         let mut step = self.apply(t);
+        // `maxTotalTimeoutMs`, from the first attempt on.
+        let mut total_deadline: Option<tokio::time::Instant> = None;
         loop {
             step = match step {
                 Step::Queued => {
@@ -160,7 +249,18 @@ impl ToolExecutor {
                 }
                 Step::Run(spec) => {
                     let attempt = spec.attempt_number;
-                    let outcome = self.run_attempt(spec, &cancel).await;
+                    if let Some(total) = spec.total_timeout {
+                        total_deadline = Some(tokio::time::Instant::now() + total);
+                    }
+                    let outcome = tokio::select! {
+                        o = self.run_attempt(spec, &cancel) => o,
+                        () = until(total_deadline) => {
+                            lock(&self.inner.deadlines).remove(&key);
+                            let (t, _) = self.transition(|engine| engine.total_timed_out(key));
+                            step = self.apply(t);
+                            continue;
+                        }
+                    };
                     let outcome = outcome.map(|mut v| {
                         if let (Some(meta), Value::Object(map)) = (lock(&self.inner.engine).metadata_for(key), &mut v) {
                             map.insert("_execution_metadata".into(), meta.to_json());
@@ -177,6 +277,10 @@ impl ToolExecutor {
                             admission = waiting;
                             self.apply(t)
                         }
+                        () = until(total_deadline) => {
+                            let (t, _) = self.transition(|engine| engine.total_timed_out(key));
+                            self.apply(t)
+                        }
                         () = cancel.cancelled() => return self.cancelled(key).await,
                     }
                 }
@@ -184,7 +288,47 @@ impl ToolExecutor {
                     lock(&self.inner.tokens).remove(&key);
                     return ExecutionOutcome { record };
                 }
-                Step::Stale => return self.cancelled(key).await,
+                Step::Stale | Step::Continue => return self.cancelled(key).await,
+                Step::Decide => {
+                    let policy = lock(&self.inner.approval_policy).clone();
+                    let id = self.id_of(key);
+                    let record = lock(&self.inner.engine).execution(&id);
+                    let needed = match (policy, record) {
+                        (Some(p), Some(r)) => p(&r.tool_name, &r.args.to_value()),
+                        _ => true,
+                    };
+                    let (t, waiting) = self.transition(|engine| engine.approval_decided(key, needed));
+                    admission = waiting;
+                    self.apply(t)
+                }
+                Step::AwaitApproval { timeout, .. } => {
+                    let mut rx = lock(&self.inner.approval_answers).remove(&key).expect("registered by transition()");
+                    let expiry = async {
+                        match timeout {
+                            Some(d) => tokio::time::sleep(d).await,
+                            None => std::future::pending().await,
+                        }
+                    };
+                    let t = tokio::select! {
+                        t = &mut rx => t.ok(),
+                        () = expiry => None,
+                        () = cancel.cancelled() => None,
+                    };
+                    let t = match t {
+                        Some(t) => t,
+                        // Expired or cancelled, unless an answer is already on its way.
+                        None if lock(&self.inner.approvals).remove(&key).is_none() => match rx.await {
+                            Ok(t) => t,
+                            Err(_) => return self.cancelled(key).await,
+                        },
+                        None if cancel.is_cancelled() => return self.cancelled(key).await,
+                        None => lock(&self.inner.engine).approval_expired(key),
+                    };
+                    if matches!(t.step, Step::Queued) {
+                        admission = lock(&self.inner.queued_answers).remove(&key);
+                    }
+                    self.apply(t)
+                }
             };
         }
     }
@@ -192,6 +336,9 @@ impl ToolExecutor {
     /// Runs one engine call. When it leaves the execution queued, the admission channel
     /// is registered before the engine lock is released, so no other thread can admit
     /// the execution before its task is listening.
+    ///
+    /// Likewise, an execution left waiting for approval gets its answer channel before
+    /// anyone can call `approve`; the receiver is kept in `approvals_rx` for its task.
     fn transition(&self, call: impl FnOnce(&mut ExecutionEngine) -> Transition) -> (Transition, Option<oneshot::Receiver<AttemptSpec>>) {
         let mut engine = lock(&self.inner.engine);
         let t = call(&mut engine);
@@ -200,12 +347,33 @@ impl ToolExecutor {
             lock(&self.inner.admissions).insert(t.key, tx);
             rx
         });
+        if matches!(t.step, Step::AwaitApproval { .. }) {
+            let (tx, rx) = oneshot::channel();
+            lock(&self.inner.approvals).insert(t.key, tx);
+            lock(&self.inner.approval_answers).insert(t.key, rx);
+        }
         (t, admission)
+    }
+
+    /// The id of an execution in flight.
+    fn id_of(&self, key: u64) -> String {
+        lock(&self.inner.engine).id_of(key).unwrap_or_default().to_string()
     }
 
     async fn run_attempt(&self, spec: AttemptSpec, cancel: &CancellationToken) -> Result<Value, ToolError> {
         let attempt_token = cancel.child_token();
         let tool_name = spec.tool.name().to_string();
+        let (key, attempt) = (spec.key, spec.attempt_number);
+        let start = tokio::time::Instant::now();
+        let (deadline_tx, mut deadline_rx) = tokio::sync::watch::channel(spec.timeout.map(|d| start + d));
+        lock(&self.inner.deadlines).insert(key, deadline_tx);
+        let weak = Arc::downgrade(&self.inner);
+        let sink = ProgressSink(Arc::new(move |p: Progress| {
+            if let Some(inner) = weak.upgrade() {
+                let executor = ToolExecutor { inner };
+                executor.progress(key, attempt, p);
+            }
+        }));
         let ctx = ToolContext {
             execution_id: spec.execution_id.clone(),
             tool_call_id: spec.tool_call_id.clone(),
@@ -214,12 +382,20 @@ impl ToolExecutor {
             attempt_number: spec.attempt_number,
             max_attempts: spec.max_attempts,
             cancellation: attempt_token.clone(),
+            progress: Some(sink),
         };
         let call = spec.tool.handler.call(spec.args.to_value().into_owned(), ctx);
+        // Progress may move the deadline (resetTimeoutOnProgress): wait for the current one.
         let timeout = async {
-            match spec.timeout {
-                Some(d) => tokio::time::sleep(d).await,
-                None => std::future::pending().await,
+            loop {
+                let deadline = *deadline_rx.borrow_and_update();
+                match deadline {
+                    Some(at) => tokio::select! {
+                        () = tokio::time::sleep_until(at) => return,
+                        changed = deadline_rx.changed() => if changed.is_err() { std::future::pending::<()>().await },
+                    },
+                    None => std::future::pending().await,
+                }
             }
         };
         // Biased: when a cancel and the handler's return land together, the cancel wins.
@@ -230,11 +406,25 @@ impl ToolExecutor {
             r = call => r,
         };
         attempt_token.cancel();
+        lock(&self.inner.deadlines).remove(&key);
+        let outcome = outcome.and_then(|v| lock(&self.inner.engine).check_output(key, &v).map(|()| v));
         outcome
+    }
+
+    /// A handler's progress report: events, and a moved deadline when the engine says so.
+    fn progress(&self, key: u64, attempt: u32, progress: Progress) {
+        let t = lock(&self.inner.engine).progress(key, attempt, progress);
+        if let Some((_, after)) = t.rearm {
+            if let Some(tx) = lock(&self.inner.deadlines).get(&key) {
+                let _ = tx.send(Some(tokio::time::Instant::now() + after));
+            }
+        }
+        self.apply(t);
     }
 
     async fn cancelled(&self, key: u64) -> ExecutionOutcome {
         lock(&self.inner.admissions).remove(&key);
+        lock(&self.inner.approvals).remove(&key);
         lock(&self.inner.tokens).remove(&key);
         let t = lock(&self.inner.engine).cancel_key(key);
         match self.apply(t) {

@@ -28,6 +28,29 @@ pub struct ToolContext {
     pub max_attempts: u32,
     /// Cancelled when the execution is cancelled or this attempt times out.
     pub cancellation: CancellationToken,
+    /// Where [`ToolContext::report_progress`] goes (set by the executor).
+    pub progress: Option<ProgressSink>,
+}
+
+/// Receives a handler's progress reports.
+#[derive(Clone)]
+pub struct ProgressSink(pub Arc<dyn Fn(crate::record::Progress) + Send + Sync>);
+
+impl std::fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressSink")
+    }
+}
+
+impl ToolContext {
+    /// Reports progress: a `tool-execution-progress` event, and with
+    /// `resetTimeoutOnProgress` a fresh attempt timeout (`maxTotalTimeoutMs` still bounds
+    /// the execution). Does nothing outside an executor.
+    pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(sink) = &self.progress {
+            (sink.0)(crate::record::Progress { progress, total, message: message.map(str::to_string) });
+        }
+    }
 }
 
 /// A tool's implementation.

@@ -34,14 +34,14 @@ pub mod tool_definition;
 
 pub use arguments::{parse_arguments, MAX_ARGUMENT_BYTES, MAX_ARGUMENT_DEPTH};
 pub use circuit::{CircuitBreaker, CircuitState};
-pub use declaration::{CircuitBreakerConfig, RetryOverrides, ToolDeclaration, ToolMetadata};
+pub use declaration::{CircuitBreakerConfig, NeedsApproval, RetryOverrides, ToolDeclaration, ToolMetadata};
 pub use deadline::{DeadlineKey, DeadlineTimer};
-pub use engine::{audit_input_hash, Arguments, Evicted, AttemptSpec, CallOptions, ExecutionEngine, ExecutionMetadata, ManagerConfig, Step, Transition};
+pub use engine::{audit_input_hash, Arguments, Evicted, PendingApproval, AttemptSpec, CallOptions, ExecutionEngine, ExecutionMetadata, ManagerConfig, Step, Transition};
 pub use error::{ErrorCategory, ErrorCause, RegistryError, RegistryErrorCode, Thrown, ToolError};
 pub use executor::{ExecutionOutcome, ToolExecutor};
-pub use handler::{handler_fn, BoxFuture, ToolContext, ToolHandler};
+pub use handler::{handler_fn, BoxFuture, ProgressSink, ToolContext, ToolHandler};
 pub use record::{
-    payload_json, EventMask, RecordedArgs, EventType, ExecutionEvent, ExecutionRecord, ExecutionStatus, ExecutionTiming, Payload, ToolStats,
+    payload_json, ApprovalDecision, ApprovalRecord, Progress, EventMask, RecordedArgs, EventType, ExecutionEvent, ExecutionRecord, ExecutionStatus, ExecutionTiming, Payload, ToolStats,
 };
 pub use registry::{RegisteredTool, RegistryChange, Scope, ToolRegistry};
 pub use retry::{Backoff, CategorySet, Jitter, RetryConfig};

@@ -42,6 +42,8 @@ impl RecordedArgs {
 pub enum ExecutionStatus {
     Pending,
     Validating,
+    /// Validated, waiting for a person (or the host's approval policy) to approve it.
+    AwaitingApproval,
     Executing,
     Succeeded,
     Failed,
@@ -53,6 +55,7 @@ impl ExecutionStatus {
         match self {
             Self::Pending => "pending",
             Self::Validating => "validating",
+            Self::AwaitingApproval => "awaiting-approval",
             Self::Executing => "executing",
             Self::Succeeded => "succeeded",
             Self::Failed => "failed",
@@ -92,6 +95,49 @@ pub struct ExecutionRecord {
     pub max_attempts: u32,
     /// Errors of the attempts before the last one.
     pub previous_errors: Vec<ToolError>,
+    /// The approval asked for this call, and how it was answered.
+    pub approval: Option<ApprovalRecord>,
+    /// The last progress its handler reported.
+    pub progress: Option<Progress>,
+}
+
+/// An approval asked for a call, and its answer.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRecord {
+    pub approval_id: String,
+    /// Milliseconds since the Unix epoch.
+    pub requested_at: f64,
+    /// `approved` or `denied`; absent while waiting.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<ApprovalDecision>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decided_at: Option<f64>,
+    /// Who decided (`approve(id, { by })`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// Why it was denied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The approver changed the arguments.
+    pub edited: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalDecision {
+    Approved,
+    Denied,
+}
+
+/// Progress a handler reported.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Progress {
+    pub progress: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 impl std::fmt::Debug for ExecutionRecord {
@@ -115,7 +161,7 @@ pub fn epoch_ms(t: SystemTime) -> f64 {
     t.duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64() * 1000.0).unwrap_or(0.0)
 }
 
-/// The seven lifecycle event types, in the order an execution passes through them.
+/// The lifecycle event types, in the order an execution can pass through them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EventType {
     Started,
@@ -125,11 +171,28 @@ pub enum EventType {
     Succeeded,
     Failed,
     Cancelled,
+    ApprovalRequested,
+    Approved,
+    Denied,
+    Progress,
+    PreliminaryResult,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 7] =
-        [Self::Started, Self::Validating, Self::Executing, Self::Retrying, Self::Succeeded, Self::Failed, Self::Cancelled];
+    pub const ALL: [EventType; 12] = [
+        Self::Started,
+        Self::Validating,
+        Self::Executing,
+        Self::Retrying,
+        Self::Succeeded,
+        Self::Failed,
+        Self::Cancelled,
+        Self::ApprovalRequested,
+        Self::Approved,
+        Self::Denied,
+        Self::Progress,
+        Self::PreliminaryResult,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -140,6 +203,11 @@ impl EventType {
             Self::Succeeded => "tool-execution-succeeded",
             Self::Failed => "tool-execution-failed",
             Self::Cancelled => "tool-execution-cancelled",
+            Self::ApprovalRequested => "tool-execution-approval-requested",
+            Self::Approved => "tool-execution-approved",
+            Self::Denied => "tool-execution-denied",
+            Self::Progress => "tool-execution-progress",
+            Self::PreliminaryResult => "tool-execution-preliminary-result",
         }
     }
 
@@ -147,25 +215,27 @@ impl EventType {
         Self::ALL.into_iter().find(|t| t.as_str() == s)
     }
 
-    pub fn bit(self) -> u8 {
-        1 << self as u8
+    pub fn bit(self) -> u16 {
+        1 << self as u16
     }
 }
 
 /// Which event types anyone listens to; events nobody wants are never built.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct EventMask(pub u8);
+pub struct EventMask(pub u16);
 
 impl EventMask {
-    pub const ALL: EventMask = EventMask(0x7f);
+    pub const ALL: EventMask = EventMask((1 << EventType::ALL.len()) - 1);
 
     pub fn wants(self, t: EventType) -> bool {
         self.0 & t.bit() != 0
     }
 }
 
-/// A lifecycle event. Per execution they come in order: started, validating, executing,
-/// then (retrying, executing) repeated, then exactly one of succeeded, failed, cancelled.
+/// A lifecycle event. Per execution they come in order: started, validating, then
+/// (approval-requested, approved or denied) when the call needs approval, executing,
+/// then (retrying, executing) repeated, then exactly one of succeeded, failed,
+/// cancelled; progress and preliminary results come while an attempt runs.
 #[derive(Clone, Debug)]
 pub enum ExecutionEvent {
     Started { execution: Arc<ExecutionRecord> },
@@ -175,6 +245,11 @@ pub enum ExecutionEvent {
     Succeeded { execution: Arc<ExecutionRecord> },
     Failed { execution: Arc<ExecutionRecord> },
     Cancelled { execution_id: String, tool_name: String },
+    ApprovalRequested { execution: Arc<ExecutionRecord>, approval_id: String },
+    Approved { execution_id: String, tool_name: String, approval_id: String, by: Option<String>, edited: bool },
+    Denied { execution_id: String, tool_name: String, approval_id: String, by: Option<String>, reason: String },
+    Progress { execution_id: String, tool_name: String, progress: Progress },
+    PreliminaryResult { execution_id: String, tool_name: String },
 }
 
 impl ExecutionEvent {
@@ -187,16 +262,28 @@ impl ExecutionEvent {
             Self::Succeeded { .. } => EventType::Succeeded,
             Self::Failed { .. } => EventType::Failed,
             Self::Cancelled { .. } => EventType::Cancelled,
+            Self::ApprovalRequested { .. } => EventType::ApprovalRequested,
+            Self::Approved { .. } => EventType::Approved,
+            Self::Denied { .. } => EventType::Denied,
+            Self::Progress { .. } => EventType::Progress,
+            Self::PreliminaryResult { .. } => EventType::PreliminaryResult,
         }
     }
 
     pub fn execution_id(&self) -> &str {
         match self {
-            Self::Started { execution } | Self::Succeeded { execution } | Self::Failed { execution } => &execution.id,
+            Self::Started { execution }
+            | Self::Succeeded { execution }
+            | Self::Failed { execution }
+            | Self::ApprovalRequested { execution, .. } => &execution.id,
             Self::Validating { execution_id, .. }
             | Self::Executing { execution_id, .. }
             | Self::Retrying { execution_id, .. }
-            | Self::Cancelled { execution_id, .. } => execution_id,
+            | Self::Cancelled { execution_id, .. }
+            | Self::Approved { execution_id, .. }
+            | Self::Denied { execution_id, .. }
+            | Self::Progress { execution_id, .. }
+            | Self::PreliminaryResult { execution_id, .. } => execution_id,
         }
     }
 }

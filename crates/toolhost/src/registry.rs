@@ -23,6 +23,8 @@ use crate::schema::{CompiledSchema, ValidationIssue};
 pub struct RegisteredTool {
     pub declaration: ToolDeclaration,
     pub schema: CompiledSchema,
+    /// The compiled `outputSchema`, when the tool declares one.
+    pub output: Option<CompiledSchema>,
     pub handler: Arc<dyn ToolHandler>,
     /// The session that owns the tool, `None` for a global tool.
     pub session_id: Option<String>,
@@ -151,11 +153,12 @@ impl ToolRegistry {
         check_declaration(&declaration)?;
         // Compile outside the lock: a large schema must not stall concurrent lookups.
         let schema = CompiledSchema::compile(&declaration.name, &declaration.input_schema)?;
+        let output = declaration.output_schema.as_ref().map(|o| CompiledSchema::compile_output(&declaration.name, o)).transpose()?;
         let session_id = match scope {
             Scope::Global => None,
             Scope::Session(id) => Some(id.to_string()),
         };
-        let tool = Arc::new(RegisteredTool { declaration: declaration.clone(), schema, handler, session_id });
+        let tool = Arc::new(RegisteredTool { declaration: declaration.clone(), schema, output, handler, session_id });
         let change = {
             let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
             let target = match scope {

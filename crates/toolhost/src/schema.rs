@@ -69,6 +69,22 @@ impl CompiledSchema {
                 "/type",
             ));
         }
+        Self::build(tool, schema, "inputSchema")
+    }
+
+    /// Checks and compiles a tool's output schema: any JSON Schema (the result need not
+    /// be an object).
+    ///
+    /// # Errors
+    /// As [`CompiledSchema::compile`], but for the root's type.
+    pub fn compile_output(tool: &str, schema: &Value) -> Result<Self, RegistryError> {
+        if !schema.is_object() && !schema.is_boolean() {
+            return Err(RegistryError::invalid_schema(format!("tool '{tool}': outputSchema must be a JSON Schema object"), ""));
+        }
+        Self::build(tool, schema, "outputSchema")
+    }
+
+    fn build(tool: &str, schema: &Value, what: &str) -> Result<Self, RegistryError> {
         let draft = draft_of(tool, schema)?;
         refuse_external_refs(tool, schema)?;
         let validator = jsonschema::options()
@@ -80,7 +96,7 @@ impl CompiledSchema {
             .map_err(|e| {
                 let path = e.instance_path().as_str().to_string();
                 let at = if path.is_empty() { "the root".to_string() } else { path.clone() };
-                RegistryError::invalid_schema(format!("tool '{tool}': invalid inputSchema at {at}: {e}"), path)
+                RegistryError::invalid_schema(format!("tool '{tool}': invalid {what} at {at}: {e}"), path)
             })?;
         Ok(Self { validator, draft })
     }

@@ -21,17 +21,30 @@ use crate::audit::{AuditLog, AuditRecord};
 use crate::engine::{Arguments, AttemptSpec, CallOptions, Evicted, ExecutionEngine, Step, Transition};
 use crate::error::{RegistryError, Thrown, ToolError};
 use crate::log_lines::LogLine;
-use crate::record::{EventMask, ExecutionEvent};
+use crate::record::{EventMask, ExecutionEvent, ExecutionRecord, Progress};
+
+/// Which of an execution's timers a request is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TimerKind {
+    /// The running attempt's timeout: [`HostEngine::timed_out`].
+    Attempt,
+    /// The end of a backoff delay: [`HostEngine::resume`] (never cleared: a late one is
+    /// stale to the engine).
+    Resume,
+    /// `maxTotalTimeoutMs`: [`HostEngine::total_timed_out`].
+    Total,
+    /// `approvalTimeoutMs`: [`HostEngine::approval_expired`].
+    Approval,
+}
 
 /// A timer the host must arm or clear.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum TimerRequest {
-    /// Call [`HostEngine::timed_out`] with `key` and `attempt` after `after`.
-    Timeout { key: u64, attempt: u32, after: Duration },
-    /// Call [`HostEngine::resume`] with `key` after `after`.
-    Resume { key: u64, after: Duration },
-    /// Forget the timer of `key`, if any.
-    Clear { key: u64 },
+    /// Arm (or re-arm) the `kind` timer of `key`; `attempt` is the attempt it belongs to
+    /// (for `Attempt`).
+    Arm { kind: TimerKind, key: u64, attempt: u32, after: Duration },
+    /// Forget the `kind` timer of `key`, if any.
+    Clear { kind: TimerKind, key: u64 },
 }
 
 /// See the module docs.
@@ -41,8 +54,8 @@ pub struct HostEngine {
     /// What the last call produced.
     pub wire: Wire,
     timers: Vec<TimerRequest>,
-    /// Executions with a timer armed.
-    armed: FxHashSet<u64>,
+    /// Timers armed, per execution and kind.
+    armed: FxHashSet<(u64, TimerKind)>,
     options: HostOptions,
     audit_file: Option<Result<AuditLog, String>>,
     audit_listener: bool,
@@ -77,7 +90,7 @@ impl HostEngine {
 
     /// Which event types have listeners (bit `i` for `EventType` number `i`), and
     /// whether anyone listens to audit records.
-    pub fn set_wanted(&mut self, mask: u8, audit_listener: bool) {
+    pub fn set_wanted(&mut self, mask: u16, audit_listener: bool) {
         self.engine.set_wanted_events(EventMask(mask));
         self.audit_listener = audit_listener;
         self.sync_audit();
@@ -136,13 +149,28 @@ impl HostEngine {
         self.wire.string(&super::registry::registry_error_json(e).to_string());
     }
 
-    /// An attempt returned (or its promise fulfilled).
-    pub fn settle(&mut self, key: u64, attempt: u32) {
+    /// An attempt returned (or its promise fulfilled). `result` is the result as JSON
+    /// text when the tool has an output schema (`RUN` says so), checked against it.
+    pub fn settle(&mut self, key: u64, attempt: u32, result: Option<&str>) {
         self.wire.clear();
         if !self.engine.is_current(key, attempt) {
             return;
         }
-        self.clear_timer(key);
+        self.clear_timer(key, TimerKind::Attempt);
+        if let Some(text) = result {
+            let checked = match serde_json::from_str::<serde_json::Value>(text) {
+                Ok(v) => self.engine.check_output(key, &v),
+                Err(e) => {
+                    let tool = self.engine.timeout_of(key).map(|(t, _)| t.to_string()).unwrap_or_default();
+                    let issue = crate::schema::ValidationIssue { path: String::new(), schema_path: String::new(), keyword: "json".into(), message: format!("the result is not JSON: {e}") };
+                    Err(ToolError::invalid_output(&tool, vec![issue]))
+                }
+            };
+            if let Err(e) = checked {
+                let t = self.engine.attempt_finished(key, attempt, Err(e));
+                return self.apply(t, None);
+            }
+        }
         if let Some(meta) = self.engine.metadata_for(key) {
             self.wire.push(&[op::METADATA, key as f64, meta.duration_ms]);
             self.wire.string(&meta.timestamp);
@@ -157,7 +185,7 @@ impl HostEngine {
         if !self.engine.is_current(key, attempt) {
             return;
         }
-        self.clear_timer(key);
+        self.clear_timer(key, TimerKind::Attempt);
         let thrown: Thrown = serde_json::from_str(thrown).unwrap_or_default();
         let tool = self.engine.timeout_of(key).map(|(t, _)| t.to_string()).unwrap_or_default();
         let mut error = ToolError::from_thrown(&tool, &thrown);
@@ -172,7 +200,7 @@ impl HostEngine {
     /// The timeout timer of an attempt fired.
     pub fn timed_out(&mut self, key: u64, attempt: u32) {
         self.wire.clear();
-        self.armed.remove(&key);
+        self.armed.remove(&(key, TimerKind::Attempt));
         let error = match self.engine.timeout_of(key) {
             Some((tool, Some(t))) if self.engine.is_current(key, attempt) => ToolError::timeout(tool, t.as_millis() as u64),
             _ => return,
@@ -186,8 +214,94 @@ impl HostEngine {
     /// The backoff timer of an execution fired: its next attempt begins.
     pub fn resume(&mut self, key: u64) {
         self.wire.clear();
-        self.armed.remove(&key);
         let t = self.engine.begin_attempt(key);
+        self.apply(t, None);
+    }
+
+    /// `maxTotalTimeoutMs` of an execution passed.
+    pub fn total_timed_out(&mut self, key: u64) {
+        self.wire.clear();
+        self.armed.remove(&(key, TimerKind::Total));
+        let t = self.engine.total_timed_out(key);
+        if let Some(attempt) = t.interrupted_attempt {
+            let message = match &t.step {
+                Step::Finished(r) => r.error.as_ref().map(|e| e.message.clone()).unwrap_or_default(),
+                _ => String::new(),
+            };
+            self.wire.push(&[op::INTERRUPT, key as f64, f64::from(attempt), 1.0]);
+            self.wire.string(&message);
+        }
+        let t = Transition { interrupted_attempt: None, ..t };
+        self.apply(t, None);
+    }
+
+    /// The approval of an execution was not answered in time: it ends denied.
+    pub fn approval_expired(&mut self, key: u64) {
+        self.wire.clear();
+        self.armed.remove(&(key, TimerKind::Approval));
+        let t = self.engine.approval_expired(key);
+        self.apply(t, None);
+    }
+
+    /// The host's approval policy answered for an execution it was asked about (`DECIDE`).
+    pub fn approval_decided(&mut self, key: u64, needed: bool) {
+        self.wire.clear();
+        let t = self.engine.approval_decided(key, needed);
+        self.apply(t, None);
+    }
+
+    /// Approves a waiting call (`args`: edited arguments as JSON text, '' for none). A
+    /// refusal (no such approval; edited arguments that do not validate, the call then
+    /// still waiting) is written as `APPROVAL_REFUSED`.
+    pub fn approve(&mut self, approval_id: &str, args: &str, by: Option<String>) {
+        self.wire.clear();
+        let edited = if args.is_empty() {
+            None
+        } else {
+            match crate::arguments::parse_arguments("the approved call", args) {
+                Ok(v) => Some(v),
+                Err(e) => return self.refuse_approval(&ToolError::from(e)),
+            }
+        };
+        match self.engine.approve(approval_id, edited, by) {
+            Ok(t) => {
+                self.clear_timer(t.key, TimerKind::Approval);
+                self.apply(t, None);
+            }
+            Err(e) => self.refuse_approval(&e),
+        }
+    }
+
+    /// Denies a waiting call; a refusal (no such approval) is written as `APPROVAL_REFUSED`.
+    pub fn deny(&mut self, approval_id: &str, reason: Option<String>, by: Option<String>) {
+        self.wire.clear();
+        match self.engine.deny(approval_id, reason, by) {
+            Ok(t) => self.apply(t, None),
+            Err(e) => self.refuse_approval(&e),
+        }
+    }
+
+    fn refuse_approval(&mut self, e: &ToolError) {
+        self.wire.push(&[op::APPROVAL_REFUSED]);
+        self.wire.error(e);
+    }
+
+    /// Every call waiting for approval, as a JSON array.
+    pub fn pending_approvals(&self) -> String {
+        serde_json::to_string(&self.engine.pending_approvals()).unwrap_or_default()
+    }
+
+    /// The running attempt reported progress.
+    pub fn progress(&mut self, key: u64, attempt: u32, progress: f64, total: Option<f64>, message: Option<String>) {
+        self.wire.clear();
+        let t = self.engine.progress(key, attempt, Progress { progress, total, message });
+        self.apply(t, None);
+    }
+
+    /// The running attempt yielded a preliminary result (the host keeps it).
+    pub fn preliminary_result(&mut self, key: u64, attempt: u32) {
+        self.wire.clear();
+        let t = self.engine.preliminary_result(key, attempt);
         self.apply(t, None);
     }
 
@@ -243,7 +357,13 @@ impl HostEngine {
         let Some(record) = self.engine.execution(execution_id) else { return false };
         self.wire.push(&[op::SNAPSHOT, key as f64]);
         self.wire.record(&record);
+        self.wire.extras(&record);
         true
+    }
+
+    /// The record of an execution in flight, for drivers that keep none of their own.
+    pub fn record(&self, execution_id: &str) -> Option<std::sync::Arc<ExecutionRecord>> {
+        self.engine.execution(execution_id)
     }
 
     /// Ids of every record of a model tool call (kept or in flight), oldest first.
@@ -296,16 +416,25 @@ impl HostEngine {
         }
     }
 
-    fn clear_timer(&mut self, key: u64) {
-        if self.armed.remove(&key) {
-            self.timers.push(TimerRequest::Clear { key });
+    fn clear_timer(&mut self, key: u64, kind: TimerKind) {
+        if self.armed.remove(&(key, kind)) {
+            self.timers.push(TimerRequest::Clear { kind, key });
         }
+    }
+
+    fn arm_timer(&mut self, kind: TimerKind, key: u64, attempt: u32, after: Duration) {
+        if kind != TimerKind::Resume {
+            self.armed.insert((key, kind));
+        }
+        self.timers.push(TimerRequest::Arm { kind, key, attempt, after });
     }
 
     fn arm(&mut self, spec: &AttemptSpec) {
         if let Some(after) = spec.timeout {
-            self.armed.insert(spec.key);
-            self.timers.push(TimerRequest::Timeout { key: spec.key, attempt: spec.attempt_number, after });
+            self.arm_timer(TimerKind::Attempt, spec.key, spec.attempt_number, after);
+        }
+        if let Some(after) = spec.total_timeout {
+            self.arm_timer(TimerKind::Total, spec.key, spec.attempt_number, after);
         }
     }
 
@@ -334,6 +463,7 @@ impl HostEngine {
                     }
                     None => w.push(&[0.0]),
                 }
+                w.extras(record);
             }
             Step::Retry { .. } => {
                 if let Some(e) = self.engine.last_attempt_error(key) {
@@ -357,22 +487,37 @@ impl HostEngine {
             w.push(&[op::INTERRUPT, key as f64, f64::from(attempt), 0.0]);
             w.string("the execution was cancelled");
         }
+        if let Some((attempt, after)) = t.rearm {
+            self.arm_timer(TimerKind::Attempt, key, attempt, after);
+        }
         match &t.step {
             Step::Run(spec) => {
                 self.run(spec, ticket.is_some());
             }
             Step::Queued => self.wire.push(&[op::QUEUED, key as f64]),
             Step::Retry { delay } => {
-                self.clear_timer(key);
-                self.armed.insert(key);
-                self.timers.push(TimerRequest::Resume { key, after: *delay });
+                self.clear_timer(key, TimerKind::Attempt);
+                self.arm_timer(TimerKind::Resume, key, 0, *delay);
                 self.wire.push(&[op::RETRY, key as f64, delay.as_secs_f64() * 1000.0]);
             }
             Step::Finished(_) => {
-                self.clear_timer(key);
+                for kind in [TimerKind::Attempt, TimerKind::Total, TimerKind::Approval] {
+                    self.clear_timer(key, kind);
+                }
                 self.wire.push(&[op::DONE, key as f64]);
             }
-            Step::Stale => {}
+            Step::Decide => {
+                let tool = self.engine.tool_of(key).map_or(0, |t| tool_id(t));
+                self.wire.push(&[op::DECIDE, key as f64, f64::from(tool)]);
+            }
+            Step::AwaitApproval { approval_id, timeout } => {
+                if let Some(after) = timeout {
+                    self.arm_timer(TimerKind::Approval, key, 0, *after);
+                }
+                self.wire.push(&[op::AWAIT_APPROVAL, key as f64]);
+                self.wire.string(approval_id);
+            }
+            Step::Stale | Step::Continue => {}
         }
         for spec in &t.admitted {
             self.run(spec, false);
@@ -388,6 +533,7 @@ impl HostEngine {
             f64::from(spec.max_attempts),
             f64::from(tool_id(&spec.tool)),
             if deferred { 1.0 } else { 0.0 },
+            if spec.tool.output.is_some() { 1.0 } else { 0.0 },
         ]);
     }
 
@@ -412,6 +558,28 @@ impl HostEngine {
             ExecutionEvent::Succeeded { .. } => w.push(&[op::EVENT, event::SUCCEEDED, own]),
             ExecutionEvent::Failed { .. } => w.push(&[op::EVENT, event::FAILED, own]),
             ExecutionEvent::Cancelled { .. } => w.push(&[op::EVENT, event::CANCELLED, own]),
+            ExecutionEvent::ApprovalRequested { execution, approval_id } => {
+                w.push(&[op::EVENT, event::APPROVAL_REQUESTED, own]);
+                w.record(execution);
+                w.extras(execution);
+                w.string(approval_id);
+            }
+            ExecutionEvent::Approved { approval_id, by, edited, .. } => {
+                w.push(&[op::EVENT, event::APPROVED, own, if *edited { 1.0 } else { 0.0 }]);
+                w.string(approval_id);
+                w.opt_string(by.as_deref());
+            }
+            ExecutionEvent::Denied { approval_id, by, reason, .. } => {
+                w.push(&[op::EVENT, event::DENIED, own]);
+                w.string(approval_id);
+                w.string(reason);
+                w.opt_string(by.as_deref());
+            }
+            ExecutionEvent::Progress { progress, .. } => {
+                w.push(&[op::EVENT, event::PROGRESS, own, progress.progress, progress.total.unwrap_or(f64::NAN)]);
+                w.opt_string(progress.message.as_deref());
+            }
+            ExecutionEvent::PreliminaryResult { .. } => w.push(&[op::EVENT, event::PRELIMINARY_RESULT, own]),
         }
     }
 
@@ -481,8 +649,12 @@ mod tests {
             match code {
                 c if c == op::NEW => 4,
                 c if c == op::REFUSED || c == op::ATTEMPT_ERROR => 3,
-                c if c == op::FINAL => if ops[i + 9] == 1.0 { 11 } else { 10 },
-                c if c == op::RUN => 6,
+                c if c == op::FINAL => {
+                    let err = usize::from(ops[i + 9] == 1.0);
+                    let extras_flag = i + 10 + err;
+                    11 + err + usize::from(ops[extras_flag] == 1.0)
+                }
+                c if c == op::RUN => 7,
                 c if c == op::RETRY => 3,
                 c if c == op::QUEUED || c == op::DONE || c == op::EVICT_OLDEST || c == op::RELEASED || c == op::EVICT => 2,
                 c if c == op::INTERRUPT => 5,
@@ -510,10 +682,10 @@ mod tests {
         assert_eq!(codes(&h.wire), [op::NEW, op::RUN]);
         let key = h.wire.ops[2] as u64;
         assert_eq!(h.wire.ops[8], 1.0, "the first attempt is deferred");
-        assert!(matches!(h.take_timers().collect::<Vec<_>>()[..], [TimerRequest::Timeout { attempt: 1, .. }]));
-        h.settle(key, 1);
+        assert!(matches!(h.take_timers().collect::<Vec<_>>()[..], [TimerRequest::Arm { kind: TimerKind::Attempt, attempt: 1, .. }]));
+        h.settle(key, 1, None);
         assert_eq!(codes(&h.wire), [op::FINAL, op::DONE]);
-        assert_eq!(h.take_timers().collect::<Vec<_>>(), [TimerRequest::Clear { key }]);
+        assert_eq!(h.take_timers().collect::<Vec<_>>(), [TimerRequest::Clear { kind: TimerKind::Attempt, key }]);
         assert_eq!(h.in_flight(), 0);
     }
 
@@ -528,7 +700,7 @@ mod tests {
         assert_eq!(codes(&h.wire), [op::ATTEMPT_ERROR, op::EVENT, op::RETRY]);
         assert!(h.wire.text.contains("\"hostCause\":true") && h.wire.text.contains("TRANSIENT_ERROR"));
         let timers: Vec<_> = h.take_timers().collect();
-        assert_eq!(timers, [TimerRequest::Clear { key }, TimerRequest::Resume { key, after: Duration::from_millis(5) }]);
+        assert_eq!(timers, [TimerRequest::Clear { kind: TimerKind::Attempt, key }, TimerRequest::Arm { kind: TimerKind::Resume, key, attempt: 0, after: Duration::from_millis(5) }]);
         h.resume(key);
         assert_eq!(codes(&h.wire), [op::RUN]);
         assert_eq!(h.wire.ops[2], 2.0, "the second attempt");
@@ -565,7 +737,7 @@ mod tests {
         for n in 0..2 {
             h.start(0.0, "echo", &format!(r#"{{"n":{n}}}"#), "", "", false);
             let key = h.wire.ops[2] as u64;
-            h.settle(key, 1);
+            h.settle(key, 1, None);
         }
         assert_eq!(codes(&h.wire), [op::FINAL, op::DONE, op::EVICT_OLDEST]);
     }

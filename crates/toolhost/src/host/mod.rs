@@ -15,7 +15,7 @@ pub mod options;
 mod registry;
 pub mod wire;
 
-pub use engine::{HostEngine, TimerRequest};
+pub use engine::{HostEngine, TimerKind, TimerRequest};
 pub use registry::{answer, registry_error_json, tool_id, ErrorFacts, HostHandler, HostRegistry};
 pub use wire::Wire;
 

@@ -128,6 +128,16 @@ fn timeout(o: &Map<String, Value>) -> Result<Option<Option<f64>>, RegistryError>
     }
 }
 
+/// A number of milliseconds > 0, `Infinity` or `null` for none.
+fn millis_option(o: &Map<String, Value>, key: &str) -> Result<Option<f64>, RegistryError> {
+    match present(o, key).map(number) {
+        None => Ok(None),
+        Some(Some(n)) if n == f64::INFINITY => Ok(None),
+        Some(Some(n)) if n.is_finite() && n > 0.0 => Ok(Some(n)),
+        Some(_) => Err(invalid_config(format!("{key} must be a number of milliseconds > 0 (or null for none)"))),
+    }
+}
+
 const RETRY_KEYS: &[&str] = &["maxAttempts", "baseDelay", "maxDelay", "backoffMultiplier", "jitter", "retryableCategories"];
 
 /// Retry overrides, checked on their own (`maxAttempts >= 1`, delays finite, ...).
@@ -166,7 +176,8 @@ pub fn retry_overrides(v: &Value) -> Result<RetryOverrides, RegistryError> {
 
 const MANAGER_KEYS: &[&str] = &[
     "retry", "timeoutMs", "maxConcurrency", "historyLimit", "validation", "logging", "logArguments", "truncateLogs",
-    "metadata", "redact", "logger", "auditLog",
+    "metadata", "redact", "logger", "auditLog", "needsApproval", "approvalTimeoutMs", "resetTimeoutOnProgress",
+    "maxTotalTimeoutMs", "maxOutputChars",
 ];
 
 /// What a manager's options ask of the host itself.
@@ -175,6 +186,8 @@ pub struct HostOptions {
     /// A JS logger receives the log lines (else they go to `tracing`).
     pub logger: bool,
     pub audit_log: Option<String>,
+    /// The most characters of a result a model is sent (`executeToolCalls` replies).
+    pub max_output_chars: Option<usize>,
 }
 
 /// Reads a manager's options (`{}` when absent).
@@ -216,6 +229,13 @@ pub fn manager_options(json: &str) -> Result<(ManagerConfig, HostOptions), Regis
         config.logging = Some(LogOptions { log_arguments, truncate_logs, redact: config.redact.clone() });
     }
     config.metadata = flag(&o, "metadata")?.unwrap_or(false);
+    if let Some(v) = present(&o, "needsApproval") {
+        config.needs_approval = serde_json::from_value(v.clone()).map_err(|_| invalid_config("needsApproval must be true, false or a function (args, ctx) => boolean"))?;
+    }
+    config.approval_timeout_ms = millis_option(&o, "approvalTimeoutMs")?;
+    config.reset_timeout_on_progress = flag(&o, "resetTimeoutOnProgress")?.unwrap_or(false);
+    config.max_total_timeout_ms = millis_option(&o, "maxTotalTimeoutMs")?;
+    host.max_output_chars = count(&o, "maxOutputChars", 1.0)?;
     host.logger = present(&o, "logger").is_some();
     host.audit_log = match present(&o, "auditLog") {
         None => None,
@@ -226,7 +246,7 @@ pub fn manager_options(json: &str) -> Result<(ManagerConfig, HostOptions), Regis
     Ok((config, host))
 }
 
-const CALL_KEYS: &[&str] = &["toolCallId", "sessionId", "timeoutMs", "retry", "signal"];
+const CALL_KEYS: &[&str] = &["toolCallId", "sessionId", "timeoutMs", "retry", "signal", "resetTimeoutOnProgress", "maxTotalTimeoutMs"];
 
 /// Reads a call's options (`signal` is the host's: only its `aborted` state comes here,
 /// as `aborted`).
@@ -260,6 +280,8 @@ pub fn call_options(json: &str, aborted: bool) -> Result<CallOptions, RegistryEr
     if let Some(r) = present(&o, "retry") {
         call.retry = Some(retry_overrides(r)?);
     }
+    call.reset_timeout_on_progress = flag(&o, "resetTimeoutOnProgress")?;
+    call.max_total_timeout_ms = millis_option(&o, "maxTotalTimeoutMs")?;
     Ok(call)
 }
 

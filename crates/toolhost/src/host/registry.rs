@@ -67,7 +67,18 @@ struct Definition {
     metadata: Option<Value>,
     /// Whether the host has a handler function for it.
     handler: Option<Value>,
+    /// `true`, `false`, or `"ask"` when the host's own function decides per call.
+    needs_approval: Option<Value>,
+    /// Whether the host has a `toModelOutput` function for it (the host keeps it).
+    #[allow(dead_code)]
+    to_model_output: Option<Value>,
 }
+
+/// The keys a tool definition may have, as the JS runtime sends them.
+const DEFINITION_KEYS: &[&str] = &[
+    "name", "description", "inputSchema", "parametersJsonSchema", "parameters", "outputSchema", "metadata", "handler",
+    "needsApproval", "toModelOutput",
+];
 
 /// A registry shared by a host's registry object, its sessions and its managers.
 #[derive(Clone)]
@@ -128,8 +139,20 @@ impl HostRegistry {
     /// `INVALID_TOOL_NAME`, `INVALID_DEFINITION`, `INVALID_SCHEMA`, `DUPLICATE_TOOL`,
     /// `SESSION_NOT_FOUND`; nothing changes then.
     pub fn register(&self, session: Option<&str>, definition: &str) -> Result<Value, RegistryError> {
-        let def: Definition = serde_json::from_str(definition)
-            .map_err(|e| invalid_definition(format!("the tool definition is not a JSON object: {e}")))?;
+        let raw: Value = serde_json::from_str(definition).map_err(|e| invalid_definition(format!("the tool definition is not JSON: {e}")))?;
+        let label = raw.get("name").and_then(Value::as_str).map_or_else(|| "the tool definition".to_string(), |n| format!("tool '{n}'"));
+        if let Some(o) = raw.as_object() {
+            if let Some(key) = o.keys().find(|k| !DEFINITION_KEYS.contains(&k.as_str())) {
+                return Err(invalid_definition(super::options::unknown_option(key, DEFINITION_KEYS, &label)));
+            }
+            if let Some(Value::Object(m)) = o.get("metadata") {
+                if let Some(key) = m.keys().find(|k| !crate::declaration::METADATA_KEYS.contains(&k.as_str())) {
+                    let message = super::options::unknown_option(key, crate::declaration::METADATA_KEYS, &format!("{label}'s metadata"));
+                    return Err(invalid_definition(format!("{message} (keep your own data under metadata.custom)")));
+                }
+            }
+        }
+        let def: Definition = serde_json::from_value(raw).map_err(|e| invalid_definition(format!("{label}: the definition is not valid: {e}")))?;
         let name = match def.name {
             Some(Value::String(s)) => s,
             _ => {
@@ -152,10 +175,15 @@ impl HostRegistry {
             (None, None, Some(gemini)) => providers::gemini_schema_to_json_schema(&gemini),
             (None, None, None) => json!({ "type": "object", "properties": {} }),
         };
-        let metadata: ToolMetadata = match def.metadata {
+        let mut metadata: ToolMetadata = match def.metadata {
             None | Some(Value::Null) => ToolMetadata::default(),
             Some(m) => serde_json::from_value(m).map_err(|e| invalid_definition(format!("tool '{name}': metadata is invalid: {e}")))?,
         };
+        if let Some(v) = def.needs_approval {
+            metadata.needs_approval = Some(
+                serde_json::from_value(v).map_err(|_| invalid_definition(format!("tool '{name}': needsApproval must be true, false or a function (args, ctx) => boolean")))?,
+            );
+        }
         let declaration = ToolDeclaration { name, description, input_schema, output_schema: def.output_schema, metadata };
         crate::declaration::check_declaration(&declaration)?;
         let id = self.next_tool.fetch_add(1, Ordering::Relaxed);

@@ -14,14 +14,17 @@
 //! |---|---|---|
 //! | `NEW` | ticket, key | execution id |
 //! | `REFUSED` | ticket | error JSON |
-//! | `FINAL` | key, record (7), has error | error JSON when it has one |
+//! | `FINAL` | key, record (7), has error, has extras | error JSON when it has one, then extras JSON when it has them |
 //! | `ATTEMPT_ERROR` | key | error JSON |
 //! | `METADATA` | key, duration ms | ISO timestamp |
 //! | `EVENT` | event type, key, per type (below) | |
 //! | `LOG` | level, attempt or NaN, duration or NaN, string mask | message, execution id, tool name, then args, error, stack, result as the mask says |
 //! | `AUDIT` | has write error | record JSON, then the error |
 //! | `INTERRUPT` | key, attempt, timed out | the reason's message |
-//! | `RUN` | key, attempt, max attempts, tool id, deferred | |
+//! | `RUN` | key, attempt, max attempts, tool id, deferred, checks output | |
+//! | `DECIDE` | key, tool id | (the host's approval policy must answer: `approval_decided`) |
+//! | `AWAIT_APPROVAL` | key | the approval id |
+//! | `APPROVAL_REFUSED` | | error JSON (`approve`/`deny` refused: no such approval, invalid edited arguments) |
 //! | `QUEUED` | key | |
 //! | `RETRY` | key, delay ms | |
 //! | `DONE` | key | |
@@ -29,13 +32,19 @@
 //! | `EVICT_OLDEST` | how many | (the oldest kept records were dropped) |
 //! | `EVICT_NEWEST` | | (the record just finished is not kept) |
 //! | `RELEASED` | tool id | |
-//! | `SNAPSHOT` | key, record (7) | |
+//! | `SNAPSHOT` | key, record (7), has extras | extras JSON |
 //!
 //! A record is `status, queuedAt, startedAt, completedAt, duration, attemptNumber,
 //! maxAttempts`, with NaN for what is not known yet. Event fields: `STARTED` a record;
 //! `EXECUTING` the attempt; `RETRYING` next attempt, max attempts, delay ms (its error
 //! is the `ATTEMPT_ERROR` before it); `VALIDATING`, `SUCCEEDED`, `FAILED`, `CANCELLED`
-//! nothing more (the last three describe the `FINAL` record before them).
+//! nothing more (the last three describe the `FINAL` record before them);
+//! `APPROVAL_REQUESTED` a record, has extras, then strings: extras, approval id;
+//! `APPROVED` edited, then strings: approval id, optional approver; `DENIED` strings:
+//! approval id, reason, optional approver; `PROGRESS` progress, total (NaN: none), then
+//! an optional message; `PRELIMINARY_RESULT` nothing (the host has the value).
+//! An optional string is a flag (0 or 1) followed, when 1, by the string's length.
+//! Extras (`{ approval?, progress? }` JSON) are a flag followed, when 1, by its length.
 
 use crate::error::ToolError;
 use crate::record::{ExecutionRecord, ExecutionStatus};
@@ -60,6 +69,9 @@ pub mod op {
     pub const SNAPSHOT: f64 = 16.0;
     pub const EVICT_OLDEST: f64 = 17.0;
     pub const EVICT_NEWEST: f64 = 18.0;
+    pub const DECIDE: f64 = 19.0;
+    pub const AWAIT_APPROVAL: f64 = 20.0;
+    pub const APPROVAL_REFUSED: f64 = 21.0;
 }
 
 /// Event type numbers of `EVENT` ops, in `EventType` order.
@@ -71,6 +83,11 @@ pub mod event {
     pub const SUCCEEDED: f64 = 4.0;
     pub const FAILED: f64 = 5.0;
     pub const CANCELLED: f64 = 6.0;
+    pub const APPROVAL_REQUESTED: f64 = 7.0;
+    pub const APPROVED: f64 = 8.0;
+    pub const DENIED: f64 = 9.0;
+    pub const PROGRESS: f64 = 10.0;
+    pub const PRELIMINARY_RESULT: f64 = 11.0;
 }
 
 /// Status numbers of records.
@@ -82,6 +99,7 @@ pub fn status_code(s: ExecutionStatus) -> f64 {
         ExecutionStatus::Succeeded => 3.0,
         ExecutionStatus::Failed => 4.0,
         ExecutionStatus::Cancelled => 5.0,
+        ExecutionStatus::AwaitingApproval => 6.0,
     }
 }
 
@@ -128,6 +146,35 @@ impl Wire {
 
     pub fn error(&mut self, e: &ToolError) {
         self.string(&error_json(e));
+    }
+
+    /// An optional string: a flag, then the string when there is one.
+    pub fn opt_string(&mut self, s: Option<&str>) {
+        match s {
+            Some(s) => {
+                self.ops.push(1.0);
+                self.string(s);
+            }
+            None => self.ops.push(0.0),
+        }
+    }
+
+    /// What a record has beyond its numbers, when it has any: `{ approval?, progress? }`
+    /// as JSON (a flag, then the text).
+    pub fn extras(&mut self, r: &ExecutionRecord) {
+        if r.approval.is_none() && r.progress.is_none() {
+            self.ops.push(0.0);
+            return;
+        }
+        let mut o = serde_json::Map::new();
+        if let Some(a) = &r.approval {
+            o.insert("approval".into(), serde_json::to_value(a).unwrap_or_default());
+        }
+        if let Some(p) = &r.progress {
+            o.insert("progress".into(), serde_json::to_value(p).unwrap_or_default());
+        }
+        self.ops.push(1.0);
+        self.string(&serde_json::Value::Object(o).to_string());
     }
 }
 
