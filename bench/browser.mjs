@@ -15,7 +15,8 @@
 //   process), 5 runs plus the warm-up inside the page, median: as a Node child does.
 // - Peak memory is the peak RSS (VmHWM, Linux /proc) of the page's renderer process:
 //   the renderer that burned CPU between the page's "ready" and "result" reports. It
-//   includes wasm linear memory, which a JS-heap figure would not.
+//   includes wasm linear memory, which a JS-heap figure would not. V8's heap size at the
+//   end of the run (CDP Performance.getMetrics, JSHeapTotalSize) is reported beside it.
 // - With `profile`, one more toolhost B1 page runs under the CDP sampling profiler
 //   (its timings are not used) and the top self-time functions are returned.
 import { readFileSync, readdirSync } from 'node:fs'
@@ -88,6 +89,13 @@ function benchPlugin(apiPath) {
     name: 'bench-browser',
     setup(build) {
       build.onResolve({ filter: /^bench:/ }, (args) => ({ path: args.path, namespace: 'bench' }))
+      // `toolhost` is this checkout, through its package.json's `exports` with the
+      // `browser` condition (as a user's bundler resolves it), never an installed copy.
+      build.onResolve({ filter: /^toolhost$/ }, () => {
+        const entry = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).exports?.['.']?.browser
+        if (typeof entry !== 'string') throw new Error('package.json has no exports["."].browser entry')
+        return { path: join(ROOT, entry) }
+      })
       build.onResolve({ filter: /^node:/ }, (args) => (NODE_ALIASES[args.path]
         ? { path: args.path, namespace: 'bench' }
         // Any other built-in is only reached by code the benchmark does not run.
@@ -124,12 +132,16 @@ async function bundle(side, standin) {
     target: 'es2022',
     outfile: join(ROOT, `${side}.js`), // names only: nothing is written
     write: false,
+    metafile: true,
     logLevel: 'silent',
     plugins: [benchPlugin(apiPath)],
   }).catch((error) => {
     const lines = error.errors?.map((e) => (e.location ? `${e.location.file}:${e.location.line}: ${e.text}` : e.text)) ?? [error.message]
     throw new Error(`esbuild could not bundle the ${side} page:\n${lines.join('\n')}`)
   })
+  // Every source outside node_modules must come from this checkout.
+  const foreign = Object.keys(result.metafile.inputs).filter((f) => f.startsWith('../') && !f.includes('node_modules/'))
+  if (foreign.length) throw new Error(`the ${side} bundle took files from outside ${ROOT}: ${foreign.join(', ')}`)
   return Buffer.from(result.outputFiles[0].contents)
 }
 
@@ -292,6 +304,8 @@ async function runOne(browser, browserPid, { url, side, timeoutMs, profile }) {
           if (d > best) { best = d; rendererPid = pid }
         }
         const r = { ...event, peakRssMB: rendererPid ? peakRssMB(rendererPid) : undefined }
+        // V8's heap as the run ends (CDP Performance.getMetrics): how much of the renderer is JS heap.
+        try { r.jsHeapMB = (await tab.metrics()).JSHeapTotalSize / 2 ** 20 } catch {}
         if (session) r.profile = (await session.send('Profiler.stop')).profile
         settle(r)
       } else if (event?.type === 'error') fail(`page error: ${event.error}`)

@@ -113,7 +113,7 @@ async function main() {
     out.push(`| ${id} ${TITLES[id]} | ${(t.n ?? p.n ?? 0).toLocaleString('en-US')} | ${f(t.usPerCall)} | ${f(p.usPerCall)} | ${ok ? f(t.usPerCall / p.usPerCall) : '-'} | ${kcalls(t.callsPerSec)} | ${kcalls(p.callsPerSec)} | ${f(t.maxRssMB, 0)} | ${f(p.maxRssMB, 0)} | ${extra} |`)
     if (web[id]) {
       const wt = web[id].toolhost, wp = web[id].peer, wok = wt.ok && wp.ok
-      const wextra = !wok ? 'CRASHED' : `${t.ok ? `wasm/native µs/call ${f(wt.usPerCall / t.usPerCall)}×; ` : ''}peak RSS = the page's renderer; toolhost page CSP without 'unsafe-eval', 0 violations`
+      const wextra = !wok ? 'CRASHED' : `${t.ok ? `wasm/native µs/call ${f(wt.usPerCall / t.usPerCall)}×; ` : ''}peak RSS = the page's renderer, JS heap at the end ${f(wt.jsHeapMB, 0)} / ${f(wp.jsHeapMB, 0)} MB; toolhost page CSP without 'unsafe-eval': 0 violations`
       out.push(`| ${id} (Chromium, wasm) ${TITLES[id]} | ${(wt.n ?? wp.n ?? 0).toLocaleString('en-US')} | ${f(wt.usPerCall)} | ${f(wp.usPerCall)} | ${wok ? f(wt.usPerCall / wp.usPerCall) : '-'} | ${kcalls(wt.callsPerSec)} | ${kcalls(wp.callsPerSec)} | ${f(wt.peakRssMB, 0)} | ${f(wp.peakRssMB, 0)} | ${wextra} |`)
     }
   }
