@@ -164,7 +164,8 @@ function record(exec, ops, i, error, previousErrors, extras) {
     toolName: exec.toolName,
     args: exec.value(),
     status: OP.STATUS[ops[i]],
-    result: exec.result,
+    // A failed attempt's value (an output that failed its schema) is not a result.
+    result: ops[i] === 3 ? exec.result : undefined,
     error,
     timing: { queuedAt: ops[i + 1], startedAt: nan(ops[i + 2]), completedAt: nan(ops[i + 3]), duration: nan(ops[i + 4]) },
     retry: { attemptNumber: ops[i + 5], maxAttempts: ops[i + 6], previousErrors },
@@ -179,6 +180,9 @@ function optionalAt(ops, i, text, at) {
   const len = ops[i + 1]
   return [text.slice(at, at + len), i + 2, at + len]
 }
+
+/** Each manager's `maxOutputChars`, for the replies `executeToolCalls` writes. */
+export const outputBudgets = new WeakMap()
 
 /** The tool id each finished record's execution ran, for `executeToolCalls` (the tool's
  * `toModelOutput`). */
@@ -197,7 +201,6 @@ export class ToolExecutionManager extends ToolEventTarget {
   #logsStacks
   /** The manager's `needsApproval` function, when it is one. */
   #approvalPolicy
-  #maxOutputChars
   /** An approve() or deny() refusal the last engine call wrote. */
   #refused = undefined
   #interceptors = []
@@ -243,7 +246,7 @@ export class ToolExecutionManager extends ToolEventTarget {
         this.#approvalPolicy = needsApproval
         needsApproval = 'ask'
       }
-      this.#maxOutputChars = options.maxOutputChars
+      if (typeof options.maxOutputChars === 'number') outputBudgets.set(this, options.maxOutputChars)
       text = optionsText({ ...options, logger: this.#logger === undefined ? undefined : true, needsApproval }, 'options')
     }
     this.#core = new backend.EngineCore(this.#state.core)
@@ -531,6 +534,15 @@ export class ToolExecutionManager extends ToolEventTarget {
           this.#live.get(ops[i + 1]).approvalId = text.slice(at, (at += ops[i + 2]))
           i += 3
           break
+        case OP.ARGS: {
+          // An approver edited the arguments: the handler gets those.
+          const exec = this.#live.get(ops[i + 1])
+          exec.text = text.slice(at, (at += ops[i + 2]))
+          exec.parsed = false
+          exec.tape = undefined
+          i += 3
+          break
+        }
         case OP.APPROVAL_REFUSED:
           this.#refused = engineError(text.slice(at, (at += ops[i + 1])), undefined)
           i += 2

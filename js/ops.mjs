@@ -21,6 +21,7 @@ export const EVICT_NEWEST = 18
 export const DECIDE = 19
 export const AWAIT_APPROVAL = 20
 export const APPROVAL_REFUSED = 21
+export const ARGS = 22
 
 // Record statuses, by number.
 export const STATUS = ['pending', 'validating', 'executing', 'succeeded', 'failed', 'cancelled', 'awaiting-approval']

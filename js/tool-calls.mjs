@@ -1,7 +1,8 @@
 // Model responses in, replies out: `manager.executeToolCalls` and `toAiSdkTools`. Which
 // calls a response holds, the replies' shapes and the text a model reads for a failure
 // are the engine's (crates/toolhost/src/host/registry.rs); this side runs the calls.
-import { answered, checkOptions, toolhostError } from './errors.mjs'
+import { answered, checkOptions, reportCallbackError, toolhostError } from './errors.mjs'
+import { outputBudgets, toolIdOf } from './manager.mjs'
 import { stateOf } from './registry.mjs'
 
 const CALL_OPTIONS = ['provider', 'sessionId', 'signal', 'concurrency', 'timeoutMs', 'retry']
@@ -21,6 +22,30 @@ function resultJson(value) {
   } catch (e) {
     return `(result not JSON: ${e instanceof Error ? e.message : String(e)})`
   }
+}
+
+/** What the tool's `toModelOutput` makes of a successful result (the record, the events
+ * and `execute`'s result keep the full value), or undefined when it has none. A
+ * `toModelOutput` that throws is reported, and the result's JSON is sent instead. */
+function modelOutput(state, result) {
+  const toModelOutput = state.modelOutputs.get(toolIdOf.get(result.execution))
+  if (toModelOutput === undefined) return undefined
+  try {
+    return toModelOutput(result.result)
+  } catch (err) {
+    reportCallbackError(err, `the toModelOutput function of '${result.execution.toolName}'`, 'ToolhostModelOutputWarning')
+    return undefined
+  }
+}
+
+/** What the model is sent for a successful result: `toModelOutput`'s string or parts,
+ * else the result's JSON text; within the manager's or tool's `maxOutputChars`. */
+export function modelOutputOf(manager, result) {
+  const state = stateOf(manager?.registry, 'modelOutputOf(manager)')
+  const shown = modelOutput(state, result)
+  const reply = JSON.stringify([{ id: '', name: result.execution.toolName, result: resultJson(result.result), modelOutput: shown, maxChars: outputBudgets.get(manager), executionId: result.execution.id }])
+  const [message] = answered(state.core.formatReplies(result.execution.sessionId ?? null, 'mcp', reply))
+  return message.content
 }
 
 function errorFacts(error) {
@@ -61,11 +86,15 @@ export async function executeToolCalls(manager, state, response, options) {
     }
   }
   await Promise.all(Array.from({ length: Math.min(concurrency, calls.length) }, worker))
+  const maxChars = outputBudgets.get(manager)
   const replies = calls.map((c, k) => {
     const r = results[k]
-    return r.success
-      ? { id: c.id, name: c.name, arguments: c.arguments, result: resultJson(r.result) }
-      : { id: c.id, name: c.name, arguments: c.arguments, error: errorFacts(r.error) }
+    const reply = { id: c.id, name: c.name, arguments: c.arguments, maxChars, executionId: r.execution?.id }
+    if (!r.success) return { ...reply, error: errorFacts(r.error) }
+    reply.result = resultJson(r.result)
+    const shown = modelOutput(state, r)
+    if (shown !== undefined) reply.modelOutput = shown
+    return reply
   })
   const messages = answered(state.core.formatReplies(session, options.provider, JSON.stringify(replies)), 'executeToolCalls: ')
   const shown = calls.map((c) => ({ id: c.id, name: c.name, arguments: c.malformed ? c.arguments : JSON.parse(c.arguments) }))

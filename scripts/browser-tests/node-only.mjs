@@ -32,6 +32,10 @@ export default {
       'process A is a forked child (node:child_process) serving over HTTP; this process mounts it',
   },
   tests: {
+    '__test__/approval.test.mjs: approval > a needsApproval function that throws asks a person, and the throw becomes a process warning':
+      "asserts a process warning (process.on('warning')); in a browser the throw is reported with reportError, an uncaught error of the page",
+    '__test__/event-target.test.mjs: EventTarget semantics > a listener that throws disturbs neither the execution nor the listeners after it':
+      'in a browser the throw is reported with reportError, which the page sees as an uncaught error (as the DOM does for a throwing listener)',
     '__test__/json-schema-suite.test.mjs: the index imports every file of the vendored suite, and only those':
       'lists the vendored folders with node:fs readdirSync to compare them with the index; a page cannot list a folder',
     '__test__/execution.test.mjs: cancellation > a reused AbortSignal over 1,000 calls keeps no abort listener':

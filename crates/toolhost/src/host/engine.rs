@@ -263,9 +263,14 @@ impl HostEngine {
                 Err(e) => return self.refuse_approval(&ToolError::from(e)),
             }
         };
+        let edited_text = edited.is_some().then(|| args.to_string());
         match self.engine.approve(approval_id, edited, by) {
             Ok(t) => {
                 self.clear_timer(t.key, TimerKind::Approval);
+                if let Some(text) = edited_text {
+                    self.wire.push(&[op::ARGS, t.key as f64]);
+                    self.wire.string(&text);
+                }
                 self.apply(t, None);
             }
             Err(e) => self.refuse_approval(&e),

@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 
 use crate::error::{RegistryError, RegistryErrorCode, ToolError};
 use crate::handler::{BoxFuture, ToolContext, ToolHandler};
+use crate::providers::model_output::ModelOutput;
 use crate::providers::{self, model_errors, Provider, ToolCallArguments, ToolReply};
 use crate::registry::{RegisteredTool, Scope, ToolRegistry};
 use crate::schema::ValidationIssue;
@@ -345,7 +346,10 @@ impl HostRegistry {
     }
 
     /// The replies to send back, in the provider's format, for calls and their outcomes
-    /// (`replies`: `[{ id, name, arguments, ok, result? , error? }]`, `result` as JSON).
+    /// (`replies`: `[{ id, name, arguments, result?, error?, modelOutput?, maxChars?,
+    /// executionId? }]`, `result` as JSON, `modelOutput` what the tool's `toModelOutput`
+    /// made of it). The budget is the tool's `maxOutputChars`, else `maxChars` (the
+    /// manager's).
     ///
     /// # Errors
     /// `INVALID_CONFIG` for an unknown provider or replies that are not of that shape.
@@ -353,16 +357,24 @@ impl HostRegistry {
         let invalid = |m: String| RegistryError::new(RegistryErrorCode::InvalidConfig, m);
         let provider = Provider::from_str(provider).map_err(|e| invalid(e.to_string()))?;
         let outcomes: Vec<Outcome> = serde_json::from_str(replies).map_err(|e| invalid(format!("replies are not valid: {e}")))?;
-        let replies: Vec<ToolReply> = outcomes
-            .into_iter()
-            .map(|o| match o.error {
+        let mut replies = Vec::with_capacity(outcomes.len());
+        for o in outcomes {
+            let tool = self.registry.resolve(scope(session), &o.name).ok();
+            let declared = tool.as_ref().and_then(|t| t.declaration.metadata.max_output_chars).map(|n| n as usize);
+            let shown = o.model_output.as_ref().map(ModelOutput::from_json).transpose().map_err(|e| invalid(format!("tool '{}': {e}", o.name)))?;
+            let mut reply = match o.error {
                 None => ToolReply::ok(o.id, o.name, o.result.unwrap_or(Value::Null)),
                 Some(e) => {
                     let text = self.model_error_text(session, &o.name, &o.arguments, &e);
                     ToolReply::err(o.id, o.name, text)
                 }
-            })
-            .collect();
+            };
+            reply.shown = shown;
+            reply.max_chars = declared.or(o.max_chars);
+            reply.execution_id = o.execution_id;
+            reply.structured = tool.is_some_and(|t| t.declaration.output_schema.is_some());
+            replies.push(reply);
+        }
         Ok(Value::Array(providers::format_replies(provider, &replies)))
     }
 }
@@ -388,4 +400,10 @@ struct Outcome {
     result: Option<Value>,
     #[serde(default)]
     error: Option<ErrorFacts>,
+    #[serde(default, rename = "modelOutput")]
+    model_output: Option<Value>,
+    #[serde(default, rename = "maxChars")]
+    max_chars: Option<usize>,
+    #[serde(default, rename = "executionId")]
+    execution_id: Option<String>,
 }

@@ -24,6 +24,7 @@
 //! | `RUN` | key, attempt, max attempts, tool id, deferred, checks output | |
 //! | `DECIDE` | key, tool id | (the host's approval policy must answer: `approval_decided`) |
 //! | `AWAIT_APPROVAL` | key | the approval id |
+//! | `ARGS` | key | the arguments an approver edited, as JSON text (the handler gets these) |
 //! | `APPROVAL_REFUSED` | | error JSON (`approve`/`deny` refused: no such approval, invalid edited arguments) |
 //! | `QUEUED` | key | |
 //! | `RETRY` | key, delay ms | |
@@ -72,6 +73,7 @@ pub mod op {
     pub const DECIDE: f64 = 19.0;
     pub const AWAIT_APPROVAL: f64 = 20.0;
     pub const APPROVAL_REFUSED: f64 = 21.0;
+    pub const ARGS: f64 = 22.0;
 }
 
 /// Event type numbers of `EVENT` ops, in `EventType` order.

@@ -69,16 +69,17 @@ pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, Provide
         if event_type != "TOOL_CALL_CHUNK" {
             chunk_call = None;
         }
-        let find = |calls: &[Pending], id: &str| calls.iter().position(|c| c.id == id);
+        // The latest call with this id: an id a model reuses after a call ended starts a new call.
+        let find = |calls: &[Pending], id: &str| calls.iter().rposition(|c| c.id == id);
         match event_type {
             "TOOL_CALL_START" => {
                 let id = str_field(P, event, &path, "toolCallId")?;
                 let name = str_field(P, event, &path, "toolCallName")?;
-                if find(&calls, id).is_some() {
+                if find(&calls, id).is_some_and(|k| !calls[k].ended) {
                     return Err(ProviderError::payload(
                         P,
                         path,
-                        format!("tool call `{id}` was started twice"),
+                        format!("tool call `{id}` was started again before it ended"),
                     ));
                 }
                 calls.push(Pending {
@@ -117,11 +118,11 @@ pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, Provide
                 let index = match (id, chunk_call) {
                     (Some(id), Some(open)) if calls[open].id == id => open,
                     (Some(id), _) => {
-                        if find(&calls, id).is_some() {
+                        if find(&calls, id).is_some_and(|k| !calls[k].ended) {
                             return Err(ProviderError::payload(
                                 P,
                                 path,
-                                format!("tool call `{id}` was started twice"),
+                                format!("tool call `{id}` was started again before it ended"),
                             ));
                         }
                         let name = str_field(P, event, &path, "toolCallName")?;

@@ -7,6 +7,7 @@
 
 use serde_json::{json, Value};
 
+use super::model_output::{anthropic_blocks, ContentPart, ModelOutput};
 use super::payload::{kind, str_field, structured_args};
 use super::{Provider, ProviderError, ToolCall, ToolCallArguments, ToolReply};
 use crate::declaration::ToolDeclaration;
@@ -80,10 +81,16 @@ pub(super) fn format_replies(replies: &[ToolReply]) -> Vec<Value> {
     let blocks: Vec<Value> = replies
         .iter()
         .map(|r| {
+            let content = match (&r.outcome, &r.shown) {
+                (Ok(_), Some(ModelOutput::Parts(parts))) if parts.iter().any(|p| matches!(p, ContentPart::Image { .. })) => {
+                    Value::Array(anthropic_blocks(parts, |t| r.budget(t)))
+                }
+                _ => json!(r.content_text()),
+            };
             json!({
                 "type": "tool_result",
                 "tool_use_id": r.call_id,
-                "content": r.content_text(),
+                "content": content,
                 "is_error": r.is_error(),
             })
         })

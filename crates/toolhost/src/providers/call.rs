@@ -2,6 +2,8 @@
 
 use serde_json::{Map, Value};
 
+use super::model_output::{parts_text, within_budget, ModelOutput};
+
 /// One tool call requested by a model.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolCall {
@@ -54,16 +56,20 @@ pub struct ToolReply {
     pub name: String,
     /// `Ok` = the tool's result; `Err` = error text written for the model.
     pub outcome: Result<Value, String>,
+    /// What the tool's `toModelOutput` made of the result, shown instead of its JSON.
+    pub shown: Option<ModelOutput>,
+    /// The most characters of text the model is sent (`maxOutputChars`).
+    pub max_chars: Option<usize>,
+    /// Where the full result is kept, for the note of a cut reply.
+    pub execution_id: Option<String>,
+    /// MCP: send the result as `structuredContent` too (the tool declares an output schema).
+    pub structured: bool,
 }
 
 impl ToolReply {
     /// A successful reply.
     pub fn ok(call_id: impl Into<String>, name: impl Into<String>, result: Value) -> Self {
-        ToolReply {
-            call_id: call_id.into(),
-            name: name.into(),
-            outcome: Ok(result),
-        }
+        ToolReply { call_id: call_id.into(), name: name.into(), outcome: Ok(result), shown: None, max_chars: None, execution_id: None, structured: false }
     }
 
     /// A failed reply carrying error text for the model.
@@ -72,20 +78,37 @@ impl ToolReply {
         name: impl Into<String>,
         text: impl Into<String>,
     ) -> Self {
-        ToolReply {
-            call_id: call_id.into(),
-            name: name.into(),
-            outcome: Err(text.into()),
+        ToolReply { call_id: call_id.into(), name: name.into(), outcome: Err(text.into()), shown: None, max_chars: None, execution_id: None, structured: false }
+    }
+
+    /// The reply as text: the error text, what `toModelOutput` made of the result, a
+    /// string result as-is, or any other result as compact JSON text; kept within
+    /// `max_chars` (see [`within_budget`]).
+    pub fn content_text(&self) -> String {
+        let text = match (&self.outcome, &self.shown) {
+            (Err(text), _) => text.clone(),
+            (Ok(_), Some(ModelOutput::Text(text))) => text.clone(),
+            (Ok(_), Some(ModelOutput::Parts(parts))) => parts_text(parts),
+            (Ok(Value::String(text)), None) => text.clone(),
+            (Ok(value), None) => value.to_string(),
+        };
+        self.budget(&text)
+    }
+
+    /// `text` within this reply's budget.
+    pub fn budget(&self, text: &str) -> String {
+        match self.max_chars {
+            Some(max) => within_budget(text, max, self.execution_id.as_deref()),
+            None => text.to_string(),
         }
     }
 
-    /// The reply as text: the error text, a string result as-is, or any
-    /// other result as compact JSON text.
-    pub fn content_text(&self) -> String {
-        match &self.outcome {
-            Ok(Value::String(text)) => text.clone(),
-            Ok(value) => value.to_string(),
-            Err(text) => text.clone(),
+    /// Whether the model-facing text of the result exceeds the budget (providers that
+    /// send structured results then send the cut text instead).
+    pub fn over_budget(&self) -> bool {
+        match (&self.outcome, self.max_chars) {
+            (Ok(v), Some(max)) if self.shown.is_none() => v.to_string().chars().count() > max,
+            _ => false,
         }
     }
 

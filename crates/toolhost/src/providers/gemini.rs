@@ -171,9 +171,10 @@ pub(super) fn format_replies(replies: &[ToolReply]) -> Vec<Value> {
         .iter()
         .map(|reply| {
             let response = match &reply.outcome {
+                Err(_) => json!({ "error": reply.content_text() }),
+                Ok(_) if reply.shown.is_some() || reply.over_budget() => json!({ "result": reply.content_text() }),
                 Ok(value @ Value::Object(_)) => value.clone(),
                 Ok(value) => json!({ "result": value }),
-                Err(text) => json!({ "error": text }),
             };
             let mut function_response = json!({"name": reply.name, "response": response});
             if !reply.call_id.starts_with(GENERATED_ID_PREFIX) {

@@ -1,7 +1,11 @@
-//! MCP (Model Context Protocol) `Tool` objects for `tools/list`.
+//! MCP (Model Context Protocol): `Tool` objects for `tools/list`, `tools/call`
+//! requests in, `CallToolResult`s out.
 
 use serde_json::{json, Map, Value};
 
+use super::model_output::{mcp_content, ModelOutput};
+use super::payload::str_field;
+use super::{Provider, ProviderError, ToolCall, ToolCallArguments, ToolReply};
 use crate::declaration::ToolDeclaration;
 
 /// An MCP `Tool`: `{name, title?, description, inputSchema, outputSchema?,
@@ -47,4 +51,57 @@ pub fn mcp_tool(tool: &ToolDeclaration) -> Value {
 /// [`mcp_tool`] for each declaration.
 pub fn mcp_tools(tools: &[ToolDeclaration]) -> Vec<Value> {
     tools.iter().map(mcp_tool).collect()
+}
+
+/// Tool calls in MCP's own shape: a `tools/call` request (`{ method, params: { name,
+/// arguments }, id }`), its `params` alone (`{ name, arguments }`), or an array of
+/// either. A call without a JSON-RPC id gets `mcp_<n>` (its position).
+pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, ProviderError> {
+    let items: Vec<&Value> = match payload {
+        Value::Array(items) => items.iter().collect(),
+        other => vec![other],
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let path = if payload.is_array() { format!("/{i}") } else { String::new() };
+            let (params, params_path) = match item.get("params") {
+                Some(p) => (p, format!("{path}/params")),
+                None => (item, path.clone()),
+            };
+            let name = str_field(Provider::Mcp, params, &params_path, "name")?.to_string();
+            let id = match item.get("id") {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Number(n)) => n.to_string(),
+                _ => format!("mcp_{i}"),
+            };
+            let arguments = match params.get("arguments") {
+                None | Some(Value::Null) => ToolCallArguments::Parsed(Value::Object(Map::new())),
+                Some(Value::String(text)) => ToolCallArguments::from_json_text(text),
+                Some(v) => ToolCallArguments::Parsed(v.clone()),
+            };
+            Ok(ToolCall { id, name, arguments })
+        })
+        .collect()
+}
+
+/// One MCP `CallToolResult` per reply: `{ content, structuredContent?, isError }`. The
+/// content is the model-facing text (or `toModelOutput`'s parts), within the budget; a
+/// tool that declares an output schema also gets its result as `structuredContent`.
+pub(super) fn format_replies(replies: &[ToolReply]) -> Vec<Value> {
+    replies
+        .iter()
+        .map(|r| {
+            let content = match (&r.outcome, &r.shown) {
+                (Ok(_), Some(ModelOutput::Parts(parts))) => Value::Array(mcp_content(parts, |t| r.budget(t))),
+                _ => json!([{ "type": "text", "text": r.content_text() }]),
+            };
+            let mut result = json!({ "content": content, "isError": r.is_error() });
+            if let (Ok(value @ Value::Object(_)), true) = (&r.outcome, r.structured) {
+                result["structuredContent"] = value.clone();
+            }
+            result
+        })
+        .collect()
 }

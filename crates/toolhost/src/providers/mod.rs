@@ -7,7 +7,7 @@
 //! | Anthropic Messages  | [`anthropic_tools`]                  | [`Provider::Anthropic`] |
 //! | Gemini              | [`gemini_tools`]                     | [`Provider::Gemini`]    |
 //! | AG-UI               | [`ag_ui_tools`]                      | [`Provider::AgUi`]      |
-//! | MCP                 | [`mcp_tools`]                        | (MCP has its own transport) |
+//! | MCP                 | [`mcp_tools`]                        | [`Provider::Mcp`]       |
 
 use std::fmt;
 use std::str::FromStr;
@@ -22,6 +22,7 @@ mod from_gemini_schema;
 mod gemini;
 mod mcp;
 pub mod model_errors;
+pub mod model_output;
 mod openai;
 mod payload;
 mod responses;
@@ -53,6 +54,8 @@ pub enum Provider {
     Gemini,
     /// AG-UI event streams.
     AgUi,
+    /// MCP `tools/call` requests in, `CallToolResult`s out.
+    Mcp,
 }
 
 impl Provider {
@@ -64,6 +67,7 @@ impl Provider {
             Provider::Anthropic => "anthropic",
             Provider::Gemini => "gemini",
             Provider::AgUi => "ag-ui",
+            Provider::Mcp => "mcp",
         }
     }
 }
@@ -77,7 +81,7 @@ impl fmt::Display for Provider {
 impl FromStr for Provider {
     type Err = ProviderError;
 
-    /// Accepts `openai`, `openai-responses`, `anthropic`, `gemini`, `ag-ui`
+    /// Accepts `openai`, `openai-responses`, `anthropic`, `gemini`, `ag-ui`, `mcp`
     /// (ASCII case-insensitive, surrounding whitespace ignored).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.trim().to_ascii_lowercase().as_str() {
@@ -86,6 +90,7 @@ impl FromStr for Provider {
             "anthropic" => Ok(Provider::Anthropic),
             "gemini" => Ok(Provider::Gemini),
             "ag-ui" => Ok(Provider::AgUi),
+            "mcp" => Ok(Provider::Mcp),
             _ => Err(ProviderError::UnknownProvider {
                 name: s.to_string(),
             }),
@@ -107,6 +112,7 @@ pub fn parse_tool_calls(
         Provider::Anthropic => anthropic::parse_tool_calls(payload),
         Provider::Gemini => gemini::parse_tool_calls(payload),
         Provider::AgUi => ag_ui::parse_tool_calls(payload),
+        Provider::Mcp => mcp::parse_tool_calls(payload),
     }
 }
 
@@ -121,6 +127,7 @@ pub fn format_replies(provider: Provider, replies: &[ToolReply]) -> Vec<Value> {
         Provider::Anthropic => anthropic::format_replies(replies),
         Provider::Gemini => gemini::format_replies(replies),
         Provider::AgUi => ag_ui::format_replies(replies),
+        Provider::Mcp => mcp::format_replies(replies),
     }
 }
 
@@ -136,6 +143,7 @@ mod tests {
             Provider::Anthropic,
             Provider::Gemini,
             Provider::AgUi,
+            Provider::Mcp,
         ] {
             assert_eq!(p.as_str().parse::<Provider>(), Ok(p));
         }
