@@ -552,6 +552,8 @@ export declare class ToolRegistry extends EventTarget {
   toAgUiTools(): AgUiTool[]
   /** Declarations as MCP tools, with annotations from metadata. */
   toMcpTools(): McpTool[]
+  /** Registers the tools of an MCP server (a connected SDK Client, a Transport, { url, headers? } or { command, args? }); needs @modelcontextprotocol/sdk. See toolhost/mcp. */
+  mountMcp(source: import('./mcp-mount.js').McpSource, options?: import('./mcp-mount.js').MountMcpOptions): Promise<import('./mcp-mount.js').McpMount>
 }
 
 /** A per-user or per-conversation tool set. Its tools are visible only inside it. */

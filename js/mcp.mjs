@@ -18,9 +18,21 @@
 // Only Node-only parts (node:http, stdio, child processes) are imported on use, so the
 // rest (createMcpServer, and mounting an SDK Client, a Transport or a URL) also runs in
 // browsers.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import {
+//
+// The SDK is an optional peer dependency, loaded here as namespaces (not named imports):
+// a bundler building an app without it (Vite, for `registry.mountMcp`'s lazy import)
+// then leaves the loads to fail at run time instead of failing the build.
+import { checkOptions, permanentError, toolhostError, transientError } from './errors.mjs'
+import { modelOutputOf } from './tool-calls.mjs'
+
+const [clientModule, serverModule, types] = await Promise.all([
+  import('@modelcontextprotocol/sdk/client/index.js'),
+  import('@modelcontextprotocol/sdk/server/index.js'),
+  import('@modelcontextprotocol/sdk/types.js'),
+])
+const { Client } = clientModule
+const { Server } = serverModule
+const {
   CallToolRequestSchema,
   CallToolResultSchema,
   ErrorCode,
@@ -28,8 +40,7 @@ import {
   ListToolsResultSchema,
   RequestSchema,
   ToolListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js'
-import { checkOptions, permanentError, toolhostError, transientError } from './errors.mjs'
+} = types
 import { ToolExecutionManager } from './manager.mjs'
 import { modelErrorText } from './model-errors.mjs'
 import { ToolRegistry, ToolSession, stateOf } from './registry.mjs'
@@ -314,7 +325,12 @@ export function createMcpServer(tools, manager, options) {
     }
     try {
       const outcome = await manager.execute(name, args ?? {}, { sessionId, signal: extra.signal, toolCallId })
-      if (outcome.success) return toCallToolResult(outcome.result)
+      if (outcome.success) {
+        const result = toCallToolResult(outcome.result)
+        // The text a model reads: the tool's toModelOutput, within maxOutputChars.
+        if (outcome.result !== undefined) result.content = modelOutputOf(manager, outcome)
+        return result
+      }
       const { category, code, message, retryable, validationErrors } = outcome.error
       const error = { category, code, message, retryable }
       if (validationErrors !== undefined) error.validationErrors = validationErrors
