@@ -164,4 +164,47 @@ describe('toAiSdkTools', () => {
     // As execute() and executeToolCalls() refuse it.
     assert.throws(() => toAiSdkTools(manager, { sessionId: 42 }), { code: 'INVALID_CONFIG', message: /^toAiSdkTools: sessionId must be a string/ })
   })
+
+  test('a tool that needs approval goes through the AI SDK\'s own approval flow; toolhost records who approved', async () => {
+    const registry = new ToolRegistry()
+    const paid = []
+    registry.register({
+      name: 'transfer', description: 'Moves money', needsApproval: (args) => args.cents > 10_000,
+      inputSchema: { type: 'object', properties: { cents: { type: 'integer' } }, required: ['cents'] },
+      handler: (args) => { paid.push(args.cents); return { done: true } },
+    })
+    const manager = new ToolExecutionManager(registry)
+    const tools = toAiSdkTools(manager)
+    assert.equal(typeof tools.transfer.needsApproval, 'function', 'the SDK asks through the tool\'s own rule')
+    assert.equal(await tools.transfer.needsApproval({ cents: 5 }, { toolCallId: 'x', messages: [] }), false)
+    assert.equal(await tools.transfer.needsApproval({ cents: 50_000 }, { toolCallId: 'x', messages: [] }), true)
+
+    const model = new MockLanguageModelV3({
+      doGenerate: [
+        { content: [{ type: 'tool-call', toolCallId: 'call_big', toolName: 'transfer', input: JSON.stringify({ cents: 50_000 }) }], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage, warnings: [] },
+        { content: [{ type: 'text', text: 'Transferred.' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] },
+      ],
+    })
+    // Step 1: the SDK stops with an approval request instead of running the tool.
+    const first = await generateText({ model, tools, prompt: 'Send 500 euros', stopWhen: stepCountIs(3) })
+    const request = first.content.find((p) => p.type === 'tool-approval-request')
+    assert.ok(request, `an approval request: ${JSON.stringify(first.content.map((p) => p.type))}`)
+    assert.equal(request.toolCall.toolCallId, 'call_big')
+    assert.deepEqual(paid, [], 'nothing ran before the approval')
+
+    // The person approves; the SDK runs the tool and the model answers.
+    const messages = [
+      { role: 'user', content: 'Send 500 euros' },
+      ...first.response.messages,
+      { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: request.approvalId, approved: true }] },
+    ]
+    const second = await generateText({ model, tools, messages, stopWhen: stepCountIs(3) })
+    assert.equal(second.text, 'Transferred.')
+    assert.deepEqual(paid, [50_000])
+    const [record] = manager.getExecutionsForToolCall('call_big')
+    assert.equal(record.status, 'succeeded')
+    assert.equal(record.approval.decision, 'approved')
+    assert.equal(record.approval.by, 'vercel-ai-sdk')
+    assert.deepEqual(manager.pendingApprovals(), [], 'toolhost did not ask a second time')
+  })
 })

@@ -176,6 +176,16 @@ describe('approval', () => {
     assert.equal((await pending).result, 'a')
   })
 
+  test('a call approved elsewhere ({ approved: { by } }) runs at once and is recorded as approved', async () => {
+    const { manager, runs, events } = setup()
+    const r = await manager.execute('pay', { amount: 9 }, { approved: { by: 'upstream-ui' } })
+    assert.deepEqual(r.result, { paid: 9 })
+    assert.deepEqual(events.map(([t]) => t), ['started', 'validating', 'approved', 'executing', 'succeeded'])
+    assert.deepEqual([r.execution.approval.decision, r.execution.approval.by], ['approved', 'upstream-ui'])
+    assert.equal(runs.length, 1)
+    await assert.rejects(manager.execute('pay', { amount: 9 }, { approved: 'yes' }), { code: 'INVALID_CONFIG', message: /approved must be true or \{ by: string \}/ })
+  })
+
   test('bad answers are refused clearly', async () => {
     const { manager } = setup()
     assert.throws(() => manager.approve(42), { code: 'INVALID_ARGUMENTS' })

@@ -184,6 +184,9 @@ function optionalAt(ops, i, text, at) {
 /** Each manager's `maxOutputChars`, for the replies `executeToolCalls` writes. */
 export const outputBudgets = new WeakMap()
 
+/** Each manager's `needsApproval` option (true, false or a function), for toAiSdkTools. */
+export const approvalPolicies = new WeakMap()
+
 /** The tool id each finished record's execution ran, for `executeToolCalls` (the tool's
  * `toModelOutput`). */
 export const toolIdOf = new WeakMap()
@@ -242,6 +245,7 @@ export class ToolExecutionManager extends ToolEventTarget {
         throw toolhostError('INVALID_CONFIG', `auditLog (a file) is not available in ${backend.name === 'wasm' ? 'the browser' : 'this runtime'}: listen to 'tool-invocation-recorded' and store the records yourself`)
       }
       let needsApproval = options.needsApproval
+      if (needsApproval !== undefined) approvalPolicies.set(this, needsApproval)
       if (typeof needsApproval === 'function') {
         this.#approvalPolicy = needsApproval
         needsApproval = 'ask'

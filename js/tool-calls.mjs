@@ -2,7 +2,7 @@
 // calls a response holds, the replies' shapes and the text a model reads for a failure
 // are the engine's (crates/toolhost/src/host/registry.rs); this side runs the calls.
 import { answered, checkOptions, reportCallbackError, toolhostError } from './errors.mjs'
-import { outputBudgets, toolIdOf } from './manager.mjs'
+import { approvalPolicies, outputBudgets, toolIdOf } from './manager.mjs'
 import { stateOf } from './registry.mjs'
 
 const CALL_OPTIONS = ['provider', 'sessionId', 'signal', 'concurrency', 'timeoutMs', 'retry']
@@ -123,6 +123,20 @@ function aiSdkSchema(schema) {
   return { [AI_SDK_SCHEMA]: true, _type: undefined, jsonSchema: schema, validate: (value) => ({ success: true, value }) }
 }
 
+/** A tool's approval rule as the AI SDK's `needsApproval` (true, or a function of the
+ * input), so the SDK's own approval flow asks the person; undefined when none applies.
+ * The tool's own setting wins over the manager's, as in the engine. */
+function aiSdkApproval(state, manager, session, name, declared) {
+  const rule = declared !== undefined ? declared : approvalPolicies.get(manager)
+  if (rule === true) return true
+  if (rule === 'ask' || typeof rule === 'function') {
+    const policy = rule === 'ask' ? state.approvalPredicates.get(state.core.toolId(session, name)) : rule
+    if (typeof policy !== 'function') return true
+    return async (input, { toolCallId }) => (await policy(input, { toolName: name, toolCallId, sessionId: session ?? undefined, executionId: undefined })) === true
+  }
+  return undefined
+}
+
 /**
  * The tools the manager's registry shows (or a session's, with `sessionId`) as Vercel
  * AI SDK tools: pass the object as `tools` to `generateText` / `streamText`.
@@ -141,10 +155,15 @@ export function toAiSdkTools(manager, options) {
   for (const { name, description, inputSchema, metadata } of declarations) {
     const tool = { description, inputSchema: aiSdkSchema(inputSchema) }
     if (metadata.title !== undefined) tool.title = metadata.title
+    const needsApproval = aiSdkApproval(state, manager, session, name, metadata.needsApproval)
+    if (needsApproval !== undefined) tool.needsApproval = needsApproval
     tool.execute = async (input, opts) => {
       const toolCallId = opts !== undefined ? opts.toolCallId : undefined
       const signal = opts !== undefined ? opts.abortSignal : undefined
-      const result = await manager.execute(name, input, { toolCallId, signal, sessionId: session ?? undefined })
+      // The SDK calls execute only once its own approval flow approved the call (when
+      // the tool needs one), so toolhost records it approved rather than asking again.
+      const approved = needsApproval === undefined ? undefined : { by: 'vercel-ai-sdk' }
+      const result = await manager.execute(name, input, { toolCallId, signal, sessionId: session ?? undefined, approved })
       if (result.success) return result.result
       let argumentsText = ''
       try {

@@ -44,6 +44,12 @@ impl RegistryCore {
         self.inner.get(session.as_deref(), &name).map(json)
     }
 
+    /// The id of the tool `name` resolves to (0: none).
+    #[napi]
+    pub fn tool_id(&self, session: Option<String>, name: String) -> u32 {
+        self.inner.tool_id(session.as_deref(), &name)
+    }
+
     #[napi]
     pub fn has(&self, session: Option<String>, name: String) -> bool {
         self.inner.has(session.as_deref(), &name)

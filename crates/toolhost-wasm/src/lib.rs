@@ -41,6 +41,11 @@ impl RegistryCore {
         self.inner.get(session.as_deref(), name).map(json)
     }
 
+    #[wasm_bindgen(js_name = toolId)]
+    pub fn tool_id(&self, session: Option<String>, name: &str) -> u32 {
+        self.inner.tool_id(session.as_deref(), name)
+    }
+
     pub fn has(&self, session: Option<String>, name: &str) -> bool {
         self.inner.has(session.as_deref(), name)
     }

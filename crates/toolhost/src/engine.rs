@@ -170,6 +170,10 @@ pub struct CallOptions {
     pub already_cancelled: bool,
     pub reset_timeout_on_progress: Option<bool>,
     pub max_total_timeout_ms: Option<f64>,
+    /// The call was approved before it came here (by another system's approval flow,
+    /// such as the Vercel AI SDK's): `Some(by)`. A call that needs approval then runs
+    /// at once, its record saying who approved it.
+    pub preapproved: Option<Option<String>>,
 }
 
 /// Everything a driver needs to run one attempt.
@@ -517,6 +521,10 @@ impl ExecutionEngine {
             return t;
         }
         let rule = self.active[&key].tool.declaration.metadata.needs_approval.unwrap_or(self.config.needs_approval);
+        if let (Some(by), NeedsApproval::Always | NeedsApproval::Ask) = (&options.preapproved, rule) {
+            let events = self.approved_before(key, by.clone(), events);
+            return self.admit_new(key).after(events);
+        }
         match rule {
             NeedsApproval::Never => self.admit_new(key).after(events),
             NeedsApproval::Always => self.request_approval(key).after(events),
@@ -561,6 +569,27 @@ impl ExecutionEngine {
         };
         t.logs = std::mem::take(&mut self.pending_logs);
         t
+    }
+
+    /// Records the approval a call came with (see [`CallOptions::preapproved`]).
+    fn approved_before(&mut self, key: u64, by: Option<String>, mut events: Vec<ExecutionEvent>) -> Vec<ExecutionEvent> {
+        let approval_id = uuid::Uuid::new_v4().to_string();
+        let now = now_ms();
+        let wants = self.wanted.wants(EventType::Approved);
+        let a = self.active.get_mut(&key).expect("approved executions are active");
+        a.record.approval = Some(ApprovalRecord {
+            approval_id: approval_id.clone(),
+            requested_at: now,
+            decision: Some(ApprovalDecision::Approved),
+            decided_at: Some(now),
+            by: by.clone(),
+            reason: None,
+            edited: false,
+        });
+        if wants {
+            events.push(ExecutionEvent::Approved { execution_id: a.record.id.clone(), tool_name: a.record.tool_name.clone(), approval_id, by, edited: false });
+        }
+        events
     }
 
     /// Puts a validated execution in `awaiting-approval`: no slot, no timeout.

@@ -246,7 +246,7 @@ pub fn manager_options(json: &str) -> Result<(ManagerConfig, HostOptions), Regis
     Ok((config, host))
 }
 
-const CALL_KEYS: &[&str] = &["toolCallId", "sessionId", "timeoutMs", "retry", "signal", "resetTimeoutOnProgress", "maxTotalTimeoutMs"];
+const CALL_KEYS: &[&str] = &["toolCallId", "sessionId", "timeoutMs", "retry", "signal", "resetTimeoutOnProgress", "maxTotalTimeoutMs", "approved"];
 
 /// Reads a call's options (`signal` is the host's: only its `aborted` state comes here,
 /// as `aborted`).
@@ -282,6 +282,19 @@ pub fn call_options(json: &str, aborted: bool) -> Result<CallOptions, RegistryEr
     }
     call.reset_timeout_on_progress = flag(&o, "resetTimeoutOnProgress")?;
     call.max_total_timeout_ms = millis_option(&o, "maxTotalTimeoutMs")?;
+    call.preapproved = match present(&o, "approved") {
+        None | Some(Value::Bool(false)) => None,
+        Some(Value::Bool(true)) => Some(None),
+        Some(Value::Object(a)) => {
+            check_keys(a, &["by"], "approved", RegistryErrorCode::InvalidConfig)?;
+            match a.get("by") {
+                None | Some(Value::Null) => Some(None),
+                Some(Value::String(by)) => Some(Some(by.clone())),
+                Some(_) => return Err(invalid_config("approved.by must be a string")),
+            }
+        }
+        Some(_) => return Err(invalid_config("approved must be true or { by: string }")),
+    };
     Ok(call)
 }
 

@@ -219,6 +219,11 @@ impl HostRegistry {
         self.registry.resolve(scope(session), name).is_ok()
     }
 
+    /// The host tool id of the tool a call of `name` resolves to in the scope (0: none).
+    pub fn tool_id(&self, session: Option<&str>, name: &str) -> u32 {
+        self.registry.resolve(scope(session), name).map_or(0, |t| tool_id(&t))
+    }
+
     /// Names visible in the scope (a destroyed session sees none).
     pub fn names(&self, session: Option<&str>) -> Vec<String> {
         let tools = self.registry.visible(scope(session)).unwrap_or_default();

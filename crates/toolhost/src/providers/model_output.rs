@@ -85,7 +85,7 @@ fn boundary(text: &str, max_chars: usize) -> usize {
     let (mut in_string, mut escaped, mut last_safe, mut depth) = (false, false, 0usize, 0usize);
     // The last element end seen at each depth (1 = inside the outermost container).
     let mut ends: Vec<usize> = Vec::new();
-    let mut mark = |ends: &mut Vec<usize>, depth: usize, at: usize| {
+    let mark = |ends: &mut Vec<usize>, depth: usize, at: usize| {
         if depth == 0 {
             return;
         }
