@@ -92,6 +92,8 @@ export declare class RegistryCore {
   clear(): void
   /** The declaration as JSON, or `undefined`. */
   get(session: string | undefined | null, name: string): string | null
+  /** The id of the tool `name` resolves to (0: none). */
+  toolId(session: string | undefined | null, name: string): number
   has(session: string | undefined | null, name: string): boolean
   names(session?: string | undefined | null): string
   ownNames(session: string): string
