@@ -75,6 +75,17 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         ReturnType::Default => fn_ident.span(),
         ReturnType::Type(_, ty) => ty.span(),
     };
+    // The result type's JsonSchema, when it implements it (autoref specialization: the
+    // probe's inherent-looking method resolves to the JsonSchema impl when there is one,
+    // and to the fallback on `&Probe` otherwise).
+    let output_schema = match &sig.ok_type {
+        Some(ty) => quote_spanned!(output_span=> {
+            #[allow(unused_imports)]
+            use ::toolhost::__private::{OutputSchemaFallback as _, OutputSchemaOf as _};
+            (&::toolhost::__private::OutputProbe::<#ty>::new()).output_schema()
+        }),
+        None => quote!(::core::option::Option::None),
+    };
     let into_result = match sig.output {
         Output::Result => quote_spanned!(output_span=> ::toolhost::__private::result_output(#output)),
         Output::Value => quote_spanned!(output_span=> ::toolhost::__private::value_output(#output)),
@@ -93,12 +104,14 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         #[allow(non_upper_case_globals)]
         #vis const #tool_ident: ::toolhost::ToolDefinition = {
             fn __toolhost_declaration() -> ::toolhost::ToolDeclaration {
-                ::toolhost::__private::declaration(
+                let mut declaration = ::toolhost::__private::declaration(
                     #name,
                     #description,
                     ::toolhost::__private::schemars::schema_for!(#arg_type),
                     &[#(#examples),*],
-                )
+                );
+                declaration.output_schema = #output_schema;
+                declaration
             }
             fn __toolhost_handler() -> ::std::sync::Arc<dyn ::toolhost::ToolHandler> {
                 ::toolhost::__private::handler_fn(|#args: ::toolhost::__private::serde_json::Value, #ctx: ::toolhost::ToolContext| {

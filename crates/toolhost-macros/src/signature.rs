@@ -15,6 +15,9 @@ pub struct ToolSignature {
     pub arg_type: Type,
     pub output: Output,
     pub is_async: bool,
+    /// The type of a successful result (`T` of `Result<T, E>`, or the return type), whose
+    /// `JsonSchema`, when it has one, becomes the tool's output schema. `None` for `()`.
+    pub ok_type: Option<Type>,
 }
 
 /// Checks a `#[tool]` fn's signature, reporting every problem at its own span.
@@ -69,6 +72,7 @@ pub fn check(sig: &Signature) -> syn::Result<ToolSignature> {
         arg_type: arg_type.expect("no error means an argument type"),
         output: output.expect("no error means an output"),
         is_async: sig.asyncness.is_some(),
+        ok_type: ok_type(&sig.output),
     })
 }
 
@@ -135,6 +139,29 @@ fn check_output(output: &ReturnType) -> syn::Result<Output> {
             _ => Output::Value,
         }),
         _ => Ok(Output::Value),
+    }
+}
+
+/// The type a successful call returns: `T` of `Result<T, E>` (or of a `Result<T>`
+/// alias), or the return type itself; `None` for no return type or `()`.
+fn ok_type(output: &ReturnType) -> Option<Type> {
+    let ReturnType::Type(_, ty) = output else { return None };
+    let ok = match &**ty {
+        Type::Path(p) if p.qself.is_none() => match p.path.segments.last() {
+            Some(last) if last.ident == "Result" && result_arity(&last.arguments).is_some() => {
+                let PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+                args.args.iter().find_map(|a| match a {
+                    GenericArgument::Type(t) => Some(t.clone()),
+                    _ => None,
+                })?
+            }
+            _ => (**ty).clone(),
+        },
+        other => other.clone(),
+    };
+    match &ok {
+        Type::Tuple(t) if t.elems.is_empty() => None,
+        _ => Some(ok),
     }
 }
 

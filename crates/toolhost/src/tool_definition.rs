@@ -189,6 +189,37 @@ pub mod __private {
         d
     }
 
+    /// Finds a `#[tool]` fn's output schema: `(&OutputProbe::<T>::new()).output_schema()`
+    /// is the schema of `T` when `T: JsonSchema`, and `None` otherwise.
+    pub struct OutputProbe<T>(std::marker::PhantomData<T>);
+
+    impl<T> OutputProbe<T> {
+        #[allow(clippy::new_without_default)]
+        pub fn new() -> Self {
+            Self(std::marker::PhantomData)
+        }
+    }
+
+    pub trait OutputSchemaOf {
+        fn output_schema(&self) -> Option<Value>;
+    }
+
+    impl<T: schemars::JsonSchema> OutputSchemaOf for OutputProbe<T> {
+        fn output_schema(&self) -> Option<Value> {
+            Some(schemars::schema_for!(T).to_value())
+        }
+    }
+
+    pub trait OutputSchemaFallback {
+        fn output_schema(&self) -> Option<Value>;
+    }
+
+    impl<T> OutputSchemaFallback for &OutputProbe<T> {
+        fn output_schema(&self) -> Option<Value> {
+            None
+        }
+    }
+
     /// Runs a tool call with its context readable through `current_cancellation`.
     pub fn in_tool_context<F>(ctx: ToolContext, call: F) -> impl Future<Output = F::Output> + Send + 'static
     where

@@ -62,6 +62,8 @@ fn strings_integers_floats_and_bools_map_to_their_json_types() {
                 },
                 "required": ["text", "count", "big", "ratio", "small", "flag"]
             },
+            // The String it returns has a JsonSchema, so the tool declares its output.
+            "outputSchema": {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "string", "type": "string"},
             "metadata": {}
         })
     );
@@ -435,4 +437,55 @@ async fn the_explicit_register_async_form_still_works_beside_generated_tools() {
     assert_eq!(run(&registry, "negate", json!({"x": 2})).await.unwrap(), json!(-2.0));
     assert_eq!(run(&registry, "divide", json!({"a": 1, "b": 4})).await.unwrap(), json!({"result": 0.25}));
     assert_eq!(run(&registry, "negate", json!({"x": "2"})).await.unwrap_err().category, ErrorCategory::Validation);
+}
+
+// ---- output schemas ---------------------------------------------------------------
+
+#[derive(Deserialize, JsonSchema)]
+struct City {
+    city: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Weather {
+    temp_c: f64,
+}
+
+/// The weather, typed
+#[tool]
+fn typed_weather(args: City) -> Result<Weather, String> {
+    if args.city.is_empty() {
+        return Err("no city".into());
+    }
+    Ok(Weather { temp_c: 21.0 })
+}
+
+#[derive(Serialize)]
+struct Untyped {
+    n: u32,
+}
+
+/// A result without a JsonSchema
+#[tool]
+fn untyped(_args: City) -> Untyped {
+    Untyped { n: 1 }
+}
+
+/// Returns nothing
+#[tool]
+fn nothing(_args: City) {}
+
+#[tokio::test]
+async fn the_output_schema_comes_from_the_result_type_when_it_has_a_json_schema() {
+    let schema = typed_weather_tool::declaration().output_schema.expect("Weather implements JsonSchema");
+    assert_eq!(schema["title"], "Weather");
+    assert_eq!(schema["properties"]["temp_c"]["type"], "number");
+    assert_eq!(schema["required"], json!(["temp_c"]));
+    assert_eq!(untyped_tool::declaration().output_schema, None, "no JsonSchema, no output schema");
+    assert_eq!(nothing_tool::declaration().output_schema, None, "() has none");
+    // The registry compiles it and the executor checks results against it.
+    let registry = ToolRegistry::new();
+    registry.register_tool(typed_weather_tool).unwrap();
+    assert_eq!(run(&registry, "typed_weather", json!({"city": "Paris"})).await.unwrap(), json!({"temp_c": 21.0}));
+    assert_eq!(registry.get("typed_weather").unwrap().output_schema.unwrap()["title"], "Weather");
 }
