@@ -48,6 +48,13 @@ describe('output schemas', () => {
     assert.equal((await manager.execute('count', { n: 2.5 })).error.code, 'INVALID_OUTPUT')
   })
 
+  test('execute() takes the declaration register() returned, as TypeScript types its result by', async () => {
+    const registry = new ToolRegistry()
+    const declaration = registry.register({ name: 'w', description: 'Weather', outputSchema: WEATHER_OUT, handler: () => ({ tempC: 3 }) })
+    const r = await new ToolExecutionManager(registry).execute(declaration, {})
+    assert.deepEqual(r.result, { tempC: 3 })
+  })
+
   test('toMcpTools exports the outputSchema', () => {
     const { registry } = setup({})
     assert.deepEqual(registry.toMcpTools()[0].outputSchema, WEATHER_OUT)

@@ -5,6 +5,7 @@
 import { z } from 'zod'
 import { ToolExecutionManager, ToolRegistry, transientError } from 'toolhost'
 import type {
+  PendingApproval,
   AnthropicTool,
   ErrorCategory,
   ExecutionRecord,
@@ -93,7 +94,7 @@ registry.register({
   name: 'move_file',
   description: 'Moves a file',
   inputSchema: moveSchema,
-  metadata: { destructive: true, retry: { maxAttempts: 1 }, timeoutMs: 2000, owner: 'files' },
+  metadata: { destructive: true, retry: { maxAttempts: 1 }, timeoutMs: 2000, custom: { owner: 'files' } },
   handler: (args) => {
     const from: string = args.from
     const overwrite: boolean | undefined = args.overwrite
@@ -246,3 +247,78 @@ export async function toolCallTypes(response: unknown) {
   await manager.executeToolCalls(response, { provider: 'cohere' })
   return { toolCallId, role, isError, output, reply, agUiError, callName }
 }
+
+// Issue 13: output schemas type results; approval, progress and model output.
+export async function agentFeatures() {
+  const weather = registry.register({
+    name: 'typed_weather',
+    description: 'Weather, typed',
+    inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    outputSchema: { type: 'object', properties: { tempC: { type: 'number' } }, required: ['tempC'] },
+    needsApproval: (args) => args.city === 'Atlantis',
+    toModelOutput: (result) => `${result.tempC} °C`,
+    handler: async (args, ctx) => {
+      ctx.reportProgress({ progress: 1, total: 2, message: args.city })
+      return { tempC: 21 }
+    },
+  })
+  const r = await manager.execute(weather, { city: 'Paris' })
+  if (r.success) {
+    const temp: number = r.result.tempC
+    // @ts-expect-error: the output schema says nothing of `sky`: it is unknown, not a string
+    const sky: string = r.result.sky
+    void sky
+    void temp
+  }
+  // @ts-expect-error: the arguments are typed too
+  await manager.execute(weather, { town: 'Paris' })
+
+  const zodOut = registry.register({
+    name: 'zod_out', description: 'zod output',
+    outputSchema: z.object({ n: z.number() }),
+    handler: () => ({ n: 1 }),
+  })
+  const z1 = await manager.execute(zodOut)
+  if (z1.success) {
+    const n: number = z1.result.n
+    void n
+  }
+  registry.register({
+    name: 'bad_out', description: 'returns the wrong type',
+    outputSchema: z.object({ n: z.number() }),
+    // @ts-expect-error: the handler must return what the output schema says
+    handler: () => ({ n: 'one' }),
+  })
+  registry.register({
+    name: 'stream', description: 'an async generator',
+    handler: async function* () {
+      yield 1
+      yield 2
+    },
+  })
+  registry.register({
+    name: 'strict_meta', description: 'unknown metadata keys are refused',
+    // @ts-expect-error: not a metadata key (put your own data under `custom`)
+    metadata: { owner: 'files' },
+    handler: () => 1,
+  })
+
+  const pending: PendingApproval[] = manager.pendingApprovals()
+  manager.approve(pending[0].approvalId, { args: { city: 'Paris' }, by: 'ada' })
+  manager.deny(pending[0].approvalId, { reason: 'no', by: 'bob' })
+  // @ts-expect-error: approve() options are { args, by }
+  manager.approve('id', { who: 'ada' })
+  manager.on('tool-execution-approval-requested', (d) => d.approvalId.length)
+  manager.on('tool-execution-progress', (d) => d.progress + (d.total ?? 0))
+  manager.on('tool-execution-denied', (d) => d.reason.length)
+  const status: ExecutionStatus = 'awaiting-approval'
+  const category: ErrorCategory = 'denied'
+  const mcp = await manager.executeToolCalls([], { provider: 'mcp' })
+  const isError: boolean = mcp.messages[0].isError
+  const record = manager.getExecution('x')
+  const decision: 'approved' | 'denied' | undefined = record?.approval?.decision
+  const progress: number | undefined = record?.progress?.progress
+  await manager.execute('pay', {}, { approved: { by: 'ui' }, maxTotalTimeoutMs: 1000, resetTimeoutOnProgress: true })
+  return { status, category, isError, decision, progress }
+}
+

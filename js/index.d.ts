@@ -23,6 +23,19 @@ export interface StandardSchemaV1<Input = unknown, Output = Input> {
 /** What `inputSchema` accepts: a Standard Schema (zod v4, valibot, ...) or a JSON Schema. */
 export type InputSchema = StandardSchemaV1 | JSONSchema
 
+/** What `outputSchema` accepts: a Standard Schema or a JSON Schema. */
+export type OutputSchema = StandardSchemaV1 | JSONSchema
+
+/** The type of a tool's result for output schema `O` (a Standard Schema's output type,
+ * or `FromSchema<O>` of a `const` JSON Schema literal); `unknown` without one. */
+export type InferResult<O> = O extends { readonly '~standard': { readonly types?: infer T } }
+  ? NonNullable<T> extends { readonly output: infer R }
+    ? R
+    : unknown
+  : O extends JSONSchema
+    ? FromSchema<O>
+    : unknown
+
 /** The schema of a tool registered without `inputSchema`: any object. */
 export type NoInputSchema = { readonly type: 'object' }
 
@@ -56,10 +69,23 @@ export interface ToolCallContext {
   readonly maxAttempts: number
   /** Aborted when the execution is cancelled or this attempt times out. */
   readonly signal: AbortSignal
+  /**
+   * Reports progress: a `tool-execution-progress` event, the record's `progress`, and
+   * with `resetTimeoutOnProgress` a fresh timeout for this attempt (`maxTotalTimeoutMs`
+   * still bounds the execution).
+   */
+  reportProgress(progress: { progress: number; total?: number; message?: string }): void
 }
 
-/** A tool's handler: may return a value or a Promise; throw to fail. */
-export type ToolHandler<Args = unknown> = (args: Args, context: ToolCallContext) => unknown
+/**
+ * A tool's handler: may return a value or a Promise; throw to fail. An async generator
+ * (or a handler returning an async iterable) yields preliminary results, each a
+ * `tool-execution-preliminary-result` event; its last one is the result.
+ */
+export type ToolHandler<Args = unknown, Result = unknown> = (
+  args: Args,
+  context: ToolCallContext,
+) => Result | Promise<Result> | AsyncIterable<Result> | (unknown extends Result ? unknown : never)
 
 export type ErrorCategory =
   | 'validation'
@@ -70,6 +96,8 @@ export type ErrorCategory =
   | 'permanent'
   | 'not_found'
   | 'unknown'
+  /** The call needed approval and was denied (or nobody answered in time). */
+  | 'denied'
 
 /** Retry settings; each layer (call > tool > manager > default) overrides field by field. */
 export interface RetryOptions {
@@ -110,7 +138,31 @@ export interface ToolMetadata {
   }
   /** Skip the built-in logging and metadata interceptors for this tool. */
   selfInstrumented?: boolean
-  [key: string]: unknown
+  /** Calls wait for approval before running (`needsApproval` on the definition sets this). */
+  needsApproval?: boolean | 'ask'
+  /** An unanswered approval ends the call denied after this long. */
+  approvalTimeoutMs?: number
+  /** Each progress report restarts the attempt's timeout. */
+  resetTimeoutOnProgress?: boolean
+  /** A bound on the whole execution that progress does not extend. */
+  maxTotalTimeoutMs?: number
+  /** The most characters of this tool's result a model is sent; wins over the manager's. */
+  maxOutputChars?: number
+  /** Your own data about the tool: anything JSON. Other unknown keys are refused. */
+  custom?: unknown
+  /** Example arguments (the Rust `#[tool]` attribute fills it). */
+  examples?: unknown[]
+}
+
+/** A piece of what a model is sent for a result (see `toModelOutput`). */
+export type ContentPart = { type: 'text'; text: string } | { type: 'image'; data: string; mediaType: string }
+
+/** What `needsApproval` decides with: the arguments as validated, and the call. */
+export interface ApprovalContext {
+  readonly executionId: string
+  readonly toolCallId: string | undefined
+  readonly sessionId: string | undefined
+  readonly toolName: string
 }
 
 /** A Gemini `Schema` (upper-case `type`, `nullable`, no `$ref`). */
@@ -123,7 +175,7 @@ export interface GeminiSchema {
  * What `register()` takes. `S` is inferred from `inputSchema`, and types the handler's
  * `args` (see `InferArgs`).
  */
-export interface ToolDefinition<S extends InputSchema = NoInputSchema> {
+export interface ToolDefinition<S extends InputSchema = NoInputSchema, O extends OutputSchema | undefined = undefined> {
   /** 1 to 64 letters, digits, `_` or `-`. */
   name: string
   /** Models choose tools by it; must not be empty. */
@@ -134,13 +186,27 @@ export interface ToolDefinition<S extends InputSchema = NoInputSchema> {
   parametersJsonSchema?: JSONSchema | JsonSchemaObject
   /** A Gemini `Schema`, as in a Gemini `FunctionDeclaration`; used when both others are absent. */
   parameters?: GeminiSchema
-  outputSchema?: JSONSchema | JsonSchemaObject
+  /** The result's schema (JSON Schema or Standard Schema): every result is checked
+   * against it (`INVALID_OUTPUT`), MCP gets it, and `execute()` is typed by it. */
+  outputSchema?: O
   metadata?: ToolMetadata
-  handler: ToolHandler<InferArgs<S>>
+  /** Calls wait for a person's `approve()` / `deny()` before running: always, or when
+   * this function says so for the call (it may be async). */
+  needsApproval?: boolean | ((args: InferArgs<S>, context: ApprovalContext) => boolean | Promise<boolean>)
+  /** What `executeToolCalls` sends the model for a result (the record and events keep
+   * the full value): a string, or text and image parts. */
+  toModelOutput?: (result: InferResult<O>) => string | ContentPart[]
+  handler: ToolHandler<InferArgs<S>, InferResult<O>>
 }
 
-/** A registered tool as a model sees it, plus its metadata. */
-export interface ToolDeclaration {
+/**
+ * A registered tool as a model sees it, plus its metadata. `register()` returns it
+ * typed with the tool's arguments and result: pass it to `execute()` instead of the
+ * name to get a typed result.
+ */
+export interface ToolDeclaration<Args = unknown, Result = unknown> {
+  /** Types only: the tool's arguments and result (no such properties exist). */
+  readonly __types?: { args: Args; result: Result }
   name: string
   description: string
   /** Always a JSON Schema, also when registered with a Standard Schema. */
@@ -177,7 +243,7 @@ export interface ToolError {
   cause?: unknown
 }
 
-export type ExecutionStatus = 'pending' | 'validating' | 'executing' | 'succeeded' | 'failed' | 'cancelled'
+export type ExecutionStatus = 'pending' | 'validating' | 'awaiting-approval' | 'executing' | 'succeeded' | 'failed' | 'cancelled'
 
 /** One execution of a tool. Times are milliseconds since the epoch. */
 export interface ExecutionRecord {
@@ -202,6 +268,42 @@ export interface ExecutionRecord {
     maxAttempts: number
     previousErrors: ToolError[]
   }
+  /** The approval asked for this call, and its answer; absent for calls that needed none. */
+  approval?: ApprovalRecord
+  /** The last progress its handler reported. */
+  progress?: Progress
+}
+
+export interface Progress {
+  progress: number
+  total?: number
+  message?: string
+}
+
+export interface ApprovalRecord {
+  approvalId: string
+  requestedAt: number
+  /** Absent while it waits. */
+  decision?: 'approved' | 'denied'
+  decidedAt?: number
+  /** Who decided: `approve(id, { by })`. */
+  by?: string
+  reason?: string
+  /** The approver changed the arguments. */
+  edited: boolean
+}
+
+/** A call waiting for approval: plain JSON, to send to whoever approves. */
+export interface PendingApproval {
+  approvalId: string
+  executionId: string
+  toolCallId?: string
+  sessionId?: string
+  toolName: string
+  args: unknown
+  requestedAt: number
+  /** When it ends denied if nobody answers (`approvalTimeoutMs`). */
+  expiresAt?: number
 }
 
 /** What `execute()` resolves to; it never rejects for a tool-level failure. */
@@ -243,8 +345,18 @@ export interface ManagerOptions {
   /** Stamp plain-object results with `_execution_metadata`. @default false */
   metadata?: boolean
   logger?: (level: LogLevel, message: string, fields: Record<string, unknown>) => void
-  /** Path of a JSONL file every finished execution is appended to. */
+  /** Path of a JSONL file every finished execution is appended to (Node only). */
   auditLog?: string
+  /** Whether calls wait for approval, for tools that do not say: true, false, or a function deciding per call. @default false */
+  needsApproval?: boolean | ((args: unknown, context: ApprovalContext) => boolean | Promise<boolean>)
+  /** An unanswered approval ends the call denied after this long; `null` for never. @default null */
+  approvalTimeoutMs?: number | null
+  /** Each progress report restarts the attempt's timeout. @default false */
+  resetTimeoutOnProgress?: boolean
+  /** A bound on a whole execution that progress does not extend; `null` for none. @default null */
+  maxTotalTimeoutMs?: number | null
+  /** The most characters of a result a model is sent by `executeToolCalls`. @default unlimited */
+  maxOutputChars?: number
 }
 
 export interface ExecuteOptions {
@@ -257,6 +369,11 @@ export interface ExecuteOptions {
   retry?: RetryOptions
   /** Cancels the execution when aborted. */
   signal?: AbortSignal
+  resetTimeoutOnProgress?: boolean
+  maxTotalTimeoutMs?: number | null
+  /** The call was approved elsewhere (another system's approval flow): it runs at once
+   * and its record says who approved it. */
+  approved?: true | { by?: string }
 }
 
 /** What an interceptor added with `manager.use()` receives. */
@@ -308,6 +425,11 @@ export interface ExecutionEventMap {
   'tool-execution-succeeded': { execution: ExecutionRecord; result: unknown }
   'tool-execution-failed': { execution: ExecutionRecord; error: ToolError }
   'tool-execution-cancelled': { executionId: string; toolName: string }
+  'tool-execution-approval-requested': { execution: ExecutionRecord; approvalId: string }
+  'tool-execution-approved': { executionId: string; toolName: string; approvalId: string; by?: string; edited: boolean }
+  'tool-execution-denied': { executionId: string; toolName: string; approvalId: string; reason: string; by?: string }
+  'tool-execution-progress': { executionId: string; toolName: string; progress: number; total?: number; message?: string }
+  'tool-execution-preliminary-result': { executionId: string; toolName: string; result: unknown }
   'tool-invocation-recorded': AuditRecord
   'tool-audit-error': { message: string; record: AuditRecord }
 }
@@ -382,7 +504,7 @@ export interface McpTool {
 
 // Tool calls in, replies back.
 
-export type ToolCallProvider = 'openai' | 'openai-responses' | 'anthropic' | 'gemini' | 'ag-ui'
+export type ToolCallProvider = 'openai' | 'openai-responses' | 'anthropic' | 'gemini' | 'ag-ui' | 'mcp'
 
 /** A tool call read from a model response. */
 export interface ToolCall {
@@ -398,7 +520,8 @@ export interface ToolReplyMessageMap {
   'openai-responses': { type: 'function_call_output'; call_id: string; output: string }
   anthropic: {
     role: 'user'
-    content: { type: 'tool_result'; tool_use_id: string; content: string; is_error: boolean }[]
+    /** `content` is text, or blocks when `toModelOutput` returned an image. */
+    content: { type: 'tool_result'; tool_use_id: string; content: string | ({ type: 'text'; text: string } | { type: 'image'; source: { type: 'base64'; media_type: string; data: string } })[]; is_error: boolean }[]
   }
   gemini: {
     role: 'user'
@@ -413,6 +536,12 @@ export interface ToolReplyMessageMap {
     }[]
   }
   'ag-ui': { id: string; role: 'tool'; toolCallId: string; content: string; error?: string }
+  /** An MCP `CallToolResult` per call; `structuredContent` for tools with an output schema. */
+  mcp: {
+    content: ({ type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string })[]
+    structuredContent?: Record<string, unknown>
+    isError: boolean
+  }
 }
 
 export interface ExecuteToolCallsOptions<P extends ToolCallProvider = ToolCallProvider> {
@@ -439,8 +568,6 @@ export declare class ToolExecutionManager extends EventTarget {
    * `maxAttempts < 1`, `baseDelay > maxDelay`, ...) and for unknown options.
    */
   constructor(registry: ToolRegistry, options?: ManagerOptions)
-  /** The registry whose tools this manager runs. */
-  get registry(): ToolRegistry
   /**
    * Runs a tool. `args` is an object or JSON text. Never rejects for a tool-level
    * failure: resolves `{ success: true, result, execution }` or
@@ -448,6 +575,20 @@ export declare class ToolExecutionManager extends EventTarget {
    * mistake: a name that is not a string, unknown or mistyped options.
    */
   execute(name: string, args?: unknown, options?: ExecuteOptions): Promise<ExecutionResult>
+  /** As `execute(name)`, with the declaration `register()` returned: the result is typed by the tool's output schema. */
+  execute<A, R>(tool: ToolDeclaration<A, R>, args?: A | string, options?: ExecuteOptions): Promise<ExecutionResult<R>>
+  /** Every call waiting for approval, oldest first, as plain JSON data. */
+  pendingApprovals(): PendingApproval[]
+  /**
+   * Approves a waiting call: it runs (or queues for a slot), with `args` instead of its
+   * own when given (validated again and recorded as edited). Throws `APPROVAL_NOT_FOUND`,
+   * or `INVALID_ARGUMENTS` (the call keeps waiting).
+   */
+  approve(approvalId: string, options?: { args?: unknown; by?: string }): void
+  /** Denies a waiting call: it ends failed, category `denied`, code `APPROVAL_DENIED`. Throws `APPROVAL_NOT_FOUND`. */
+  deny(approvalId: string, options?: { reason?: string; by?: string }): void
+  /** The registry whose tools this manager runs. */
+  get registry(): ToolRegistry
   /**
    * Runs the tool calls of a model response through this manager (so retries,
    * timeouts, events and audit apply), at most `concurrency` (default 4) at once,
@@ -497,7 +638,7 @@ export declare class ToolRegistry extends EventTarget {
    * Registers a tool. Throws an `Error` with `code` `INVALID_TOOL_NAME`,
    * `INVALID_DEFINITION`, `INVALID_SCHEMA` or `DUPLICATE_TOOL`; nothing changes then.
    */
-  register<const S extends InputSchema = NoInputSchema>(definition: ToolDefinition<S>): ToolDeclaration
+  register<const S extends InputSchema = NoInputSchema, const O extends OutputSchema | undefined = undefined>(definition: ToolDefinition<S, O>): ToolDeclaration<InferArgs<S>, InferResult<O>>
   /** Removes a tool; `true` when it was registered. */
   unregister(name: string): boolean
   /** Removes every global tool (sessions keep theirs). */
@@ -573,7 +714,7 @@ export declare class ToolSession extends EventTarget {
   /** Listens with the detail alone; returns an unsubscribe function. */
   on(type: 'tool-registry-change', listener: (detail: RegistryChange) => void): () => boolean
   /** Registers a tool visible only inside this session (it may shadow a global one). */
-  register<const S extends InputSchema = NoInputSchema>(definition: ToolDefinition<S>): ToolDeclaration
+  register<const S extends InputSchema = NoInputSchema, const O extends OutputSchema | undefined = undefined>(definition: ToolDefinition<S, O>): ToolDeclaration<InferArgs<S>, InferResult<O>>
   /** Removes one of the session's own tools; `true` when it was there. */
   unregister(name: string): boolean
   /** The declaration of a tool visible in this session, or `undefined`. */
@@ -654,6 +795,11 @@ export declare function permanentError(message: string, options?: { code?: strin
  * a snapshot: call again after registering tools. Throws `SESSION_NOT_FOUND` for an
  * unknown session.
  */
+/** What `executeToolCalls` would send a model for this successful result, as MCP
+ * content items: `toModelOutput`'s text or parts, else the result's JSON text, within
+ * `maxOutputChars`. For servers answering models themselves (`toolhost/mcp`). */
+export declare function modelOutputOf(manager: ToolExecutionManager, result: ExecutionResult & { success: true }): ({ type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string })[]
+
 export declare function toAiSdkTools(manager: ToolExecutionManager, options?: AiSdkToolsOptions): Record<string, AiSdkTool>
 
 /** An `Error` the manager classifies as `transient` (retried by default). */

@@ -278,6 +278,8 @@ export class ToolExecutionManager extends ToolEventTarget {
    * not a string, unknown or mistyped options.
    */
   execute(name, args, options) {
+    // The declaration register() returned stands for its name (and types the result).
+    if (name !== null && typeof name === 'object' && typeof name.name === 'string') name = name.name
     if (typeof name !== 'string') return Promise.reject(argumentTypeError('execute', 'the tool name', name))
     let text = ''
     let unreadable = ''
