@@ -3,7 +3,8 @@
 //   - search_flights, which fails transiently twice and is retried with backoff;
 //   - get_hotel_rates, which is too slow and is timed out;
 //   - book_flight with a wrong argument, then, after reading the validation error in the
-//     tool reply, with the corrected one.
+//     tool reply, with the corrected one, which waits for the traveller's approval;
+//   - build_itinerary, which reports its progress (shown as a bar).
 import { ToolExecutionManager, ToolRegistry, transientError } from 'toolhost'
 
 const registry = new ToolRegistry()
@@ -38,7 +39,22 @@ registry.register({
     required: ['flight', 'passengers'],
     additionalProperties: false,
   },
+  // Spending money: a person approves each booking before it runs.
+  needsApproval: true,
   handler: ({ flight, passengers }) => ({ confirmation: 'K7Q2XD', flight, passengers }),
+})
+registry.register({
+  name: 'build_itinerary',
+  description: 'Builds the trip itinerary as a PDF',
+  inputSchema: { type: 'object', properties: { confirmation: { type: 'string' } }, required: ['confirmation'] },
+  handler: async ({ confirmation }, ctx) => {
+    const pages = ['flights', 'hotel', 'transfers', 'sights']
+    for (const [i, page] of pages.entries()) {
+      await sleep(60)
+      ctx.reportProgress({ progress: i + 1, total: pages.length, message: `rendered the ${page} page` })
+    }
+    return { file: `itinerary-${confirmation}.pdf`, pages: pages.length }
+  },
 })
 
 const manager = new ToolExecutionManager(registry, { retry: { maxAttempts: 3, baseDelay: 100, jitter: 'none' }, timeoutMs: 2000 })
@@ -62,6 +78,17 @@ manager.on('tool-execution-succeeded', ({ execution: e, result }) =>
 )
 manager.on('tool-execution-failed', ({ execution: e, error }) => log(tool(e.id), `failed ${error.code}: ${error.message}`))
 manager.on('tool-execution-cancelled', (d) => log(tool(d.executionId), 'cancelled'))
+manager.on('tool-execution-approval-requested', ({ execution: e, approvalId }) => {
+  log(tool(e.id), `awaiting approval of ${JSON.stringify(e.args)}`)
+  // The traveller reads the request in the app and approves it a moment later.
+  setTimeout(() => manager.approve(approvalId, { by: 'traveller' }), 400)
+})
+manager.on('tool-execution-approved', (d) => log(tool(d.executionId), `approved by ${d.by}`))
+manager.on('tool-execution-progress', (d) => {
+  const width = 20
+  const done = Math.round((d.progress / d.total) * width)
+  log(tool(d.executionId), `[${'#'.repeat(done)}${'.'.repeat(width - done)}] ${d.progress}/${d.total} ${d.message}`)
+})
 
 /** The scripted model: reads the conversation (tool replies included) and answers like one would. */
 function scriptedModel(messages) {
@@ -81,8 +108,10 @@ function scriptedModel(messages) {
     return ask(call('call_4', 'book_flight', { ...sent, passengers: { one: 1, two: 2, three: 3 }[sent.passengers] }))
   }
   const booking = JSON.parse(replies.get('call_4'))
+  if (!replies.has('call_5')) return ask(call('call_5', 'build_itinerary', { confirmation: booking.confirmation }))
+  const itinerary = JSON.parse(replies.get('call_5'))
   const hotels = replies.get('call_2').includes('TIMEOUT') ? 'the hotel service timed out, so I could not check rates' : 'see the rates above'
-  return { role: 'assistant', content: `Booked ${booking.flight} for ${booking.passengers} (confirmation ${booking.confirmation}); ${hotels}.` }
+  return { role: 'assistant', content: `Booked ${booking.flight} for ${booking.passengers} (confirmation ${booking.confirmation}), itinerary in ${itinerary.file}; ${hotels}.` }
 }
 
 const messages = [{ role: 'user', content: 'Book a flight to Lisbon for two of us, and check hotel rates there.' }]
