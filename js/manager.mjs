@@ -187,9 +187,6 @@ export const outputBudgets = new WeakMap()
 /** Each manager's `needsApproval` option (true, false or a function), for toAiSdkTools. */
 export const approvalPolicies = new WeakMap()
 
-/** The tool id each finished record's execution ran, for `executeToolCalls` (the tool's
- * `toModelOutput`). */
-export const toolIdOf = new WeakMap()
 
 // Work of the second pass.
 const W_EVENT = 0, W_LOG = 1, W_AUDIT = 2, W_INTERRUPT = 3, W_RUN = 4, W_DONE = 5, W_EVICT = 6, W_NONE = 7, W_EVICT_OLDEST = 8, W_EVICT_NEWEST = 9, W_DECIDE = 10
@@ -599,7 +596,6 @@ export class ToolExecutionManager extends ToolEventTarget {
     exec.ctx = null
     if (exec.onAbort !== undefined) exec.signal.removeEventListener('abort', exec.onAbort)
     const execution = exec.final
-    if (exec.toolId !== undefined) toolIdOf.set(execution, exec.toolId)
     this.#history.push(execution)
     if (execution.status === 'succeeded') exec.resolve({ success: true, result: execution.result, execution })
     else {

@@ -2,7 +2,7 @@
 // calls a response holds, the replies' shapes and the text a model reads for a failure
 // are the engine's (crates/toolhost/src/host/registry.rs); this side runs the calls.
 import { answered, checkOptions, reportCallbackError, toolhostError } from './errors.mjs'
-import { approvalPolicies, outputBudgets, toolIdOf } from './manager.mjs'
+import { approvalPolicies, outputBudgets } from './manager.mjs'
 import { stateOf } from './registry.mjs'
 
 const CALL_OPTIONS = ['provider', 'sessionId', 'signal', 'concurrency', 'timeoutMs', 'retry']
@@ -28,7 +28,9 @@ function resultJson(value) {
  * and `execute`'s result keep the full value), or undefined when it has none. A
  * `toModelOutput` that throws is reported, and the result's JSON is sent instead. */
 function modelOutput(state, result) {
-  const toModelOutput = state.modelOutputs.get(toolIdOf.get(result.execution))
+  if (state.modelOutputs.size === 0) return undefined
+  const { toolName, sessionId } = result.execution
+  const toModelOutput = state.modelOutputs.get(state.core.toolId(sessionId ?? null, toolName))
   if (toModelOutput === undefined) return undefined
   try {
     return toModelOutput(result.result)
