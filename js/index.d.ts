@@ -326,11 +326,11 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
 
 export interface ManagerOptions {
   retry?: RetryOptions
-  /** Per-attempt timeout in milliseconds; `null` or `Infinity` for none. */
+  /** Per-attempt timeout in milliseconds; `null` or `Infinity` for none. @default 30000 */
   timeoutMs?: number | null
-  /** Executions running at once; the rest wait in order. */
+  /** Executions running at once; the rest wait in order. @default 16 */
   maxConcurrency?: number
-  /** Finished executions kept for `getExecution()`. */
+  /** Finished executions kept for `getExecution()`. @default 1000 */
   historyLimit?: number
   /** Validate arguments against the input schema. @default true */
   validation?: boolean

@@ -276,7 +276,13 @@ export class ToolExecutionManager extends ToolEventTarget {
    */
   execute(name, args, options) {
     // The declaration register() returned stands for its name (and types the result).
-    if (name !== null && typeof name === 'object' && typeof name.name === 'string') name = name.name
+    if (name !== null && typeof name === 'object') {
+      let declared
+      try {
+        declared = name.name
+      } catch {}
+      if (typeof declared === 'string') name = declared
+    }
     if (typeof name !== 'string') return Promise.reject(argumentTypeError('execute', 'the tool name', name))
     let text = ''
     let unreadable = ''
