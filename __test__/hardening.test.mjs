@@ -72,3 +72,126 @@ describe('finding 1: a __proto__ key cannot bypass the schema', () => {
     }
   })
 })
+
+const PROVIDERS = ['openai', 'openai-responses', 'anthropic', 'gemini', 'ag-ui', 'mcp']
+
+/** A model response of `provider` calling tool `name` with `args` (an object) as call
+ * `a`, then (but for MCP, one call per request) with `{}` as call `b`. `text` is the
+ * arguments' JSON text, for the providers that send text. */
+function response(provider, name, args, text = JSON.stringify(args)) {
+  switch (provider) {
+    case 'openai':
+      return { role: 'assistant', content: null, tool_calls: [
+        { id: 'a', type: 'function', function: { name, arguments: text } },
+        { id: 'b', type: 'function', function: { name, arguments: '{}' } },
+      ] }
+    case 'openai-responses':
+      return [{ type: 'function_call', call_id: 'a', name, arguments: text }, { type: 'function_call', call_id: 'b', name, arguments: '{}' }]
+    case 'anthropic':
+      return { role: 'assistant', content: [{ type: 'tool_use', id: 'a', name, input: args }, { type: 'tool_use', id: 'b', name, input: {} }] }
+    case 'gemini':
+      // The deepest envelope a provider has: the arguments sit 8 levels down.
+      return { candidates: [{ content: { role: 'model', parts: [{ functionCall: { id: 'a', name, args } }, { functionCall: { id: 'b', name, args: {} } }] } }] }
+    case 'ag-ui':
+      return [
+        { type: 'TOOL_CALL_START', toolCallId: 'a', toolCallName: name },
+        { type: 'TOOL_CALL_ARGS', toolCallId: 'a', delta: text },
+        { type: 'TOOL_CALL_END', toolCallId: 'a' },
+        { type: 'TOOL_CALL_START', toolCallId: 'b', toolCallName: name },
+        { type: 'TOOL_CALL_ARGS', toolCallId: 'b', delta: '{}' },
+        { type: 'TOOL_CALL_END', toolCallId: 'b' },
+      ]
+    case 'mcp':
+      return { jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name, arguments: args } }
+  }
+}
+
+/** A tool taking any object, counting the calls its handler gets. */
+function anyTool(options) {
+  const seen = []
+  const registry = new ToolRegistry()
+  registry.register({ name: 't', description: 'Takes any object', inputSchema: { type: 'object' }, handler: (args) => { seen.push(args); return 'ran' } })
+  return { manager: new ToolExecutionManager(registry, { retry: { maxAttempts: 1 }, ...options }), seen, registry }
+}
+
+/** The text of every reply in a provider's messages. */
+const replyText = (messages) => JSON.stringify(messages)
+
+describe('finding 2: the 16 MiB argument limit holds for objects and every provider', () => {
+  test('execute with an object holding a 64 MiB string is refused without running the handler', async () => {
+    const { manager, seen } = anyTool()
+    const started = Date.now()
+    const r = await manager.execute('t', { s: 'x'.repeat(64 * 1024 * 1024) })
+    assert.equal(r.success, false)
+    assert.equal(r.error.code, 'INVALID_ARGUMENTS')
+    assert.match(r.error.message, /16777216-byte argument limit/)
+    assert.equal(seen.length, 0)
+    assert.ok(Date.now() - started < 2000, 'refused before the string is written out')
+  })
+
+  test('execute with an object whose parts pass but whose text exceeds the limit is refused', async () => {
+    const { manager, seen } = anyTool()
+    const nine = 'y'.repeat(9 * 1024 * 1024)
+    const r = await manager.execute('t', { a: nine, b: nine })
+    assert.equal(r.error?.code, 'INVALID_ARGUMENTS')
+    assert.match(r.error.message, /argument limit/)
+    assert.equal(seen.length, 0)
+  })
+
+  const big = 'x'.repeat(20 * 1000 * 1000)
+  for (const provider of PROVIDERS) {
+    test(`executeToolCalls, ${provider}: a 20 MB call gets a validation reply and the call beside it runs`, async () => {
+      const { manager, seen } = anyTool()
+      const { messages, results } = await manager.executeToolCalls(response(provider, 't', { s: big }), { provider })
+      assert.equal(results[0].success, false)
+      assert.equal(results[0].error.code, 'INVALID_ARGUMENTS')
+      assert.match(results[0].error.message, /16777216-byte argument limit/)
+      if (provider !== 'mcp') {
+        assert.equal(results.length, 2)
+        assert.equal(results[1].success, true, JSON.stringify(results[1].error))
+        assert.equal(seen.length, 1, 'only the small call ran')
+      } else assert.equal(seen.length, 0)
+      const text = replyText(messages)
+      assert.ok(text.length < 20_000, `the reply to the model stays small (${text.length} characters)`)
+      assert.match(text, /argument limit/)
+    })
+  }
+})
+
+describe('finding 6: a sparse array is refused at once, not walked', () => {
+  test('{ a } with a.length = 1e8 is refused at once', async () => {
+    const { manager, seen } = anyTool()
+    const a = []
+    a.length = 1e8
+    const started = Date.now()
+    const r = await manager.execute('t', { a })
+    assert.equal(r.error?.code, 'INVALID_ARGUMENTS')
+    assert.match(r.error.message, /argument limit at \/a/)
+    assert.ok(Date.now() - started < 100, `took ${Date.now() - started} ms`)
+    assert.equal(seen.length, 0)
+  })
+
+  test('one element at index 2**32 - 2 is refused at once', async () => {
+    const { manager, registry } = anyTool()
+    const b = []
+    b[2 ** 32 - 2] = 1
+    const started = Date.now()
+    const r = await manager.execute('t', { b })
+    assert.equal(r.error?.code, 'INVALID_ARGUMENTS')
+    assert.match(r.error.message, /argument limit at \/b/)
+    const v = registry.validate('t', { b })
+    assert.equal(v.valid, false)
+    assert.ok(Date.now() - started < 100, `took ${Date.now() - started} ms`)
+  })
+
+  test('a sparse array small enough to pass reaches the handler as JSON.parse makes it (holes are null)', async () => {
+    const { manager, seen } = anyTool()
+    const c = []
+    c[70_000] = 1
+    const r = await manager.execute('t', { c })
+    assert.equal(r.success, true, JSON.stringify(r.error))
+    assert.equal(seen[0].c.length, 70_001)
+    assert.equal(seen[0].c[0], null)
+    assert.equal(seen[0].c[70_000], 1)
+  })
+})
