@@ -271,6 +271,30 @@ describe("mountMcp: toolhost's own server", () => {
     await mount.unmount()
   })
 
+  test('a result whose model text is shaped (toModelOutput, maxOutputChars) mounts as the value itself', async () => {
+    const source = new ToolRegistry()
+    source.register({ name: 'primes', description: 'Small primes', handler: () => [2, 3, 5], toModelOutput: (p) => `${p.length} primes` })
+    source.register({ name: 'story', description: 'A story', handler: () => 'once upon a time', toModelOutput: (s) => s.toUpperCase() })
+    source.register({ name: 'count', description: 'A count', handler: () => 7, toModelOutput: () => 'seven' })
+    source.register({ name: 'log', description: 'A long log', metadata: { maxOutputChars: 40 }, handler: () => 'GET / 200\n'.repeat(200) })
+    const sourceManager = new ToolExecutionManager(source)
+    const client = await clientOf(createMcpServer(source, sourceManager))
+    // A model talking to the server reads the shaped text...
+    assert.equal((await client.callTool({ name: 'primes', arguments: {} })).content[0].text, '3 primes')
+    assert.ok((await client.callTool({ name: 'log', arguments: {} })).content[0].text.includes('[toolhost: output cut to'))
+    // ...and a mount gets the result itself, as executing at the source gives it.
+    const local = new ToolRegistry()
+    const mount = await local.mountMcp(client)
+    const manager = new ToolExecutionManager(local)
+    for (const name of ['primes', 'story', 'count', 'log']) {
+      const there = await sourceManager.execute(name, {})
+      const here = await manager.execute(name, {})
+      assert.equal(here.success, true, name)
+      assert.deepEqual(here.result, there.result, name)
+    }
+    await mount.unmount()
+  })
+
   test("the server's list_changed refreshes the mounted set: added, updated and removed tools", async () => {
     const { source, local, mount } = await pair({ prefix: 'r_' })
     source.register({ name: 'late', description: 'Registered later', handler: () => 'late' })

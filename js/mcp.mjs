@@ -49,6 +49,9 @@ import { ToolRegistry, ToolSession, stateOf } from './registry.mjs'
 export const META = {
   /** On a result whose text is JSON of a non-object value (a number, an array, null). */
   json: 'toolhost/json',
+  /** On a result with no `structuredContent` whose text is not the value itself (the
+   * tool's `toModelOutput`, or a cut to `maxOutputChars`): the value, for a mount. */
+  value: 'toolhost/value',
   /** On an `isError` result: the execution's error `{ category, code, message, retryable, validationErrors? }`. */
   error: 'toolhost/error',
   /** On a listed tool: metadata MCP has no field for (`category`, `tags`). */
@@ -196,11 +199,13 @@ export function toCallToolResult(value) {
 
 /**
  * What a mounted tool returns for a remote `CallToolResult`: `structuredContent` when
- * there is some; the value of a toolhost server's JSON text; the text of a single text
+ * there is some; the value a toolhost server put in `_meta` (its text was shaped for a
+ * model); the value of a toolhost server's JSON text; the text of a single text
  * item; `undefined` for no content; otherwise `{ content }` as sent (images, several items).
  */
 export function fromCallToolResult(result) {
   if (result.structuredContent !== undefined) return result.structuredContent
+  if (result._meta !== undefined && Object.hasOwn(result._meta, META.value)) return result._meta[META.value]
   const content = result.content ?? []
   if (content.length === 0) return undefined
   if (content.length === 1 && content[0].type === 'text') {
@@ -327,8 +332,16 @@ export function createMcpServer(tools, manager, options) {
       const outcome = await manager.execute(name, args ?? {}, { sessionId, signal: extra.signal, toolCallId })
       if (outcome.success) {
         const result = toCallToolResult(outcome.result)
-        // The text a model reads: the tool's toModelOutput, within maxOutputChars.
-        if (outcome.result !== undefined) result.content = modelOutputOf(manager, outcome)
+        if (outcome.result === undefined) return result
+        // The text a model reads: the tool's toModelOutput, within maxOutputChars. When
+        // that is not the value's own text, a mount reads the value from _meta.
+        const content = modelOutputOf(manager, outcome)
+        const same = content.length === 1 && content[0].type === 'text' && content[0].text === result.content[0]?.text
+        if (!same && result.structuredContent === undefined) {
+          const { [META.json]: _, ...meta } = result._meta ?? {}
+          result._meta = { ...meta, [META.value]: outcome.result }
+        }
+        result.content = content
         return result
       }
       const { category, code, message, retryable, validationErrors } = outcome.error
