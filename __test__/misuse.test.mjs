@@ -39,7 +39,7 @@ describe('misuse gets a clear, coded error', () => {
     refused(() => registry.register({ name: 't', description: 'd', input_schema: schema, handler }), 'INVALID_DEFINITION', /unknown option `input_schema` in tool 't'; did you mean `inputSchema`\?/)
     refused(() => registry.register({ name: 't', description: 'd', schema, handler }), 'INVALID_DEFINITION', /unknown option `schema`/)
     refused(() => registry.register({ name: 't', description: 'd', params: schema, handler }), 'INVALID_DEFINITION', /did you mean `parameters`\?/)
-    refused(() => registry.register({ name: 't', description: 'd', handler, metadata: { timeout: 100 } }), 'INVALID_DEFINITION', /unknown option `timeout` in tool 't''s metadata; did you mean `timeoutMs`\?.*metadata\.custom/)
+    refused(() => registry.register({ name: 't', description: 'd', handler, metadata: { timeout: 100 } }), 'INVALID_DEFINITION', /unknown option `timeout` in the metadata of tool 't'; did you mean `timeoutMs`\?.*metadata\.custom/)
     assert.equal(registry.names.length, 0, 'nothing was registered')
     // The user's own data has a place.
     registry.register({ name: 't', description: 'd', handler, metadata: { custom: { owner: 'team-a' } } })

@@ -148,7 +148,7 @@ impl HostRegistry {
             }
             if let Some(Value::Object(m)) = o.get("metadata") {
                 if let Some(key) = m.keys().find(|k| !crate::declaration::METADATA_KEYS.contains(&k.as_str())) {
-                    let message = super::options::unknown_option(key, crate::declaration::METADATA_KEYS, &format!("{label}'s metadata"));
+                    let message = super::options::unknown_option(key, crate::declaration::METADATA_KEYS, &format!("the metadata of {label}"));
                     return Err(invalid_definition(format!("{message} (keep your own data under metadata.custom)")));
                 }
             }
