@@ -786,6 +786,11 @@ export declare class ToolhostError extends Error {
 /** An `Error` the manager classifies as `permanent` (never retried). */
 export declare function permanentError(message: string, options?: { code?: string, cause?: unknown }): Error
 
+/** What `executeToolCalls` would send a model for this successful result, as MCP
+ * content items: `toModelOutput`'s text or parts, else the result's JSON text, within
+ * `maxOutputChars`. For servers answering models themselves (`toolhost/mcp`). */
+export declare function modelOutputOf(manager: ToolExecutionManager, result: ExecutionResult & { success: true }): ({ type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string })[]
+
 /**
  * The tools the manager's registry shows (or a session's, with `sessionId`) as Vercel
  * AI SDK tools: pass the object as `tools` to `generateText` / `streamText`. Each
@@ -795,11 +800,6 @@ export declare function permanentError(message: string, options?: { code?: strin
  * a snapshot: call again after registering tools. Throws `SESSION_NOT_FOUND` for an
  * unknown session.
  */
-/** What `executeToolCalls` would send a model for this successful result, as MCP
- * content items: `toModelOutput`'s text or parts, else the result's JSON text, within
- * `maxOutputChars`. For servers answering models themselves (`toolhost/mcp`). */
-export declare function modelOutputOf(manager: ToolExecutionManager, result: ExecutionResult & { success: true }): ({ type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string })[]
-
 export declare function toAiSdkTools(manager: ToolExecutionManager, options?: AiSdkToolsOptions): Record<string, AiSdkTool>
 
 /** An `Error` the manager classifies as `transient` (retried by default). */

@@ -30,6 +30,8 @@ export default {
       'kills and restarts a server process (node:child_process) and checks that the mounting process exits by itself',
     '__test__/mcp-roundtrip.test.mjs':
       'process A is a forked child (node:child_process) serving over HTTP; this process mounts it',
+    '__test__/readme.test.mjs':
+      "runs each block of README.md as a node child process (node:child_process) from files it writes under target/; the README's browser code is the Lit example, tested by npm run test:lit",
   },
   tests: {
     '__test__/approval.test.mjs: approval > a needsApproval function that throws asks a person, and the throw becomes a process warning':
