@@ -4,7 +4,7 @@
 //! `JSON.parse` of large arguments is most of what a call costs the JS thread (2.9 ms of
 //! about 3.2 for 1 MB in the benchmark's B4), and only the JS thread can create JS
 //! objects. So a worker, which already parses and validates the text, also lists its
-//! values here, and the JS side (`decodeTape` in the binding's `runtime.js`) only creates
+//! values here, and the JS side (`decodeTape` in the package's `js/tape.mjs`) only creates
 //! them: a string is a slice of the original JS string (by UTF-16 offsets), a number
 //! comes parsed, and objects with the same keys in the same order are built by one
 //! object literal.
