@@ -195,3 +195,95 @@ describe('finding 6: a sparse array is refused at once, not walked', () => {
     assert.equal(seen[0].c[70_000], 1)
   })
 })
+
+/** `n` levels of nested objects: `{ a: { a: ... {} } }`. */
+function nested(n) {
+  let v = {}
+  for (let i = 1; i < n; i++) v = { a: v }
+  return v
+}
+
+describe('finding 3: a deep call gets a validation reply, and the envelope does not count against it', () => {
+  test('execute takes 127 levels and refuses 128, as text and as an object', async () => {
+    const { manager } = anyTool()
+    for (const args of [nested(127), JSON.stringify(nested(127))]) assert.equal((await manager.execute('t', args)).success, true)
+    for (const args of [nested(128), JSON.stringify(nested(128))]) {
+      const r = await manager.execute('t', args)
+      assert.equal(r.error?.code, 'INVALID_ARGUMENTS')
+      assert.match(r.error.message, /nested deeper than 128 levels/)
+    }
+  })
+
+  for (const provider of PROVIDERS) {
+    test(`executeToolCalls, ${provider}: 127 levels run, as with execute`, async () => {
+      const { manager, seen } = anyTool()
+      const { results } = await manager.executeToolCalls(response(provider, 't', nested(127)), { provider })
+      assert.equal(results[0].success, true, JSON.stringify(results[0].error))
+      assert.deepEqual(seen[0], nested(127))
+    })
+
+    for (const depth of [128, 125 + 1000]) {
+      test(`executeToolCalls, ${provider}: ${depth} levels get a validation reply and the call beside it runs`, async () => {
+        const { manager, seen } = anyTool()
+        const { messages, results } = await manager.executeToolCalls(response(provider, 't', nested(depth)), { provider })
+        assert.equal(results[0].success, false)
+        assert.equal(results[0].error.code, 'INVALID_ARGUMENTS')
+        assert.match(results[0].error.message, /nested deeper than 128 levels/)
+        if (provider !== 'mcp') {
+          assert.equal(results[1].success, true, JSON.stringify(results[1].error))
+          assert.equal(seen.length, 1)
+        } else assert.equal(seen.length, 0)
+        assert.match(replyText(messages), /nested deeper than 128 levels/)
+      })
+    }
+  }
+})
+
+describe('finding 7: JSON text with a lone surrogate is read as JSON.parse reads it', () => {
+  const texts = ['{"s":"\\uD800"}', '{"s":"\\uDC00"}', '{"s":"\\uDC00\\uD800x"}', '{"s":"a\\uD83D"}']
+  function stringTool() {
+    const seen = []
+    const registry = new ToolRegistry()
+    registry.register({ name: 't', description: 'Takes a string', inputSchema: { type: 'object', properties: { s: { type: 'string', maxLength: 3 } } }, handler: (a) => { seen.push(a); return 'ran' } })
+    return { registry, manager: new ToolExecutionManager(registry, { retry: { maxAttempts: 1 } }), seen }
+  }
+
+  test('execute and validate: the text and JSON.parse of it agree, and the handler gets JSON.parse of the text', async () => {
+    for (const text of texts) {
+      const { registry, manager, seen } = stringTool()
+      assert.equal(registry.validate('t', text).valid, true, text)
+      assert.equal(registry.validate('t', JSON.parse(text)).valid, true, text)
+      for (const args of [text, JSON.parse(text)]) {
+        const r = await manager.execute('t', args)
+        assert.equal(r.success, true, `${text}: ${JSON.stringify(r.error)}`)
+      }
+      assert.deepEqual(seen, [JSON.parse(text), JSON.parse(text)])
+    }
+  })
+
+  test('an escaped backslash before uD800 is not a surrogate escape', async () => {
+    const { manager, seen } = stringTool()
+    const r = await manager.execute('t', '{"s":"\\\\uD800"}'.replace('"s"', '"x"'))
+    assert.equal(r.success, true, JSON.stringify(r.error))
+    assert.equal(seen[0].x, '\\uD800')
+  })
+
+  test('large text (the worker path) with a lone surrogate', async () => {
+    const { manager, seen } = stringTool()
+    const text = `{"s":"\\uD800","pad":"${'x'.repeat(2_000_000)}"}`
+    const r = await manager.execute('t', text)
+    assert.equal(r.success, true, JSON.stringify(r.error))
+    assert.equal(seen[0].s, '\uD800')
+  })
+
+  for (const provider of PROVIDERS) {
+    test(`executeToolCalls, ${provider}: the handler gets the lone surrogate`, async () => {
+      for (const text of texts) {
+        const { manager, seen } = stringTool()
+        const { results } = await manager.executeToolCalls(response(provider, 't', JSON.parse(text), text), { provider })
+        assert.equal(results[0].success, true, `${text}: ${JSON.stringify(results[0].error)}`)
+        assert.deepEqual(seen[0], JSON.parse(text))
+      }
+    })
+  }
+})
