@@ -239,6 +239,52 @@ describe('finding 3: a deep call gets a validation reply, and the envelope does 
   }
 })
 
+describe('finding 5: redacted fields are masked in every message written from the arguments', () => {
+  function loginTool() {
+    const lines = []
+    const registry = new ToolRegistry()
+    registry.register({
+      name: 'login',
+      description: 'Logs in',
+      // maxProperties makes a failure at the root, whose message quotes the whole object.
+      inputSchema: { type: 'object', maxProperties: 1, properties: { user: { type: 'string' }, password: { type: 'string', minLength: 12 } } },
+      handler: () => 'in',
+    })
+    const manager = new ToolExecutionManager(registry, {
+      retry: { maxAttempts: 1 },
+      redact: ['password'],
+      logging: true,
+      logger: (level, message, fields) => lines.push(JSON.stringify([level, message, fields])),
+    })
+    return { manager, lines }
+  }
+  const args = { user: 'bob', password: 'hunter2' }
+
+  test('execute: the log lines, error message and validation errors never quote the value', async () => {
+    const { manager, lines } = loginTool()
+    const r = await manager.execute('login', args)
+    assert.equal(r.error?.code, 'INVALID_ARGUMENTS')
+    assert.ok(lines.length > 0)
+    for (const text of [...lines, r.error.message, JSON.stringify(r.error.validationErrors)]) {
+      assert.doesNotMatch(text, /hunter2/)
+    }
+    assert.match(r.error.message, /\/password: "\[REDACTED\]" is shorter than 12 characters/)
+    assert.match(r.error.message, /"user":"bob"/, 'what is not redacted is still shown')
+    // The record keeps the handler's real arguments, as documented.
+    assert.equal(manager.getExecution(r.execution.id).args.password, 'hunter2')
+  })
+
+  for (const provider of PROVIDERS) {
+    test(`executeToolCalls, ${provider}: the reply to the model masks the value`, async () => {
+      const { manager, lines } = loginTool()
+      const { messages, results } = await manager.executeToolCalls(response(provider, 'login', args), { provider })
+      assert.equal(results[0].error?.code, 'INVALID_ARGUMENTS')
+      for (const text of [replyText(messages), results[0].error.message, ...lines]) assert.doesNotMatch(text, /hunter2/)
+      assert.match(replyText(messages), /REDACTED/)
+    })
+  }
+})
+
 describe('finding 7: JSON text with a lone surrogate is read as JSON.parse reads it', () => {
   const texts = ['{"s":"\\uD800"}', '{"s":"\\uDC00"}', '{"s":"\\uDC00\\uD800x"}', '{"s":"a\\uD83D"}']
   function stringTool() {
@@ -286,4 +332,49 @@ describe('finding 7: JSON text with a lone surrogate is read as JSON.parse reads
       }
     })
   }
+})
+
+describe('finding 9: validation errors are capped: the first 20, then how many more', () => {
+  function listTool() {
+    const registry = new ToolRegistry()
+    registry.register({ name: 'list', description: 'Takes strings', inputSchema: { type: 'object', properties: { items: { type: 'array', items: { type: 'string' } } } }, handler: () => 'ran' })
+    return { registry, manager: new ToolExecutionManager(registry, { retry: { maxAttempts: 1 } }) }
+  }
+  const text = JSON.stringify({ items: new Array(100_000).fill(0) })
+
+  test('100,000 failing items give 20 errors and a count of the rest, quickly', async () => {
+    const { manager, registry } = listTool()
+    const started = Date.now()
+    for (let i = 0; i < 3; i++) {
+      const r = await manager.execute('list', text)
+      assert.equal(r.error.code, 'INVALID_ARGUMENTS')
+      assert.equal(r.error.validationErrors.length, 21)
+      assert.deepEqual(r.error.validationErrors.slice(0, 20).map((e) => e.path), Array.from({ length: 20 }, (_, k) => `/items/${k}`))
+      assert.equal(r.error.validationErrors[20].keyword, 'more')
+      assert.match(r.error.validationErrors[20].message, /99980 more/)
+      assert.ok(r.error.message.length < 4000, `message of ${r.error.message.length} characters`)
+    }
+    const elapsed = Date.now() - started
+    assert.ok(elapsed < 600, `3 calls took ${elapsed} ms`)
+    const v = registry.validate('list', text)
+    assert.equal(v.errors.length, 21)
+  })
+
+  for (const provider of PROVIDERS) {
+    test(`executeToolCalls, ${provider}: the reply to the model stays small`, async () => {
+      const { manager } = listTool()
+      const { messages, results } = await manager.executeToolCalls(response(provider, 'list', JSON.parse(text), text), { provider })
+      assert.equal(results[0].error.validationErrors.length, 21)
+      const reply = replyText(messages)
+      assert.ok(reply.length < 8000, `reply of ${reply.length} characters`)
+      assert.match(reply, /99980 more/)
+    })
+  }
+
+  test('one failure quoting a huge value is cut in the message', async () => {
+    const { manager } = listTool()
+    const r = await manager.execute('list', { items: 'x'.repeat(1_000_000) })
+    assert.equal(r.error.code, 'INVALID_ARGUMENTS')
+    assert.ok(r.error.message.length < 4000, `message of ${r.error.message.length} characters`)
+  })
 })
