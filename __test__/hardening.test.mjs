@@ -378,3 +378,62 @@ describe('finding 9: validation errors are capped: the first 20, then how many m
     assert.ok(r.error.message.length < 4000, `message of ${r.error.message.length} characters`)
   })
 })
+
+describe('finding 10: $ref cycles and patterns that are not ECMA-262 are refused at registration', () => {
+  const register = (inputSchema) => new ToolRegistry().register({ name: 'cyc', description: 'd', inputSchema, handler: () => 1 })
+
+  test('a $ref that resolves to itself with no constraint between is refused', () => {
+    for (const [schema, at] of [
+      [{ type: 'object', properties: { a: { $ref: '#/$defs/a' } }, $defs: { a: { $ref: '#/$defs/a' } } }, '/$defs/a'],
+      [{ type: 'object', properties: { a: { $ref: '#/$defs/a' } }, $defs: { a: { $ref: '#/$defs/b' }, b: { description: 'x', $ref: '#/$defs/a' } } }, '/$defs/a'],
+      [{ type: 'object', properties: { a: { $ref: '#/properties/a' } } }, '/properties/a'],
+      [{ type: 'object', properties: { a: { allOf: [{ $ref: '#/properties/a' }] } } }, '/properties/a'],
+    ]) {
+      assert.throws(() => register(schema), (e) => {
+        assert.equal(e.code, 'INVALID_SCHEMA')
+        assert.match(e.message, /tool 'cyc'/)
+        assert.match(e.message, /\$ref cycle/)
+        assert.ok(e.schemaPath.startsWith(at), `${e.schemaPath} for ${JSON.stringify(schema)}`)
+        return true
+      })
+    }
+  })
+
+  test('recursive schemas with a constraint in the loop are kept', () => {
+    register({ type: 'object', properties: { a: { $ref: '#' } } })
+    register({ type: 'object', properties: { n: { $ref: '#/$defs/node' } }, $defs: { node: { type: 'object', properties: { next: { $ref: '#/$defs/node' } } } } })
+    register({ type: 'object', $ref: '#' })
+  })
+
+  test('patterns that are not ECMA-262 are refused, with why', () => {
+    for (const pattern of ['[[:alpha:]]', '(?i)abc', 'a\\z', '\\Aa']) {
+      for (const schema of [{ type: 'object', properties: { a: { type: 'string', pattern } } }, { type: 'object', patternProperties: { [pattern]: {} } }]) {
+        assert.throws(() => register(schema), (e) => {
+          assert.equal(e.code, 'INVALID_SCHEMA')
+          assert.match(e.message, /not an ECMA-262 regular expression/, e.message)
+          return true
+        }, pattern)
+      }
+    }
+    // A value that only looks like a pattern is data, not a schema.
+    register({ type: 'object', properties: { a: { const: { pattern: '[[:alpha:]]' } } } })
+  })
+
+  test('ECMA-262 patterns compile, or the refusal says exactly why', () => {
+    for (const pattern of ['^\\p{L}+$', '^[a-z]{2,8}$', '\\u{1F600}', '(?<year>\\d{4})', '\\cJ']) {
+      const registry = new ToolRegistry()
+      try {
+        registry.register({ name: 'p', description: 'd', inputSchema: { type: 'object', properties: { a: { type: 'string', pattern } } }, handler: () => 1 })
+      } catch (e) {
+        assert.fail(`${pattern}: ${e.message}`)
+      }
+    }
+    assert.throws(() => register({ type: 'object', properties: { a: { type: 'string', pattern: '\\p{L}{1000}' } } }), (e) => {
+      assert.equal(e.code, 'INVALID_SCHEMA')
+      assert.match(e.message, /size limit/)
+      return true
+    })
+    assert.throws(() => register({ type: 'object', properties: { a: { type: 'string', pattern: '^(?!admin).*' } } }), /look-around/)
+    assert.throws(() => register({ type: 'object', properties: { a: { type: 'string', pattern: '(a)\\1' } } }), /backreference/)
+  })
+})

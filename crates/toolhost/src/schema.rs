@@ -3,7 +3,9 @@
 //!
 //! - Drafts: 2020-12 by default; `$schema` selects draft 7 or 2019-09.
 //! - `format` is asserted in every draft: a tool's arguments should honour it.
-//! - `pattern` runs on the linear-time `regex` engine, so no pattern can stall validation.
+//! - `pattern` and `patternProperties` are ECMA-262 and run on the linear-time `regex`
+//!   engine, so no pattern can stall validation (see [`crate::pattern_dialect`]).
+//! - A `$ref` cycle with no constraint between is refused (see [`crate::ref_cycles`]).
 //! - A validation lists at most [`MAX_VALIDATION_ERRORS`] failures, and quotes at most
 //!   [`MAX_QUOTED_CHARS`] characters of a value in a message; values under redacted
 //!   fields are never quoted ([`CompiledSchema::validate_redacting`]).
@@ -103,10 +105,20 @@ impl CompiledSchema {
     fn build(tool: &str, schema: &Value, what: &str) -> Result<Self, RegistryError> {
         let draft = draft_of(tool, schema)?;
         refuse_external_refs(tool, schema)?;
+        if let Some((path, why)) = crate::pattern_dialect::first_pattern_problem(schema) {
+            return Err(RegistryError::invalid_schema(format!("tool '{tool}': invalid {what} at {path}: {why}"), path));
+        }
+        if let Some((path, cycle)) = crate::ref_cycles::find_cycle(schema) {
+            let chain = cycle.iter().chain(std::iter::once(&cycle[0])).map(String::as_str).collect::<Vec<_>>().join(" -> ");
+            return Err(RegistryError::invalid_schema(
+                format!("tool '{tool}': invalid {what} at {path}: $ref cycle with no constraint between ({chain}), which would accept any value; give the schema a constraint (a type, say) or point the $ref elsewhere"),
+                path,
+            ));
+        }
         let validator = jsonschema::options()
             .with_draft(draft)
             .should_validate_formats(true)
-            .with_pattern_options(PatternOptions::regex())
+            .with_pattern_options(PatternOptions::regex().size_limit(crate::pattern_dialect::PATTERN_SIZE_LIMIT))
             .offline()
             .build(schema)
             .map_err(|e| {
@@ -424,6 +436,16 @@ mod tests {
         assert!(long.is_empty());
         let long = s.validate(&json!({"user": 1, "Password": "y".repeat(100_000)}));
         assert!(long.iter().all(|i| i.message.len() < 1000), "{long:?}");
+    }
+
+    #[test]
+    fn refuses_ref_cycles_and_other_regex_dialects_with_a_path() {
+        let e = CompiledSchema::compile("t", &json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/a"}}, "$defs": {"a": {"$ref": "#/$defs/a"}}})).unwrap_err();
+        assert_eq!((e.code(), e.schema_path.as_deref()), ("INVALID_SCHEMA", Some("/$defs/a")));
+        assert!(e.message.contains("$ref cycle") && e.message.contains("tool 't'"), "{}", e.message);
+        let e = CompiledSchema::compile("t", &json!({"type": "object", "properties": {"a": {"pattern": "[[:alpha:]]"}}})).unwrap_err();
+        assert_eq!(e.schema_path.as_deref(), Some("/properties/a/pattern"));
+        assert!(e.message.contains("not an ECMA-262 regular expression"), "{}", e.message);
     }
 
     #[test]
