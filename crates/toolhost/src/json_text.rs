@@ -81,10 +81,8 @@ pub fn without_lone_surrogates(text: &str) -> Option<String> {
             continue;
         }
         match unit(i) {
-            Some(high @ 0xD800..=0xDBFF) if matches!(unit(i + 6), Some(0xDC00..=0xDFFF)) => {
-                let _ = high;
-                i += 12;
-            }
+            // A pair: kept.
+            Some(0xD800..=0xDBFF) if matches!(unit(i + 6), Some(0xDC00..=0xDFFF)) => i += 12,
             Some(0xD800..=0xDFFF) => {
                 let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
                 o.push_str(&text[copied..i]);
