@@ -195,3 +195,245 @@ describe('finding 6: a sparse array is refused at once, not walked', () => {
     assert.equal(seen[0].c[70_000], 1)
   })
 })
+
+/** `n` levels of nested objects: `{ a: { a: ... {} } }`. */
+function nested(n) {
+  let v = {}
+  for (let i = 1; i < n; i++) v = { a: v }
+  return v
+}
+
+describe('finding 3: a deep call gets a validation reply, and the envelope does not count against it', () => {
+  test('execute takes 127 levels and refuses 128, as text and as an object', async () => {
+    const { manager } = anyTool()
+    for (const args of [nested(127), JSON.stringify(nested(127))]) assert.equal((await manager.execute('t', args)).success, true)
+    for (const args of [nested(128), JSON.stringify(nested(128))]) {
+      const r = await manager.execute('t', args)
+      assert.equal(r.error?.code, 'INVALID_ARGUMENTS')
+      assert.match(r.error.message, /nested deeper than 128 levels/)
+    }
+  })
+
+  for (const provider of PROVIDERS) {
+    test(`executeToolCalls, ${provider}: 127 levels run, as with execute`, async () => {
+      const { manager, seen } = anyTool()
+      const { results } = await manager.executeToolCalls(response(provider, 't', nested(127)), { provider })
+      assert.equal(results[0].success, true, JSON.stringify(results[0].error))
+      assert.deepEqual(seen[0], nested(127))
+    })
+
+    for (const depth of [128, 125 + 1000]) {
+      test(`executeToolCalls, ${provider}: ${depth} levels get a validation reply and the call beside it runs`, async () => {
+        const { manager, seen } = anyTool()
+        const { messages, results } = await manager.executeToolCalls(response(provider, 't', nested(depth)), { provider })
+        assert.equal(results[0].success, false)
+        assert.equal(results[0].error.code, 'INVALID_ARGUMENTS')
+        assert.match(results[0].error.message, /nested deeper than 128 levels/)
+        if (provider !== 'mcp') {
+          assert.equal(results[1].success, true, JSON.stringify(results[1].error))
+          assert.equal(seen.length, 1)
+        } else assert.equal(seen.length, 0)
+        assert.match(replyText(messages), /nested deeper than 128 levels/)
+      })
+    }
+  }
+})
+
+describe('finding 5: redacted fields are masked in every message written from the arguments', () => {
+  function loginTool() {
+    const lines = []
+    const registry = new ToolRegistry()
+    registry.register({
+      name: 'login',
+      description: 'Logs in',
+      // maxProperties makes a failure at the root, whose message quotes the whole object.
+      inputSchema: { type: 'object', maxProperties: 1, properties: { user: { type: 'string' }, password: { type: 'string', minLength: 12 } } },
+      handler: () => 'in',
+    })
+    const manager = new ToolExecutionManager(registry, {
+      retry: { maxAttempts: 1 },
+      redact: ['password'],
+      logging: true,
+      logger: (level, message, fields) => lines.push(JSON.stringify([level, message, fields])),
+    })
+    return { manager, lines }
+  }
+  const args = { user: 'bob', password: 'hunter2' }
+
+  test('execute: the log lines, error message and validation errors never quote the value', async () => {
+    const { manager, lines } = loginTool()
+    const r = await manager.execute('login', args)
+    assert.equal(r.error?.code, 'INVALID_ARGUMENTS')
+    assert.ok(lines.length > 0)
+    for (const text of [...lines, r.error.message, JSON.stringify(r.error.validationErrors)]) {
+      assert.doesNotMatch(text, /hunter2/)
+    }
+    assert.match(r.error.message, /\/password: "\[REDACTED\]" is shorter than 12 characters/)
+    assert.match(r.error.message, /"user":"bob"/, 'what is not redacted is still shown')
+    // The record keeps the handler's real arguments, as documented.
+    assert.equal(manager.getExecution(r.execution.id).args.password, 'hunter2')
+  })
+
+  for (const provider of PROVIDERS) {
+    test(`executeToolCalls, ${provider}: the reply to the model masks the value`, async () => {
+      const { manager, lines } = loginTool()
+      const { messages, results } = await manager.executeToolCalls(response(provider, 'login', args), { provider })
+      assert.equal(results[0].error?.code, 'INVALID_ARGUMENTS')
+      for (const text of [replyText(messages), results[0].error.message, ...lines]) assert.doesNotMatch(text, /hunter2/)
+      assert.match(replyText(messages), /REDACTED/)
+    })
+  }
+})
+
+describe('finding 7: JSON text with a lone surrogate is read as JSON.parse reads it', () => {
+  const texts = ['{"s":"\\uD800"}', '{"s":"\\uDC00"}', '{"s":"\\uDC00\\uD800x"}', '{"s":"a\\uD83D"}']
+  function stringTool() {
+    const seen = []
+    const registry = new ToolRegistry()
+    registry.register({ name: 't', description: 'Takes a string', inputSchema: { type: 'object', properties: { s: { type: 'string', maxLength: 3 } } }, handler: (a) => { seen.push(a); return 'ran' } })
+    return { registry, manager: new ToolExecutionManager(registry, { retry: { maxAttempts: 1 } }), seen }
+  }
+
+  test('execute and validate: the text and JSON.parse of it agree, and the handler gets JSON.parse of the text', async () => {
+    for (const text of texts) {
+      const { registry, manager, seen } = stringTool()
+      assert.equal(registry.validate('t', text).valid, true, text)
+      assert.equal(registry.validate('t', JSON.parse(text)).valid, true, text)
+      for (const args of [text, JSON.parse(text)]) {
+        const r = await manager.execute('t', args)
+        assert.equal(r.success, true, `${text}: ${JSON.stringify(r.error)}`)
+      }
+      assert.deepEqual(seen, [JSON.parse(text), JSON.parse(text)])
+    }
+  })
+
+  test('an escaped backslash before uD800 is not a surrogate escape', async () => {
+    const { manager, seen } = stringTool()
+    const r = await manager.execute('t', '{"s":"\\\\uD800"}'.replace('"s"', '"x"'))
+    assert.equal(r.success, true, JSON.stringify(r.error))
+    assert.equal(seen[0].x, '\\uD800')
+  })
+
+  test('large text (the worker path) with a lone surrogate', async () => {
+    const { manager, seen } = stringTool()
+    const text = `{"s":"\\uD800","pad":"${'x'.repeat(2_000_000)}"}`
+    const r = await manager.execute('t', text)
+    assert.equal(r.success, true, JSON.stringify(r.error))
+    assert.equal(seen[0].s, '\uD800')
+  })
+
+  for (const provider of PROVIDERS) {
+    test(`executeToolCalls, ${provider}: the handler gets the lone surrogate`, async () => {
+      for (const text of texts) {
+        const { manager, seen } = stringTool()
+        const { results } = await manager.executeToolCalls(response(provider, 't', JSON.parse(text), text), { provider })
+        assert.equal(results[0].success, true, `${text}: ${JSON.stringify(results[0].error)}`)
+        assert.deepEqual(seen[0], JSON.parse(text))
+      }
+    })
+  }
+})
+
+describe('finding 9: validation errors are capped: the first 20, then how many more', () => {
+  function listTool() {
+    const registry = new ToolRegistry()
+    registry.register({ name: 'list', description: 'Takes strings', inputSchema: { type: 'object', properties: { items: { type: 'array', items: { type: 'string' } } } }, handler: () => 'ran' })
+    return { registry, manager: new ToolExecutionManager(registry, { retry: { maxAttempts: 1 } }) }
+  }
+  const text = JSON.stringify({ items: new Array(100_000).fill(0) })
+
+  test('100,000 failing items give 20 errors and a count of the rest, quickly', async () => {
+    const { manager, registry } = listTool()
+    const started = Date.now()
+    for (let i = 0; i < 3; i++) {
+      const r = await manager.execute('list', text)
+      assert.equal(r.error.code, 'INVALID_ARGUMENTS')
+      assert.equal(r.error.validationErrors.length, 21)
+      assert.deepEqual(r.error.validationErrors.slice(0, 20).map((e) => e.path), Array.from({ length: 20 }, (_, k) => `/items/${k}`))
+      assert.equal(r.error.validationErrors[20].keyword, 'more')
+      assert.match(r.error.validationErrors[20].message, /99980 more/)
+      assert.ok(r.error.message.length < 4000, `message of ${r.error.message.length} characters`)
+    }
+    const elapsed = Date.now() - started
+    assert.ok(elapsed < 600, `3 calls took ${elapsed} ms`)
+    const v = registry.validate('list', text)
+    assert.equal(v.errors.length, 21)
+  })
+
+  for (const provider of PROVIDERS) {
+    test(`executeToolCalls, ${provider}: the reply to the model stays small`, async () => {
+      const { manager } = listTool()
+      const { messages, results } = await manager.executeToolCalls(response(provider, 'list', JSON.parse(text), text), { provider })
+      assert.equal(results[0].error.validationErrors.length, 21)
+      const reply = replyText(messages)
+      assert.ok(reply.length < 8000, `reply of ${reply.length} characters`)
+      assert.match(reply, /99980 more/)
+    })
+  }
+
+  test('one failure quoting a huge value is cut in the message', async () => {
+    const { manager } = listTool()
+    const r = await manager.execute('list', { items: 'x'.repeat(1_000_000) })
+    assert.equal(r.error.code, 'INVALID_ARGUMENTS')
+    assert.ok(r.error.message.length < 4000, `message of ${r.error.message.length} characters`)
+  })
+})
+
+describe('finding 10: $ref cycles and patterns that are not ECMA-262 are refused at registration', () => {
+  const register = (inputSchema) => new ToolRegistry().register({ name: 'cyc', description: 'd', inputSchema, handler: () => 1 })
+
+  test('a $ref that resolves to itself with no constraint between is refused', () => {
+    for (const [schema, at] of [
+      [{ type: 'object', properties: { a: { $ref: '#/$defs/a' } }, $defs: { a: { $ref: '#/$defs/a' } } }, '/$defs/a'],
+      [{ type: 'object', properties: { a: { $ref: '#/$defs/a' } }, $defs: { a: { $ref: '#/$defs/b' }, b: { description: 'x', $ref: '#/$defs/a' } } }, '/$defs/a'],
+      [{ type: 'object', properties: { a: { $ref: '#/properties/a' } } }, '/properties/a'],
+      [{ type: 'object', properties: { a: { allOf: [{ $ref: '#/properties/a' }] } } }, '/properties/a'],
+    ]) {
+      assert.throws(() => register(schema), (e) => {
+        assert.equal(e.code, 'INVALID_SCHEMA')
+        assert.match(e.message, /tool 'cyc'/)
+        assert.match(e.message, /\$ref cycle/)
+        assert.ok(e.schemaPath.startsWith(at), `${e.schemaPath} for ${JSON.stringify(schema)}`)
+        return true
+      })
+    }
+  })
+
+  test('recursive schemas with a constraint in the loop are kept', () => {
+    register({ type: 'object', properties: { a: { $ref: '#' } } })
+    register({ type: 'object', properties: { n: { $ref: '#/$defs/node' } }, $defs: { node: { type: 'object', properties: { next: { $ref: '#/$defs/node' } } } } })
+    register({ type: 'object', $ref: '#' })
+  })
+
+  test('patterns that are not ECMA-262 are refused, with why', () => {
+    for (const pattern of ['[[:alpha:]]', '(?i)abc', 'a\\z', '\\Aa']) {
+      for (const schema of [{ type: 'object', properties: { a: { type: 'string', pattern } } }, { type: 'object', patternProperties: { [pattern]: {} } }]) {
+        assert.throws(() => register(schema), (e) => {
+          assert.equal(e.code, 'INVALID_SCHEMA')
+          assert.match(e.message, /not an ECMA-262 regular expression/, e.message)
+          return true
+        }, pattern)
+      }
+    }
+    // A value that only looks like a pattern is data, not a schema.
+    register({ type: 'object', properties: { a: { const: { pattern: '[[:alpha:]]' } } } })
+  })
+
+  test('ECMA-262 patterns compile, or the refusal says exactly why', () => {
+    for (const pattern of ['^\\p{L}+$', '^[a-z]{2,8}$', '\\u{1F600}', '(?<year>\\d{4})', '\\cJ']) {
+      const registry = new ToolRegistry()
+      try {
+        registry.register({ name: 'p', description: 'd', inputSchema: { type: 'object', properties: { a: { type: 'string', pattern } } }, handler: () => 1 })
+      } catch (e) {
+        assert.fail(`${pattern}: ${e.message}`)
+      }
+    }
+    assert.throws(() => register({ type: 'object', properties: { a: { type: 'string', pattern: '\\p{L}{1000}' } } }), (e) => {
+      assert.equal(e.code, 'INVALID_SCHEMA')
+      assert.match(e.message, /size limit/)
+      return true
+    })
+    assert.throws(() => register({ type: 'object', properties: { a: { type: 'string', pattern: '^(?!admin).*' } } }), /look-around/)
+    assert.throws(() => register({ type: 'object', properties: { a: { type: 'string', pattern: '(a)\\1' } } }), /backreference/)
+  })
+})

@@ -13,6 +13,12 @@ function sessionOf(options, method) {
   return typeof s === 'string' ? s : null
 }
 
+/** The value at JSON pointer `pointer` in `value` (a value JSON.parse made). */
+function valueAt(value, pointer) {
+  for (const part of pointer.split('/').slice(1)) value = value[part.replace(/~1/g, '/').replace(/~0/g, '~')]
+  return value
+}
+
 /** JSON of a handler's result for a reply: `null` for `undefined`, a note when it is not JSON. */
 function resultJson(value) {
   if (value === undefined) return null
@@ -76,6 +82,14 @@ export async function executeToolCalls(manager, state, response, options) {
     throw toolhostError('INVALID_TOOL_CALLS', `executeToolCalls: the response is not JSON: ${e instanceof Error ? e.message : String(e)}`)
   }
   const calls = answered(state.core.parseCalls(session, options.provider, text ?? 'null'), 'executeToolCalls: ')
+  // A call with `at` has arguments that are a value of a response the engine could read
+  // only with a lone surrogate replaced: they are taken from JSON.parse of the same text.
+  let copy
+  for (const call of calls) {
+    if (call.at === undefined) continue
+    copy ??= JSON.parse(text)
+    call.value = valueAt(copy, call.at)
+  }
   const concurrency = Math.max(1, Math.floor(Number(options.concurrency) || 4))
   const results = new Array(calls.length)
   const callOptions = { sessionId: options.sessionId, signal: options.signal, timeoutMs: options.timeoutMs, retry: options.retry }
@@ -84,7 +98,7 @@ export async function executeToolCalls(manager, state, response, options) {
     while (next < calls.length) {
       const k = next++
       const call = calls[k]
-      results[k] = await manager.execute(call.name, call.arguments, { ...callOptions, toolCallId: call.id })
+      results[k] = await manager.execute(call.name, call.at === undefined ? call.arguments : call.value, { ...callOptions, toolCallId: call.id })
     }
   }
   await Promise.all(Array.from({ length: Math.min(concurrency, calls.length) }, worker))
@@ -99,7 +113,7 @@ export async function executeToolCalls(manager, state, response, options) {
     return reply
   })
   const messages = answered(state.core.formatReplies(session, options.provider, JSON.stringify(replies)), 'executeToolCalls: ')
-  const shown = calls.map((c) => ({ id: c.id, name: c.name, arguments: c.malformed ? c.arguments : JSON.parse(c.arguments) }))
+  const shown = calls.map((c) => ({ id: c.id, name: c.name, arguments: c.at !== undefined ? c.value : c.malformed ? c.arguments : JSON.parse(c.arguments) }))
   return { messages, calls: shown, results }
 }
 

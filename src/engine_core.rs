@@ -251,14 +251,14 @@ impl EngineCore {
         let key = ticket as u64;
         let units = large_text::len(raw, text.0);
         let units = large_text::copy(raw, text.0, units);
-        let Some((registry, audit_redaction)) = inner.with_host(|h| (h.engine().registry().clone(), h.audit_redaction())) else {
+        let Some((registry, redact, audit_redaction)) = inner.with_host(|h| (h.engine().registry().clone(), h.engine().config().redact.clone(), h.audit_redaction())) else {
             return String::new();
         };
         let session = call.session_id.clone();
         inner.pending.borrow_mut().insert(key, PendingLarge { name: name.clone(), call, parsed: None });
         let (hop, engine) = (inner.hop.clone(), inner.id);
         hop::run_blocking(move || {
-            let parsed = parse_large(&registry, session.as_deref(), &name, units, audit_redaction);
+            let parsed = parse_large(&registry, session.as_deref(), &name, units, &redact, audit_redaction);
             hop.post(Message::ArgumentsReady { engine, ticket: key, arguments: Box::new(parsed) });
         });
         inner.call(raw, |h| h.wire.clear())
@@ -401,6 +401,7 @@ fn parse_large(
     session: Option<&str>,
     name: &str,
     units: Vec<u16>,
+    redact: &[String],
     audit_redaction: Option<Vec<String>>,
 ) -> ParsedArguments {
     let text = large_text::to_string(&units);
@@ -409,7 +410,7 @@ fn parse_large(
     let mut tape = None;
     let arguments = match (parsed, registry.resolve(scope, name)) {
         (Ok(v), Ok(tool)) if !text.trim().is_empty() => {
-            let issues = tool.schema.validate(&v);
+            let issues = tool.schema.validate_redacting(&v, redact);
             let input_hash = audit_redaction.map(|redact| toolhost::audit_input_hash(&v, &redact));
             // Arguments with issues reach a handler only with validation off, which then
             // gets `JSON.parse` of the text.

@@ -16,7 +16,8 @@ fn refuse(tool: &str, why: impl std::fmt::Display) -> RegistryError {
     RegistryError::new(RegistryErrorCode::InvalidArguments, format!("invalid arguments for tool '{tool}': {why}"))
 }
 
-/// Parses argument JSON text.
+/// Parses argument JSON text (a lone surrogate escape reads as U+FFFD: see
+/// [`crate::json_text`]).
 ///
 /// # Errors
 /// `INVALID_ARGUMENTS` when the text is too large, too deep or not JSON.
@@ -24,7 +25,7 @@ pub fn parse_arguments(tool: &str, text: &str) -> Result<Value, RegistryError> {
     if text.len() > MAX_ARGUMENT_BYTES {
         return Err(refuse(tool, format!("{} bytes of JSON exceed the {MAX_ARGUMENT_BYTES}-byte argument limit", text.len())));
     }
-    serde_json::from_str(text).map_err(|e| {
+    crate::json_text::from_str(text).map_err(|e| {
         if e.to_string().contains("recursion limit") {
             refuse(tool, format!("nested deeper than {MAX_ARGUMENT_DEPTH} levels"))
         } else {

@@ -505,7 +505,7 @@ impl ExecutionEngine {
                 (None, Some(issues)) => Some(ToolError::invalid_arguments(&a.record.tool_name, issues)),
                 (None, None) => {
                     let args = a.record.args.to_value();
-                    (!a.tool.schema.is_valid(&args)).then(|| ToolError::invalid_arguments(&a.record.tool_name, a.tool.schema.validate(&args)))
+                    (!a.tool.schema.is_valid(&args)).then(|| ToolError::invalid_arguments(&a.record.tool_name, a.tool.schema.validate_redacting(&args, &self.config.redact)))
                 }
             };
             if let Some(e) = failure {
@@ -657,7 +657,7 @@ impl ExecutionEngine {
         if let Some(args) = &edited {
             crate::arguments::check_depth(&a.record.tool_name, args).map_err(ToolError::from)?;
             if validate {
-                let issues = a.tool.schema.validate(args);
+                let issues = a.tool.schema.validate_redacting(args, &self.config.redact);
                 if !issues.is_empty() {
                     return Err(ToolError::invalid_arguments(&a.record.tool_name, issues));
                 }
@@ -810,7 +810,7 @@ impl ExecutionEngine {
         if schema.is_valid(result) {
             return Ok(());
         }
-        Err(ToolError::invalid_output(&a.record.tool_name, schema.validate(result)))
+        Err(ToolError::invalid_output(&a.record.tool_name, schema.validate_redacting(result, &self.config.redact)))
     }
 
     fn policy_for(&self, tool: &RegisteredTool, options: &CallOptions) -> Result<(RetryConfig, Option<Duration>), RegistryError> {

@@ -173,7 +173,7 @@ pub fn starting(tool: &str, execution_id: &str, args: Option<&Value>, opts: &Log
 /// the text is parsed, since which values to hide depends on its structure.
 pub fn starting_from_text(tool: &str, execution_id: &str, text: &str, opts: &LogOptions) -> LogLine {
     if opts.log_arguments && !opts.redact.is_empty() {
-        let args = serde_json::from_str(text).unwrap_or(Value::Null);
+        let args = crate::json_text::from_str(text).unwrap_or(Value::Null);
         return starting(tool, execution_id, Some(&args), opts);
     }
     let mut line = starting(tool, execution_id, None, opts);
@@ -286,6 +286,9 @@ mod tests {
         let fields = starting("login", "e", Some(&args), &opts).fields.to_map();
         let redacted = r#"{"auth":{"password":"[REDACTED]"},"user":"bob"}"#;
         assert_eq!(fields["args"], redacted);
+        // Large text is read as the arguments are, lone surrogates and all.
+        let fields = starting_from_text("login", "e", r#"{"password":"hunter2","s":"\uD800"}"#, &opts).fields.to_map();
+        assert_eq!(fields["args"], "{\"password\":\"[REDACTED]\",\"s\":\"\u{FFFD}\"}");
 
         let secret = json!({"password": "hunter2"});
         let fields = starting("login", "e", Some(&secret), &with(true, 10, &["password"])).fields.to_map();

@@ -20,11 +20,24 @@ pub fn redact(v: &Value, fields: &[String]) -> Value {
     if fields.is_empty() {
         return v.clone();
     }
-    let lowered: Vec<String> = fields.iter().map(|f| f.to_lowercase()).collect();
-    redact_value(v, &lowered)
+    redact_value(v, &lowered(fields))
 }
 
-fn redact_value(v: &Value, lowered: &[String]) -> Value {
+/// The field names as [`redact_value`] and [`key_matches`] take them.
+pub(crate) fn lowered(fields: &[String]) -> Vec<String> {
+    fields.iter().map(|f| f.to_lowercase()).collect()
+}
+
+/// Whether `v` holds, at any depth, an object entry whose key is redacted.
+pub(crate) fn holds_redacted(v: &Value, lowered: &[String]) -> bool {
+    match v {
+        Value::Object(map) => map.iter().any(|(k, v)| key_matches(k, lowered) || holds_redacted(v, lowered)),
+        Value::Array(items) => items.iter().any(|i| holds_redacted(i, lowered)),
+        _ => false,
+    }
+}
+
+pub(crate) fn redact_value(v: &Value, lowered: &[String]) -> Value {
     match v {
         Value::Object(map) => {
             let mut out = Map::new();
@@ -46,7 +59,7 @@ fn redact_value(v: &Value, lowered: &[String]) -> Value {
 }
 
 /// `lowered` holds the field names already passed through `to_lowercase`.
-fn key_matches(key: &str, lowered: &[String]) -> bool {
+pub(crate) fn key_matches(key: &str, lowered: &[String]) -> bool {
     if key.is_ascii() {
         // For ASCII keys, Unicode and ASCII lowercasing agree, and a
         // lowered field with non-ASCII bytes can never be equal anyway:

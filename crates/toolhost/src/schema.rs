@@ -3,7 +3,12 @@
 //!
 //! - Drafts: 2020-12 by default; `$schema` selects draft 7 or 2019-09.
 //! - `format` is asserted in every draft: a tool's arguments should honour it.
-//! - `pattern` runs on the linear-time `regex` engine, so no pattern can stall validation.
+//! - `pattern` and `patternProperties` are ECMA-262 and run on the linear-time `regex`
+//!   engine, so no pattern can stall validation (see [`crate::pattern_dialect`]).
+//! - A `$ref` cycle with no constraint between is refused (see [`crate::ref_cycles`]).
+//! - A validation lists at most [`MAX_VALIDATION_ERRORS`] failures, and quotes at most
+//!   [`MAX_QUOTED_CHARS`] characters of a value in a message; values under redacted
+//!   fields are never quoted ([`CompiledSchema::validate_redacting`]).
 //! - `$ref` never leaves the schema: there is no HTTP or file retrieval compiled in, and
 //!   a reference to an http, https or file URI the schema does not itself define is refused.
 
@@ -15,6 +20,19 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::RegistryError;
+use crate::redaction::{self, REDACTED};
+use crate::truncation::{preview, ELLIPSIS};
+
+/// Most failures one validation lists (in `validationErrors`, the error message and the
+/// model's reply). When there are more, one more entry follows, with keyword `more`,
+/// empty paths, and a message saying how many more failed: `"99980 more failures not
+/// listed (only the first 20 are)"`. Validation stops counting at
+/// [`MAX_COUNTED_ERRORS`] ("more than 100000 more failures not listed").
+pub const MAX_VALIDATION_ERRORS: usize = 20;
+/// Most failures counted past the listed ones.
+pub const MAX_COUNTED_ERRORS: usize = 100_000;
+/// Most characters of a value a validation message quotes; a longer one is cut with `…`.
+pub const MAX_QUOTED_CHARS: usize = 200;
 
 /// One way the arguments fail the schema.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,10 +105,20 @@ impl CompiledSchema {
     fn build(tool: &str, schema: &Value, what: &str) -> Result<Self, RegistryError> {
         let draft = draft_of(tool, schema)?;
         refuse_external_refs(tool, schema)?;
+        if let Some((path, why)) = crate::pattern_dialect::first_pattern_problem(schema) {
+            return Err(RegistryError::invalid_schema(format!("tool '{tool}': invalid {what} at {path}: {why}"), path));
+        }
+        if let Some((path, cycle)) = crate::ref_cycles::find_cycle(schema) {
+            let chain = cycle.iter().chain(std::iter::once(&cycle[0])).map(String::as_str).collect::<Vec<_>>().join(" -> ");
+            return Err(RegistryError::invalid_schema(
+                format!("tool '{tool}': invalid {what} at {path}: $ref cycle with no constraint between ({chain}), which would accept any value; give the schema a constraint (a type, say) or point the $ref elsewhere"),
+                path,
+            ));
+        }
         let validator = jsonschema::options()
             .with_draft(draft)
             .should_validate_formats(true)
-            .with_pattern_options(PatternOptions::regex())
+            .with_pattern_options(PatternOptions::regex().size_limit(crate::pattern_dialect::PATTERN_SIZE_LIMIT))
             .offline()
             .build(schema)
             .map_err(|e| {
@@ -111,21 +139,56 @@ impl CompiledSchema {
         self.validator.is_valid(args)
     }
 
-    /// Every failure, not only the first.
+    /// The failures, at most [`MAX_VALIDATION_ERRORS`] and a count of the rest.
     pub fn validate(&self, args: &Value) -> Vec<ValidationIssue> {
+        self.validate_redacting(args, &[])
+    }
+
+    /// As [`Self::validate`], with messages that never quote a value under a key named in
+    /// `redact` (case-insensitive, as [`crate::redaction::redact`] matches): a failure
+    /// under such a key quotes `"[REDACTED]"`, one above it quotes the value redacted.
+    /// Validation stops once [`MAX_VALIDATION_ERRORS`] are listed and
+    /// [`MAX_COUNTED_ERRORS`] more counted.
+    pub fn validate_redacting(&self, args: &Value, redact: &[String]) -> Vec<ValidationIssue> {
         if self.validator.is_valid(args) {
             return Vec::new();
         }
-        self.validator
-            .iter_errors(args)
-            .map(|e| ValidationIssue {
-                path: e.instance_path().as_str().to_string(),
-                schema_path: e.schema_path().as_str().to_string(),
-                keyword: e.kind().keyword().to_string(),
-                message: e.to_string(),
-            })
-            .collect()
+        let lowered = redaction::lowered(redact);
+        let mut errors = self.validator.iter_errors(args);
+        let mut issues: Vec<ValidationIssue> = errors.by_ref().take(MAX_VALIDATION_ERRORS).map(|e| issue(&e, &lowered)).collect();
+        let more = errors.take(MAX_COUNTED_ERRORS).count();
+        if more > 0 {
+            let message = if more == MAX_COUNTED_ERRORS {
+                format!("more than {MAX_COUNTED_ERRORS} more failures not listed (only the first {MAX_VALIDATION_ERRORS} are)")
+            } else {
+                format!("{more} more failures not listed (only the first {MAX_VALIDATION_ERRORS} are)")
+            };
+            issues.push(ValidationIssue { path: String::new(), schema_path: String::new(), keyword: "more".into(), message });
+        }
+        issues
     }
+}
+
+/// One failure, its message quoting at most [`MAX_QUOTED_CHARS`] of the value and
+/// nothing redacted.
+fn issue(e: &jsonschema::ValidationError<'_>, lowered: &[String]) -> ValidationIssue {
+    let path = e.instance_path().as_str().to_string();
+    let instance: &Value = e.instance();
+    let under_redacted = !lowered.is_empty()
+        && path.split('/').skip(1).any(|key| redaction::key_matches(&key.replace("~1", "/").replace("~0", "~"), lowered));
+    let message = if under_redacted {
+        e.masked_with(format!("\"{REDACTED}\"")).to_string()
+    } else if !lowered.is_empty() && redaction::holds_redacted(instance, lowered) {
+        e.masked_with(preview(&redaction::redact_value(instance, lowered), MAX_QUOTED_CHARS)).to_string()
+    } else {
+        let quoted = preview(instance, MAX_QUOTED_CHARS);
+        if quoted.ends_with(ELLIPSIS) {
+            e.masked_with(quoted).to_string()
+        } else {
+            e.to_string()
+        }
+    };
+    ValidationIssue { path, schema_path: e.schema_path().as_str().to_string(), keyword: e.kind().keyword().to_string(), message }
 }
 
 fn draft_of(tool: &str, schema: &Value) -> Result<Draft, RegistryError> {
@@ -339,6 +402,50 @@ mod tests {
         }
         let e = CompiledSchema::compile("t", &json!({"$schema": "http://json-schema.org/draft-04/schema#", "type": "object"})).unwrap_err();
         assert_eq!(e.schema_path.as_deref(), Some("/$schema"));
+    }
+
+    #[test]
+    fn failures_are_capped_and_counted() {
+        let s = CompiledSchema::compile("t", &json!({"type": "object", "properties": {"xs": {"type": "array", "items": {"type": "string"}}}})).unwrap();
+        let issues = s.validate(&json!({ "xs": vec![0; 1000] }));
+        assert_eq!(issues.len(), MAX_VALIDATION_ERRORS + 1);
+        assert_eq!(issues[19].path, "/xs/19");
+        assert_eq!(issues[20].keyword, "more");
+        assert_eq!(issues[20].message, "980 more failures not listed (only the first 20 are)");
+        assert_eq!(s.validate(&json!({ "xs": vec![0; 20] })).len(), 20);
+    }
+
+    #[test]
+    fn messages_never_quote_redacted_values_nor_huge_ones() {
+        let s = CompiledSchema::compile(
+            "t",
+            &json!({"type": "object", "maxProperties": 1, "properties": {"user": {"type": "string"}, "Password": {"type": "string", "minLength": 12}}}),
+        )
+        .unwrap();
+        let args = json!({"user": "bob", "Password": "hunter2"});
+        let issues = s.validate_redacting(&args, &["password".to_string()]);
+        assert_eq!(issues.len(), 2, "{issues:?}");
+        for i in &issues {
+            assert!(!i.message.contains("hunter2"), "{}", i.message);
+        }
+        assert_eq!(issues.iter().find(|i| i.path == "/Password").unwrap().message, r#""[REDACTED]" is shorter than 12 characters"#);
+        assert!(issues.iter().any(|i| i.message.contains(r#""user":"bob""#)), "{issues:?}");
+        // Without redaction the value is quoted, as before.
+        assert!(s.validate(&args).iter().any(|i| i.message.contains("hunter2")));
+        let long = s.validate(&json!({"user": "x".repeat(100_000)}));
+        assert!(long.is_empty());
+        let long = s.validate(&json!({"user": 1, "Password": "y".repeat(100_000)}));
+        assert!(long.iter().all(|i| i.message.len() < 1000), "{long:?}");
+    }
+
+    #[test]
+    fn refuses_ref_cycles_and_other_regex_dialects_with_a_path() {
+        let e = CompiledSchema::compile("t", &json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/a"}}, "$defs": {"a": {"$ref": "#/$defs/a"}}})).unwrap_err();
+        assert_eq!((e.code(), e.schema_path.as_deref()), ("INVALID_SCHEMA", Some("/$defs/a")));
+        assert!(e.message.contains("$ref cycle") && e.message.contains("tool 't'"), "{}", e.message);
+        let e = CompiledSchema::compile("t", &json!({"type": "object", "properties": {"a": {"pattern": "[[:alpha:]]"}}})).unwrap_err();
+        assert_eq!(e.schema_path.as_deref(), Some("/properties/a/pattern"));
+        assert!(e.message.contains("not an ECMA-262 regular expression"), "{}", e.message);
     }
 
     #[test]

@@ -48,11 +48,13 @@ fn concatenates_deltas_per_call_in_start_order() {
                 id: "tc_a".into(),
                 name: "get_weather".into(),
                 arguments: ToolCallArguments::Parsed(json!({"location": "Lisbon"})),
+                arguments_at: None,
             },
             ToolCall {
                 id: "tc_b".into(),
                 name: "get_time".into(),
-                arguments: ToolCallArguments::Parsed(json!({}))
+                arguments: ToolCallArguments::Parsed(json!({})),
+                arguments_at: None,
             },
         ]
     );
@@ -70,7 +72,8 @@ fn chunk_events_are_read_too() {
         vec![ToolCall {
             id: "tc_c".into(),
             name: "search".into(),
-            arguments: ToolCallArguments::Parsed(json!({"q": "ag-ui"}))
+            arguments: ToolCallArguments::Parsed(json!({"q": "ag-ui"})),
+            arguments_at: None,
         }]
     );
 }

@@ -145,26 +145,27 @@ fn parses_recorded_response_with_generated_ids() {
             id: "gemini-call-0".into(),
             name: "get_weather".into(),
             arguments: ToolCallArguments::Parsed(json!({"location": "Boston, MA"})),
+            arguments_at: None,
         },
         ToolCall {
             id: "gemini-call-1".into(),
             name: "get_weather".into(),
             arguments: ToolCallArguments::Parsed(json!({"location": "Tokyo", "unit": "celsius"})),
+            arguments_at: None,
         },
     ];
     let response = recorded_response();
-    assert_eq!(
-        parse_tool_calls(Provider::Gemini, &response).unwrap(),
-        expected
-    );
+    let calls = parse_tool_calls(Provider::Gemini, &response).unwrap();
+    assert_eq!(calls[1].arguments_at.as_deref(), Some("/candidates/0/content/parts/1/functionCall/args"));
+    assert_eq!(without_at(calls), expected);
     // Candidate, Content and a FunctionCall array give the same calls.
     let candidate = &response["candidates"][0];
     assert_eq!(
-        parse_tool_calls(Provider::Gemini, candidate).unwrap(),
+        without_at(parse_tool_calls(Provider::Gemini, candidate).unwrap()),
         expected
     );
     assert_eq!(
-        parse_tool_calls(Provider::Gemini, &candidate["content"]).unwrap(),
+        without_at(parse_tool_calls(Provider::Gemini, &candidate["content"]).unwrap()),
         expected
     );
     let bare: Vec<_> = candidate["content"]["parts"]
@@ -174,7 +175,7 @@ fn parses_recorded_response_with_generated_ids() {
         .map(|p| p["functionCall"].clone())
         .collect();
     assert_eq!(
-        parse_tool_calls(Provider::Gemini, &json!(bare)).unwrap(),
+        without_at(parse_tool_calls(Provider::Gemini, &json!(bare)).unwrap()),
         expected
     );
 }
@@ -193,7 +194,8 @@ fn provided_ids_are_kept_and_text_parts_skipped() {
         ToolCall {
             id: "gemini-call-1".into(),
             name: "now".into(),
-            arguments: ToolCallArguments::Parsed(json!({}))
+            arguments: ToolCallArguments::Parsed(json!({})),
+            arguments_at: None,
         }
     );
 }
@@ -220,4 +222,10 @@ fn replies_are_one_user_content_of_function_responses() {
             ]
         })]
     );
+}
+
+/// The calls with `arguments_at` left out: each shape of a payload puts the arguments
+/// at its own pointer.
+fn without_at(calls: Vec<ToolCall>) -> Vec<ToolCall> {
+    calls.into_iter().map(|c| ToolCall { arguments_at: None, ..c }).collect()
 }

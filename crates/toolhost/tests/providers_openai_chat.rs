@@ -81,6 +81,7 @@ fn parses_a_recorded_chat_completion() {
                 id: "call_12345xyz".into(),
                 name: "get_weather".into(),
                 arguments: ToolCallArguments::Parsed(json!({"location": "Paris, France"})),
+                arguments_at: None,
             },
             ToolCall {
                 id: "call_67890abc".into(),
@@ -88,6 +89,7 @@ fn parses_a_recorded_chat_completion() {
                 arguments: ToolCallArguments::Parsed(
                     json!({"location": "Bogotá, Colombia", "unit": "celsius"})
                 ),
+                arguments_at: None,
             },
         ]
     );

@@ -76,6 +76,7 @@ fn parses_function_call_items_and_skips_the_rest() {
             arguments: ToolCallArguments::Parsed(
                 json!({"location": "Boston, MA", "unit": "celsius"})
             ),
+            arguments_at: None,
         }
     );
     assert_eq!(calls[1].id, "call_Q2vJk1pQ0zE3");

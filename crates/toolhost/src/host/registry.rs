@@ -295,10 +295,18 @@ impl HostRegistry {
         out.map_err(|e| RegistryError::invalid_schema(e.to_string(), ""))
     }
 
-    /// The tool calls of a model response, `[{ id, name, arguments }]` with `arguments` as
-    /// JSON text (the model's own text when it is malformed), so the host hands each
-    /// call's arguments to `execute` as text. For OpenAI providers, the `null`s strict
-    /// mode makes a model send for optional properties are dropped first.
+    /// The tool calls of a model response, `[{ id, name, arguments, malformed, at? }]`
+    /// with `arguments` as JSON text (the model's own text when it sent text that is
+    /// malformed or that a value cannot hold exactly), so the host hands each call's
+    /// arguments to `execute` as text. For OpenAI providers, the `null`s strict mode makes
+    /// a model send for optional properties are dropped first.
+    ///
+    /// The response is read as [`crate::json_text::payload_from_str`] reads it: a call's
+    /// arguments may nest as deep as `execute`'s (the envelope does not count against
+    /// them), and deeper ones are refused per call when executed. When a lone surrogate
+    /// in the response was read as U+FFFD, a call whose arguments are a value of the
+    /// response also gets `at`, their JSON pointer, so the host can hand on the value
+    /// exactly as `JSON.parse` of the response gives it.
     ///
     /// # Errors
     /// `INVALID_CONFIG` for an unknown provider, `INVALID_TOOL_CALLS` for a response that
@@ -306,21 +314,37 @@ impl HostRegistry {
     pub fn parse_calls(&self, session: Option<&str>, provider: &str, response: &str) -> Result<Value, RegistryError> {
         let calls_error = |m: String| RegistryError::new(RegistryErrorCode::InvalidToolCalls, m);
         let provider = Provider::from_str(provider).map_err(|e| RegistryError::new(RegistryErrorCode::InvalidConfig, e.to_string()))?;
-        let payload: Value = serde_json::from_str(response).map_err(|e| calls_error(format!("the response is not JSON: {e}")))?;
+        let (payload, lossy) = crate::json_text::payload_from_str(response).map_err(|e| calls_error(format!("the response is not JSON: {e}")))?;
         let mut calls = providers::parse_tool_calls(provider, &payload).map_err(|e| calls_error(e.to_string()))?;
+        drop(payload);
         if matches!(provider, Provider::OpenAi | Provider::OpenAiResponses) {
             for call in &mut calls {
-                if let (ToolCallArguments::Parsed(args), Ok(tool)) = (&mut call.arguments, self.registry.resolve(scope(session), &call.name)) {
-                    providers::drop_optional_nulls(&tool.declaration.input_schema, args);
+                let Ok(tool) = self.registry.resolve(scope(session), &call.name) else { continue };
+                let schema = &tool.declaration.input_schema;
+                match &mut call.arguments {
+                    ToolCallArguments::Parsed(args) => providers::drop_optional_nulls(schema, args),
+                    ToolCallArguments::Lossy { value, .. } => {
+                        let mut dropped = value.clone();
+                        providers::drop_optional_nulls(schema, &mut dropped);
+                        if dropped != *value {
+                            call.arguments = ToolCallArguments::Parsed(dropped);
+                        }
+                    }
+                    ToolCallArguments::Malformed { .. } => {}
                 }
             }
         }
         let calls = calls.into_iter().map(|c| {
             let (arguments, malformed) = match c.arguments {
                 ToolCallArguments::Parsed(v) => (v.to_string(), false),
+                ToolCallArguments::Lossy { raw, .. } => (raw, false),
                 ToolCallArguments::Malformed { raw, .. } => (raw, true),
             };
-            json!({ "id": c.id, "name": c.name, "arguments": arguments, "malformed": malformed })
+            let mut call = json!({ "id": c.id, "name": c.name, "arguments": arguments, "malformed": malformed });
+            if let (true, Some(at)) = (lossy, c.arguments_at) {
+                call["at"] = at.into();
+            }
+            call
         });
         Ok(Value::Array(calls.collect()))
     }

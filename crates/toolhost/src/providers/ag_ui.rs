@@ -161,6 +161,7 @@ pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, Provide
         .into_iter()
         .map(|c| ToolCall {
             arguments: ToolCallArguments::from_json_text(&c.args),
+            arguments_at: None,
             id: c.id,
             name: c.name,
         })

@@ -8,7 +8,7 @@
 use serde_json::{json, Value};
 
 use super::model_output::{anthropic_blocks, ContentPart, ModelOutput};
-use super::payload::{kind, str_field, structured_args};
+use super::payload::{given, kind, str_field, structured_args};
 use super::{Provider, ProviderError, ToolCall, ToolCallArguments, ToolReply};
 use crate::declaration::ToolDeclaration;
 
@@ -68,6 +68,7 @@ pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, Provide
             id: id.to_string(),
             name: name.to_string(),
             arguments: ToolCallArguments::Parsed(input),
+            arguments_at: given(block, "input").then(|| format!("{path}/input")),
         });
     }
     Ok(calls)

@@ -11,6 +11,11 @@ pub struct ToolCall {
     pub id: String,
     pub name: String,
     pub arguments: ToolCallArguments,
+    /// Where the arguments are in the payload (a JSON pointer) when the provider sent
+    /// them as a structured value (Anthropic, Gemini, MCP, OpenAI-compatible servers that
+    /// decode them): a host holding the payload can hand on the value exactly where a
+    /// [`Value`] could not (a lone surrogate in a string; see [`crate::json_text`]).
+    pub arguments_at: Option<String>,
 }
 
 /// The arguments of a tool call.
@@ -20,6 +25,10 @@ pub enum ToolCallArguments {
     Parsed(Value),
     /// Argument text that is not valid JSON; `error` is the parser's message.
     Malformed { raw: String, error: String },
+    /// Valid JSON text that a [`Value`] cannot hold exactly: its strings have lone
+    /// surrogates, which `value` holds as U+FFFD (see [`crate::json_text`]). `raw` is the
+    /// model's text, which `JSON.parse` reads exactly.
+    Lossy { raw: String, value: Value },
 }
 
 impl ToolCallArguments {
@@ -33,9 +42,9 @@ impl ToolCallArguments {
         }
         match serde_json::from_str(raw) {
             Ok(value) => ToolCallArguments::Parsed(value),
-            Err(err) => ToolCallArguments::Malformed {
-                raw: raw.to_string(),
-                error: err.to_string(),
+            Err(err) => match crate::json_text::without_lone_surrogates(raw).map(|t| serde_json::from_str(&t)) {
+                Some(Ok(value)) => ToolCallArguments::Lossy { raw: raw.to_string(), value },
+                _ => ToolCallArguments::Malformed { raw: raw.to_string(), error: err.to_string() },
             },
         }
     }
@@ -43,7 +52,7 @@ impl ToolCallArguments {
     /// The parsed arguments, if they were valid JSON.
     pub fn parsed(&self) -> Option<&Value> {
         match self {
-            ToolCallArguments::Parsed(value) => Some(value),
+            ToolCallArguments::Parsed(value) | ToolCallArguments::Lossy { value, .. } => Some(value),
             ToolCallArguments::Malformed { .. } => None,
         }
     }
@@ -139,6 +148,13 @@ mod tests {
                 assert!(error.contains("EOF"), "{error}");
             }
             other => panic!("expected malformed, got {other:?}"),
+        }
+        match ToolCallArguments::from_json_text(r#"{"s":"\uD800"}"#) {
+            ToolCallArguments::Lossy { raw, value } => {
+                assert_eq!(raw, r#"{"s":"\uD800"}"#);
+                assert_eq!(value, json!({"s": "\u{FFFD}"}));
+            }
+            other => panic!("expected lossy, got {other:?}"),
         }
     }
 

@@ -11,7 +11,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::payload::{kind, str_field, structured_args};
+use super::payload::{given, kind, str_field, structured_args};
 use super::{gemini_schema_to_json_schema, json_schema_to_gemini_schema};
 use super::{Provider, ProviderError, ToolCall, ToolCallArguments, ToolReply};
 use crate::declaration::{ToolDeclaration, ToolMetadata};
@@ -159,6 +159,7 @@ fn function_call(call: &Value, path: &str, index: usize) -> Result<ToolCall, Pro
         id,
         name: name.to_string(),
         arguments: ToolCallArguments::Parsed(args),
+        arguments_at: given(call, "args").then(|| format!("{path}/args")),
     })
 }
 

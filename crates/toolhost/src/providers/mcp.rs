@@ -76,12 +76,12 @@ pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, Provide
                 Some(Value::Number(n)) => n.to_string(),
                 _ => format!("mcp_{i}"),
             };
-            let arguments = match params.get("arguments") {
-                None | Some(Value::Null) => ToolCallArguments::Parsed(Value::Object(Map::new())),
-                Some(Value::String(text)) => ToolCallArguments::from_json_text(text),
-                Some(v) => ToolCallArguments::Parsed(v.clone()),
+            let (arguments, arguments_at) = match params.get("arguments") {
+                None | Some(Value::Null) => (ToolCallArguments::Parsed(Value::Object(Map::new())), None),
+                Some(Value::String(text)) => (ToolCallArguments::from_json_text(text), None),
+                Some(v) => (ToolCallArguments::Parsed(v.clone()), Some(format!("{params_path}/arguments"))),
             };
-            Ok(ToolCall { id, name, arguments })
+            Ok(ToolCall { id, name, arguments, arguments_at })
         })
         .collect()
 }

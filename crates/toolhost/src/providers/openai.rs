@@ -115,11 +115,15 @@ fn parse_call(call: &Value, path: &str) -> Result<ToolCall, ProviderError> {
             )
         })?;
     let name = str_field(P, function, &function_path, "name")?;
+    let mut arguments_at = None;
     let arguments = match function.get("arguments") {
         Some(Value::String(text)) => ToolCallArguments::from_json_text(text),
         None | Some(Value::Null) => ToolCallArguments::Parsed(json!({})),
         // Some OpenAI-compatible servers send the arguments already decoded.
-        Some(value @ Value::Object(_)) => ToolCallArguments::Parsed(value.clone()),
+        Some(value @ Value::Object(_)) => {
+            arguments_at = Some(format!("{function_path}/arguments"));
+            ToolCallArguments::Parsed(value.clone())
+        }
         Some(other) => {
             return Err(ProviderError::payload(
                 P,
@@ -132,6 +136,7 @@ fn parse_call(call: &Value, path: &str) -> Result<ToolCall, ProviderError> {
         id: id.to_string(),
         name: name.to_string(),
         arguments,
+        arguments_at,
     })
 }
 

@@ -58,6 +58,11 @@ pub(crate) fn kind(value: &Value) -> &'static str {
     }
 }
 
+/// Whether the object has `key` with a value other than `null`.
+pub(crate) fn given(object: &Value, key: &str) -> bool {
+    object.get(key).is_some_and(|v| !v.is_null())
+}
+
 /// Structured arguments as sent by Anthropic/Gemini: absent or `null` = `{}`.
 pub(crate) fn structured_args(value: Option<&Value>) -> Value {
     match value {

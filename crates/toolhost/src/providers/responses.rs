@@ -92,6 +92,7 @@ pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, Provide
             id: id.to_string(),
             name: name.to_string(),
             arguments,
+            arguments_at: None,
         });
     }
     Ok(calls)

@@ -1,0 +1,193 @@
+//! JSON text read as `JSON.parse` reads it, where serde_json is stricter.
+//!
+//! - **Lone surrogates.** `"\uD800"` is valid JSON text, and `JSON.parse` gives a string
+//!   holding that one UTF-16 code unit. A Rust string cannot hold it, and serde_json
+//!   refuses the text. Here such an escape reads as U+FFFD (one character, as the
+//!   surrogate is one code unit), which is also what N-API makes of a lone surrogate in a
+//!   JS string: the text validates as the value does. A host that hands the handler
+//!   `JSON.parse` of the same text gives it the surrogate itself.
+//! - **Depth of a model response.** A response nests a call's arguments a few levels
+//!   down, so serde_json's 128-level limit on the whole response would cut the arguments'
+//!   own limit short, and throw for every call at once. [`payload_from_str`] reads a
+//!   response to [`MAX_PAYLOAD_DEPTH`] levels and cuts what is deeper (replaced by
+//!   `null`, skipped without recursion): arguments deeper than [`MAX_ARGUMENT_DEPTH`]
+//!   stay deeper than it after the cut, so each such call is refused on its own.
+
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+
+use crate::arguments::MAX_ARGUMENT_DEPTH;
+
+/// How deep a model response is read before values are cut: room for any provider's
+/// envelope (Gemini's, the deepest, puts arguments 7 levels down) above the arguments'
+/// own [`MAX_ARGUMENT_DEPTH`] levels.
+pub const MAX_PAYLOAD_DEPTH: usize = MAX_ARGUMENT_DEPTH + 64;
+
+/// Parses JSON text, reading lone surrogate escapes as U+FFFD; 128 levels at most.
+///
+/// # Errors
+/// serde_json's error for text that is not JSON (or nests deeper than 128 levels).
+pub fn from_str(text: &str) -> serde_json::Result<Value> {
+    match serde_json::from_str(text) {
+        Err(e) if e.is_syntax() => match without_lone_surrogates(text) {
+            Some(fixed) => serde_json::from_str(&fixed),
+            None => Err(e),
+        },
+        other => other,
+    }
+}
+
+/// Parses a model response: lone surrogate escapes read as U+FFFD, values below
+/// [`MAX_PAYLOAD_DEPTH`] levels replaced by `null`. The flag says whether a lone
+/// surrogate was replaced (a value of the response then differs from `JSON.parse`'s).
+///
+/// # Errors
+/// serde_json's error for text that is not JSON.
+pub fn payload_from_str(text: &str) -> serde_json::Result<(Value, bool)> {
+    match capped(text) {
+        Err(e) if e.is_syntax() => match without_lone_surrogates(text) {
+            Some(fixed) => capped(&fixed).map(|v| (v, true)),
+            None => Err(e),
+        },
+        other => other.map(|v| (v, false)),
+    }
+}
+
+fn capped(text: &str) -> serde_json::Result<Value> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    // The seed's own depth count bounds the recursion instead.
+    de.disable_recursion_limit();
+    let v = Capped(MAX_PAYLOAD_DEPTH).deserialize(&mut de)?;
+    de.end()?;
+    Ok(v)
+}
+
+/// `text` with every `\u` escape of a lone surrogate written as `\uFFFD`, or `None`
+/// when it has none. Escaped backslashes are skipped as pairs, so `\\uD800` (a
+/// backslash, then `uD800`) is left alone.
+pub fn without_lone_surrogates(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let unit = |at: usize| -> Option<u16> {
+        (b.get(at) == Some(&b'\\') && b.get(at + 1) == Some(&b'u'))
+            .then(|| std::str::from_utf8(b.get(at + 2..at + 6)?).ok().and_then(|h| u16::from_str_radix(h, 16).ok()))
+            .flatten()
+    };
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        match unit(i) {
+            // A pair: kept.
+            Some(0xD800..=0xDBFF) if matches!(unit(i + 6), Some(0xDC00..=0xDFFF)) => i += 12,
+            Some(0xD800..=0xDFFF) => {
+                let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
+                o.push_str(&text[copied..i]);
+                o.push_str("\\uFFFD");
+                i += 6;
+                copied = i;
+            }
+            _ => i += 2,
+        }
+    }
+    out.map(|mut o| {
+        o.push_str(&text[copied..]);
+        o
+    })
+}
+
+/// A JSON value read to at most `.0` levels of arrays and objects.
+struct Capped(usize);
+
+impl<'de> DeserializeSeed<'de> for Capped {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        if self.0 == 0 {
+            d.deserialize_ignored_any(IgnoredAny)?;
+            return Ok(Value::Null);
+        }
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Capped {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(v) = seq.next_element_seed(Capped(self.0 - 1))? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let v = map.next_value_seed(Capped(self.0 - 1))?;
+            out.insert(key, v);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn lone_surrogates_read_as_the_replacement_character() {
+        assert_eq!(from_str(r#"{"s":"\uD800"}"#).unwrap(), json!({"s": "\u{FFFD}"}));
+        assert_eq!(from_str(r#"{"s":"\udc00\uD800x"}"#).unwrap(), json!({"s": "\u{FFFD}\u{FFFD}x"}));
+        assert_eq!(from_str(r#"{"s":"\ud83d\ude00"}"#).unwrap(), json!({"s": "😀"}));
+        // An escaped backslash, then the letters uD800: no surrogate at all.
+        assert_eq!(from_str(r#"{"s":"\\uD800"}"#).unwrap(), json!({"s": "\\uD800"}));
+        assert_eq!(without_lone_surrogates(r#"["\\uD800", "\ud83d\ude00"]"#), None);
+        // Text that is not JSON for another reason keeps its own error.
+        assert!(from_str(r#"{"s":"\uD800""#).unwrap_err().to_string().contains("EOF"));
+    }
+
+    #[test]
+    fn a_response_is_read_past_128_levels_and_cut_below_its_cap() {
+        let deep = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        let (v, lossy) = payload_from_str(&format!(r#"{{"m":{{"input":{}}}}}"#, deep(127))).unwrap();
+        assert!(!lossy);
+        assert!(crate::arguments::parse_arguments("t", &v["m"]["input"].to_string()).is_ok());
+        // Far too deep: cut, yet still deeper than the arguments' limit.
+        let (v, _) = payload_from_str(&format!(r#"{{"m":{{"input":{}}}}}"#, deep(100_000))).unwrap();
+        let e = crate::arguments::parse_arguments("t", &v["m"]["input"].to_string()).unwrap_err();
+        assert!(e.message.contains("nested deeper than 128 levels"), "{}", e.message);
+        let (v, lossy) = payload_from_str(r#"[{"s":"\uDBFF"}]"#).unwrap();
+        assert!(lossy);
+        assert_eq!(v, json!([{"s": "\u{FFFD}"}]));
+        assert!(payload_from_str("[1,]").is_err());
+    }
+}
