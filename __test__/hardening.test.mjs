@@ -334,6 +334,36 @@ describe('finding 7: JSON text with a lone surrogate is read as JSON.parse reads
   }
 })
 
+describe('finding 7, found again by the fuzz test: raw lone surrogates in OpenAI argument text, and in definitions', () => {
+  for (const provider of ['openai', 'openai-responses']) {
+    test(`executeToolCalls, ${provider}: arguments text holding a lone surrogate itself (not an escape) reaches the handler exactly`, async () => {
+      for (const s of ['\uD800', 'a\uDFFFb', '\uDC00\uD800']) {
+        const text = `{"k":"${s}"}`
+        const seen = []
+        const registry = new ToolRegistry()
+        registry.register({ name: 't', description: 'Takes a string', inputSchema: { type: 'object', properties: { k: { type: 'string' }, o: { type: ['string', 'null'] } } }, handler: (a) => { seen.push(a); return 'ran' } })
+        const manager = new ToolExecutionManager(registry)
+        const response = provider === 'openai'
+          ? { role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { name: 't', arguments: text } }] }
+          : { output: [{ type: 'function_call', call_id: 'c1', name: 't', arguments: text }] }
+        const { results, calls } = await manager.executeToolCalls(response, { provider })
+        assert.equal(results[0].success, true, JSON.stringify(results[0].error))
+        assert.equal(seen[0].k, JSON.parse(text).k)
+        assert.equal(calls[0].arguments.k, JSON.parse(text).k)
+      }
+    })
+  }
+
+  test('a definition holding a lone surrogate is refused, saying so (get() and the exports could not give it back)', () => {
+    const registry = new ToolRegistry()
+    assert.throws(
+      () => registry.register({ name: 't', description: 'Takes one value', inputSchema: { type: 'object', properties: { k: { const: '\uD800' } } }, handler: () => 'ran' }),
+      (e) => e.code === 'INVALID_DEFINITION' && /tool 't' holds a string with a lone surrogate/.test(e.message),
+    )
+    assert.equal(registry.has('t'), false)
+  })
+})
+
 describe('finding 9: validation errors are capped: the first 20, then how many more', () => {
   function listTool() {
     const registry = new ToolRegistry()

@@ -82,8 +82,9 @@ export async function executeToolCalls(manager, state, response, options) {
     throw toolhostError('INVALID_TOOL_CALLS', `executeToolCalls: the response is not JSON: ${e instanceof Error ? e.message : String(e)}`)
   }
   const calls = answered(state.core.parseCalls(session, options.provider, text ?? 'null'), 'executeToolCalls: ')
-  // A call with `at` has arguments that are a value of a response the engine could read
-  // only with a lone surrogate replaced: they are taken from JSON.parse of the same text.
+  // A call with `at` has arguments (a value, or OpenAI's JSON text) of a response the
+  // engine could read only with a lone surrogate replaced: they are taken from JSON.parse
+  // of the same text (text stays text: execute reads it as JSON.parse would).
   let copy
   for (const call of calls) {
     if (call.at === undefined) continue
@@ -113,7 +114,15 @@ export async function executeToolCalls(manager, state, response, options) {
     return reply
   })
   const messages = answered(state.core.formatReplies(session, options.provider, JSON.stringify(replies)), 'executeToolCalls: ')
-  const shown = calls.map((c) => ({ id: c.id, name: c.name, arguments: c.at !== undefined ? c.value : c.malformed ? c.arguments : JSON.parse(c.arguments) }))
+  const shown = calls.map((c) => {
+    const args = c.at !== undefined ? c.value : c.arguments
+    if (c.malformed || typeof args !== 'string') return { id: c.id, name: c.name, arguments: args }
+    try {
+      return { id: c.id, name: c.name, arguments: JSON.parse(args) }
+    } catch {
+      return { id: c.id, name: c.name, arguments: args } // a structured string argument
+    }
+  })
   return { messages, calls: shown, results }
 }
 

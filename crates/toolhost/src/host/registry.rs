@@ -140,7 +140,15 @@ impl HostRegistry {
     /// `INVALID_TOOL_NAME`, `INVALID_DEFINITION`, `INVALID_SCHEMA`, `DUPLICATE_TOOL`,
     /// `SESSION_NOT_FOUND`; nothing changes then.
     pub fn register(&self, session: Option<&str>, definition: &str) -> Result<Value, RegistryError> {
-        let raw: Value = serde_json::from_str(definition).map_err(|e| invalid_definition(format!("the tool definition is not JSON: {e}")))?;
+        let raw: Value = serde_json::from_str(definition).map_err(|e| match crate::json_text::from_str(definition) {
+            // Valid JSON once lone surrogates are replaced: say so, since `get()` and every
+            // export could not give that definition back as it was written.
+            Ok(read) => {
+                let name = read.get("name").and_then(Value::as_str).map_or_else(|| "a tool definition".to_string(), |n| format!("tool '{n}'"));
+                invalid_definition(format!("{name} holds a string with a lone surrogate (half of a UTF-16 pair), which a tool definition cannot hold: {e}"))
+            }
+            Err(_) => invalid_definition(format!("the tool definition is not JSON: {e}")),
+        })?;
         let label = raw.get("name").and_then(Value::as_str).map_or_else(|| "the tool definition".to_string(), |n| format!("tool '{n}'"));
         if let Some(o) = raw.as_object() {
             if let Some(key) = o.keys().find(|k| !DEFINITION_KEYS.contains(&k.as_str())) {
@@ -322,12 +330,21 @@ impl HostRegistry {
                 let Ok(tool) = self.registry.resolve(scope(session), &call.name) else { continue };
                 let schema = &tool.declaration.input_schema;
                 match &mut call.arguments {
+                    // Arguments that lose a null no longer are the payload's: no `at`.
+                    ToolCallArguments::Parsed(args) if lossy && call.arguments_at.is_some() => {
+                        let before = args.clone();
+                        providers::drop_optional_nulls(schema, args);
+                        if *args != before {
+                            call.arguments_at = None;
+                        }
+                    }
                     ToolCallArguments::Parsed(args) => providers::drop_optional_nulls(schema, args),
                     ToolCallArguments::Lossy { value, .. } => {
                         let mut dropped = value.clone();
                         providers::drop_optional_nulls(schema, &mut dropped);
                         if dropped != *value {
                             call.arguments = ToolCallArguments::Parsed(dropped);
+                            call.arguments_at = None;
                         }
                     }
                     ToolCallArguments::Malformed { .. } => {}

@@ -11,10 +11,11 @@ pub struct ToolCall {
     pub id: String,
     pub name: String,
     pub arguments: ToolCallArguments,
-    /// Where the arguments are in the payload (a JSON pointer) when the provider sent
-    /// them as a structured value (Anthropic, Gemini, MCP, OpenAI-compatible servers that
-    /// decode them): a host holding the payload can hand on the value exactly where a
-    /// [`Value`] could not (a lone surrogate in a string; see [`crate::json_text`]).
+    /// Where the arguments are in the payload (a JSON pointer): a structured value
+    /// (Anthropic, Gemini, MCP, OpenAI-compatible servers that decode them) or the JSON
+    /// text OpenAI sends. A host holding the payload can hand on the value or text
+    /// exactly where a [`Value`] could not (a lone surrogate in a string; see
+    /// [`crate::json_text`]).
     pub arguments_at: Option<String>,
 }
 

@@ -117,7 +117,10 @@ fn parse_call(call: &Value, path: &str) -> Result<ToolCall, ProviderError> {
     let name = str_field(P, function, &function_path, "name")?;
     let mut arguments_at = None;
     let arguments = match function.get("arguments") {
-        Some(Value::String(text)) => ToolCallArguments::from_json_text(text),
+        Some(Value::String(text)) => {
+            arguments_at = Some(format!("{function_path}/arguments"));
+            ToolCallArguments::from_json_text(text)
+        }
         None | Some(Value::Null) => ToolCallArguments::Parsed(json!({})),
         // Some OpenAI-compatible servers send the arguments already decoded.
         Some(value @ Value::Object(_)) => {

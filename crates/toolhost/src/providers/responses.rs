@@ -77,6 +77,7 @@ pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, Provide
         let path = format!("{base}/{i}");
         let id = str_field(P, item, &path, "call_id")?;
         let name = str_field(P, item, &path, "name")?;
+        let arguments_at = matches!(item.get("arguments"), Some(Value::String(_))).then(|| format!("{path}/arguments"));
         let arguments = match item.get("arguments") {
             Some(Value::String(text)) => ToolCallArguments::from_json_text(text),
             None | Some(Value::Null) => ToolCallArguments::Parsed(json!({})),
@@ -92,7 +93,7 @@ pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, Provide
             id: id.to_string(),
             name: name.to_string(),
             arguments,
-            arguments_at: None,
+            arguments_at,
         });
     }
     Ok(calls)
