@@ -4,9 +4,12 @@
 import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { ToolRegistry } from 'toolhost'
+import { ToolRegistry, ToolExecutionManager } from 'toolhost'
 
 const run = promisify(execFile)
 
@@ -107,6 +110,105 @@ describe('finding 4: terminating a worker with executions pending frees their st
     for (const r of results) {
       const growth = r.after - r.before
       assert.ok(growth < LIMIT_MB, `mode ${r.mode}: RSS grew ${growth.toFixed(1)} MB (${r.before.toFixed(0)} -> ${r.after.toFixed(0)} MB) over ${r.workers} workers x ${r.pending} pending`)
+    }
+  })
+})
+
+describe('finding 10: the audit file', () => {
+  /** A manager auditing to `dir/logs/audit.jsonl`, with what it reports. */
+  function audited(options = {}) {
+    const dir = mkdtempSync(join(tmpdir(), 'toolhost-h16-'))
+    const logs = join(dir, 'logs')
+    mkdirSync(logs)
+    const path = join(logs, 'audit.jsonl')
+    const registry = new ToolRegistry()
+    registry.register({ name: 'echo', description: 'Echoes', handler: (a) => a })
+    const errors = []
+    const logged = []
+    const manager = new ToolExecutionManager(registry, { auditLog: path, logger: (level, message) => logged.push({ level, message }), ...options })
+    manager.on('tool-audit-error', (d) => errors.push(d))
+    const lines = () => (existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l).executionId) : [])
+    return { dir, logs, path, manager, errors, logged, lines, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+  }
+
+  test("its directory deleted after the manager opened it: each record is reported, and written again once it is back", async () => {
+    const a = audited()
+    try {
+      const first = await a.manager.execute('echo', { n: 1 })
+      assert.deepEqual(a.lines(), [first.execution.id])
+      rmSync(a.logs, { recursive: true })
+      const lost = await a.manager.execute('echo', { n: 2 })
+      assert.equal(lost.success, true, 'the call still succeeds')
+      assert.equal(a.errors.length, 1, 'the record that could not be written is reported')
+      assert.equal(a.errors[0].record.executionId, lost.execution.id)
+      assert.match(a.errors[0].message, /audit log .*audit\.jsonl could not be written: .*deleted/)
+      assert.equal(a.logged.filter((l) => l.level === 'error').length, 1)
+      await a.manager.execute('echo', { n: 3 })
+      assert.equal(a.errors.length, 2, 'and every one after it')
+      mkdirSync(a.logs)
+      const back = await a.manager.execute('echo', { n: 4 })
+      assert.equal(a.errors.length, 2)
+      assert.deepEqual(a.lines(), [back.execution.id])
+    } finally {
+      a.cleanup()
+    }
+  })
+
+  test('the file deleted or moved away (log rotation): created again at the path, nothing reported', async () => {
+    const a = audited()
+    try {
+      await a.manager.execute('echo', { n: 1 })
+      renameSync(a.path, `${a.path}.1`)
+      // The path is checked at most once a second (a deleted file at every record).
+      await new Promise((r) => setTimeout(r, 1100))
+      const afterRotation = await a.manager.execute('echo', { n: 2 })
+      assert.deepEqual(a.lines(), [afterRotation.execution.id])
+      assert.equal(readFileSync(`${a.path}.1`, 'utf8').split('\n').filter(Boolean).length, 1, 'the rotated file gets nothing more')
+      rmSync(a.path)
+      const afterDelete = await a.manager.execute('echo', { n: 3 })
+      assert.deepEqual(a.lines(), [afterDelete.execution.id])
+      assert.equal(a.errors.length, 0)
+    } finally {
+      a.cleanup()
+    }
+  })
+
+  test("auditSync: 'fsync' writes each record before execute() resolves, like the default 'flush'", async () => {
+    for (const auditSync of ['fsync', 'flush', undefined]) {
+      const a = audited({ auditSync })
+      try {
+        const ids = []
+        for (let i = 0; i < 5; i++) {
+          const r = await a.manager.execute('echo', { i })
+          ids.push(r.execution.id)
+          assert.deepEqual(a.lines(), ids, `auditSync ${auditSync}: on disk when the call resolves`)
+        }
+        assert.equal(a.errors.length, 0)
+      } finally {
+        a.cleanup()
+      }
+    }
+  })
+
+  test('auditSync is checked like the other options: a misspelt mode is refused with the closest one', () => {
+    const registry = new ToolRegistry()
+    const refused = (auditSync) => {
+      try {
+        new ToolExecutionManager(registry, { auditLog: join(tmpdir(), 'never-written.jsonl'), auditSync })
+      } catch (e) {
+        return e
+      }
+      assert.fail(`auditSync ${JSON.stringify(auditSync)} was accepted`)
+    }
+    for (const [value, message] of [
+      ['fsynk', /auditSync must be 'flush' \(the default\) or 'fsync', not 'fsynk'; did you mean 'fsync'\?/],
+      ['FLUSH', /did you mean 'flush'\?/],
+      ['always', /auditSync must be 'flush' \(the default\) or 'fsync', not 'always'$/],
+      [true, /auditSync must be 'flush' \(the default\) or 'fsync', not true/],
+    ]) {
+      const e = refused(value)
+      assert.equal(e.code, 'INVALID_CONFIG')
+      assert.match(e.message, message)
     }
   })
 })
