@@ -345,8 +345,16 @@ export interface ManagerOptions {
   /** Stamp plain-object results with `_execution_metadata`. @default false */
   metadata?: boolean
   logger?: (level: LogLevel, message: string, fields: Record<string, unknown>) => void
-  /** Path of a JSONL file every finished execution is appended to (Node only). */
+  /** Path of a JSONL file every finished execution is appended to (Node only). Each
+   * record is written before its `execute()` resolves. A file deleted or moved away (log
+   * rotation) is created again at the path; when that fails (its directory was deleted)
+   * each record is reported as `tool-audit-error` and to the logger until it succeeds. */
   auditLog?: string
+  /** How each audit record reaches the file before `execute()` resolves: `'flush'`
+   * (written to the OS: survives the process being killed, not a power loss) or
+   * `'fsync'` (also synced to the storage device: survives power loss, costs a disk sync
+   * per record). @default 'flush' */
+  auditSync?: 'flush' | 'fsync'
   /** Whether calls wait for approval, for tools that do not say: true, false, or a function deciding per call. @default false */
   needsApproval?: boolean | ((args: unknown, context: ApprovalContext) => boolean | Promise<boolean>)
   /** An unanswered approval ends the call denied after this long; `null` for never. @default null */

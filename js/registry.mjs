@@ -24,6 +24,21 @@ export class RegistryState {
     this.sessions = new Map()
     /** Managers over this registry, to cancel a destroyed session's executions. */
     this.managers = new Set()
+    /** scope (null: global, else a session id) -> its own tool names in registration
+     * order, as keys of a Map (O(1) to add and delete): the `toolNames` of change events
+     * without asking the engine to list a large registry on every change. */
+    this.ownNames = new Map([[null, new Map()]])
+  }
+
+  /** Names visible in a scope, as the engine's registry lists them: a session's own
+   * tools first, then the global ones it does not shadow (none when isolated). */
+  visibleNames(session) {
+    const global = this.ownNames.get(null)
+    if (session === null) return [...global.keys()]
+    const own = this.ownNames.get(session) ?? new Map()
+    const names = [...own.keys()]
+    if (!this.sessions.get(session)?.isolated) for (const name of global.keys()) if (!own.has(name)) names.push(name)
+    return names
   }
 
   /** Drops the handlers of tools the engine no longer holds. */
@@ -95,6 +110,9 @@ function register(state, session, target, def) {
   const text = definitionText(def)
   const { toolId, declaration } = answered(state.core.register(session, text))
   state.handlers.set(toolId, def.handler)
+  let own = state.ownNames.get(session)
+  if (own === undefined) state.ownNames.set(session, (own = new Map()))
+  own.set(declaration.name, true)
   if (typeof def.needsApproval === 'function') state.approvalPredicates.set(toolId, def.needsApproval)
   if (typeof def.toModelOutput === 'function') state.modelOutputs.set(toolId, def.toModelOutput)
   changed(state, target, session, 'registered', declaration.name)
@@ -108,7 +126,7 @@ function changed(state, target, session, action, toolName, toolNames) {
   if (registry.listenerCount(CHANGE) === 0 && (sessionObject === undefined || sessionObject.listenerCount(CHANGE) === 0)) return
   const detail = { action }
   if (toolName !== undefined) detail.toolName = toolName
-  detail.toolNames = toolNames ?? JSON.parse(state.core.names(session))
+  detail.toolNames = toolNames ?? state.visibleNames(session)
   if (session !== null) detail.sessionId = session
   registry.emit(CHANGE, detail)
   if (sessionObject !== undefined && target !== registry) sessionObject.emit(CHANGE, detail)
@@ -156,6 +174,7 @@ export class ToolRegistry extends ToolEventTarget {
     const state = stateOf(this, 'unregister')
     const removed = answered(state.core.unregister(null, nameArg('unregister', name)))
     if (removed) {
+      state.ownNames.get(null).delete(name)
       state.releaseFromCore()
       changed(state, this, null, 'unregistered', name)
     }
@@ -166,6 +185,7 @@ export class ToolRegistry extends ToolEventTarget {
   clear() {
     const state = stateOf(this, 'clear')
     state.core.clear()
+    state.ownNames.get(null).clear()
     state.releaseFromCore()
     changed(state, this, null, 'cleared', undefined, [])
   }
@@ -293,6 +313,7 @@ export class ToolSession extends ToolEventTarget {
     const state = stateOf(this.#registry, 'unregister')
     const removed = answered(state.core.unregister(this.#id, nameArg('unregister', name)))
     if (removed) {
+      state.ownNames.get(this.#id)?.delete(name)
       state.releaseFromCore()
       changed(state, this, this.#id, 'unregistered', name)
     }
@@ -335,6 +356,7 @@ export class ToolSession extends ToolEventTarget {
     state.releaseFromCore()
     changed(state, this, this.#id, 'session-destroyed', undefined, names)
     state.sessions.delete(this.#id)
+    state.ownNames.delete(this.#id)
   }
 }
 

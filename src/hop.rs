@@ -5,15 +5,19 @@
 //! whose work is done exits at once, and one that awaits a backoff delay or a handler
 //! stays alive until it settles. When Node tears the env down, the function is marked
 //! closed under a lock before any later post can reach it, so a timer firing during
-//! exit is dropped instead of touching a dead env.
+//! exit is dropped instead of touching a dead env, and the backoff delays still
+//! waiting for it end at once: a worker terminated with executions backing off must
+//! not leave their timers (and what they hold) behind for the length of the delay.
 
 use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
 use std::ptr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use napi::sys;
+use tokio::sync::Notify;
 use toolhost::DeadlineTimer;
 
 use crate::js::{self, RawEnv};
@@ -33,6 +37,9 @@ unsafe impl Send for TsfnPtr {}
 
 pub struct Hop {
     tsfn: Mutex<Option<TsfnPtr>>,
+    /// Set when the env is torn down; `closing` then wakes the backoff delays waiting.
+    closed: AtomicBool,
+    closing: Notify,
 }
 
 impl Hop {
@@ -67,6 +74,8 @@ unsafe extern "C" fn on_env_cleanup(_arg: *mut c_void) {
 unsafe extern "C" fn on_tsfn_finalize(_env: RawEnv, data: *mut c_void, _hint: *mut c_void) {
     let hop = unsafe { &*(data as *const Hop) };
     hop.tsfn.lock().unwrap_or_else(|e| e.into_inner()).take();
+    hop.closed.store(true, Ordering::SeqCst);
+    hop.closing.notify_waiters();
     drop(unsafe { Arc::from_raw(data as *const Hop) });
 }
 
@@ -87,7 +96,7 @@ pub fn hop(env: RawEnv) -> Arc<Hop> {
         }
         ALIVE.with(|a| a.set(env as usize));
         unsafe { sys::napi_add_env_cleanup_hook(env, Some(on_env_cleanup), ptr::null_mut()) };
-        let hop = Arc::new(Hop { tsfn: Mutex::new(None) });
+        let hop = Arc::new(Hop { tsfn: Mutex::new(None), closed: AtomicBool::new(false), closing: Notify::new() });
         let mut tsfn = ptr::null_mut();
         let name = js::string(env, "toolhost");
         let finalize_data = Arc::into_raw(hop.clone()) as *mut c_void;
@@ -171,7 +180,11 @@ pub fn post_after(hop: Arc<Hop>, delay: Duration, message: Message) {
     }
     let deadline = std::time::Instant::now().checked_add(delay);
     runtime().spawn(async move {
-        tokio::time::sleep(delay - LAST).await;
+        // Registered before `closed` is read, so a teardown in between still wakes it.
+        let closing = hop.closing.notified();
+        if hop.closed.load(Ordering::SeqCst) || tokio::time::timeout(delay - LAST, closing).await.is_ok() {
+            return;
+        }
         let rest = deadline.map_or(LAST, |d| d.saturating_duration_since(std::time::Instant::now()));
         deadlines().schedule(rest, (hop, message));
     });

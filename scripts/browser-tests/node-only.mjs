@@ -16,6 +16,8 @@ export default {
   files: {
     '__test__/lifetime.test.mjs':
       'runs each case in a child process (node:child_process) and in worker_threads, and checks process exit',
+    '__test__/hardening-resources.test.mjs':
+      'terminates worker_threads in child processes (node:child_process) to measure RSS, and deletes the audit file\'s directory (node:fs); finding 8\'s registry costs run in the browser through registry.test.mjs and sessions.test.mjs',
     '__test__/audit.test.mjs':
       'the audit log is a file: every test writes it (auditLog path) and reads it back with node:fs in a node:os temp directory',
     '__test__/mcp-http.test.mjs':

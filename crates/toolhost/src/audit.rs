@@ -10,6 +10,9 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::Duration;
+
+use crate::clock::Instant;
 
 pub use crate::timestamp::iso8601_millis;
 
@@ -52,29 +55,121 @@ pub struct AuditApproval {
     pub edited: bool,
 }
 
+/// How far each record is pushed before [`AuditLog::append`] returns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AuditSync {
+    /// Written and flushed to the operating system: the record survives the process
+    /// being killed, not a power loss or an OS crash.
+    #[default]
+    Flush,
+    /// Also `fdatasync`ed: the record is on the storage device, at the cost of one disk
+    /// sync per record.
+    Fsync,
+}
+
+impl AuditSync {
+    /// The names the host options use, default first.
+    pub const NAMES: &'static [&'static str] = &["flush", "fsync"];
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "flush" => Some(Self::Flush),
+            "fsync" => Some(Self::Fsync),
+            _ => None,
+        }
+    }
+}
+
 /// Append-only JSONL audit file, safe to share between threads.
 ///
 /// Each [`append`](AuditLog::append) serialises the record, then under a
 /// mutex issues one `write_all` of the whole line (newline included) and
 /// flushes, so lines from concurrent appends in this process never
-/// interleave. The file is opened with `O_APPEND`. No `fsync` is done:
-/// call [`sync`](AuditLog::sync) where durability across crashes matters.
+/// interleave. The file is opened with `O_APPEND`. With [`AuditSync::Fsync`]
+/// each append also syncs the file's data to the device; otherwise call
+/// [`sync`](AuditLog::sync) where durability across power loss matters.
+///
+/// On Unix, each append first checks that the open file still has a name (one
+/// `fstat`), and at most once a second that the path still names it (one `stat`): a
+/// file deleted, or moved away by log rotation, is created again at the path, and when
+/// that fails (its directory was deleted) the append fails, instead of records going
+/// on into a file no path reaches.
 #[derive(Debug)]
 pub struct AuditLog {
-    file: Mutex<File>,
+    file: Mutex<OpenFile>,
     path: PathBuf,
+    sync: AuditSync,
+}
+
+#[derive(Debug)]
+struct OpenFile {
+    file: File,
+    /// Device and inode of `file`, to compare with what the path names now.
+    id: Option<(u64, u64)>,
+    /// When the path was last checked to name `file`.
+    path_checked: Instant,
+}
+
+/// How often the path is checked to still name the open file (log rotation).
+const PATH_CHECK: Duration = Duration::from_secs(1);
+
+impl OpenFile {
+    fn open(path: &Path) -> io::Result<Self> {
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let id = file_id(&file.metadata()?);
+        Ok(Self { file, id, path_checked: Instant::now() })
+    }
+
+    /// Whether the file is still reachable at `path`: it has a name (always), and the
+    /// path names it (when last checked over [`PATH_CHECK`] ago).
+    fn still_at(&mut self, path: &Path) -> bool {
+        let Some(id) = self.id else { return true };
+        if !has_name(&self.file) {
+            return false;
+        }
+        if self.path_checked.elapsed() < PATH_CHECK {
+            return true;
+        }
+        self.path_checked = Instant::now();
+        std::fs::metadata(path).is_ok_and(|m| file_id(&m) == Some(id))
+    }
+}
+
+#[cfg(unix)]
+fn file_id(m: &std::fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(_: &std::fs::Metadata) -> Option<(u64, u64)> {
+    None
+}
+
+/// Whether an open file still has a link in some directory.
+#[cfg(unix)]
+fn has_name(file: &File) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    file.metadata().map_or(true, |m| m.nlink() > 0)
+}
+
+#[cfg(not(unix))]
+fn has_name(_: &File) -> bool {
+    true
 }
 
 impl AuditLog {
     /// Open `path` for appending, creating the file if needed (never
     /// truncating). Fails if the file cannot be created or written.
     pub fn open(path: impl AsRef<Path>) -> io::Result<Self> {
+        Self::open_with(path, AuditSync::default())
+    }
+
+    /// [`AuditLog::open`] with the way each record is synced.
+    pub fn open_with(path: impl AsRef<Path>, sync: AuditSync) -> io::Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let file = OpenOptions::new().create(true).append(true).open(&path)?;
-        Ok(AuditLog {
-            file: Mutex::new(file),
-            path,
-        })
+        let file = OpenFile::open(&path)?;
+        Ok(AuditLog { file: Mutex::new(file), path, sync })
     }
 
     /// Path the log was opened with.
@@ -82,27 +177,54 @@ impl AuditLog {
         &self.path
     }
 
-    /// Write `record` as exactly one line and flush before returning.
+    /// Write `record` as exactly one line and flush (and with [`AuditSync::Fsync`],
+    /// sync) before returning.
+    ///
+    /// # Errors
+    /// The write's error; when the file was deleted and cannot be created again (its
+    /// directory is gone), an error saying so.
     pub fn append(&self, record: &AuditRecord) -> io::Result<()> {
         let mut line = serde_json::to_vec(record).map_err(io::Error::from)?;
         line.push(b'\n');
         // A poisoned lock only means another append panicked; the file
         // handle itself is still usable.
-        let mut file = self
+        let mut open = self
             .file
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        file.write_all(&line)?;
-        file.flush()
+        self.reopen_if_gone(&mut open)?;
+        open.file.write_all(&line)?;
+        open.file.flush()?;
+        if self.sync == AuditSync::Fsync {
+            open.file.sync_data()?;
+        }
+        Ok(())
+    }
+
+    /// Opens the path again when the open file is no longer reachable there.
+    fn reopen_if_gone(&self, open: &mut OpenFile) -> io::Result<()> {
+        if open.still_at(&self.path) {
+            return Ok(());
+        }
+        match OpenFile::open(&self.path) {
+            Ok(reopened) => {
+                *open = reopened;
+                Ok(())
+            }
+            Err(e) => Err(io::Error::new(
+                e.kind(),
+                format!("the file was deleted or moved after it was opened, and creating it again failed: {e}"),
+            )),
+        }
     }
 
     /// Flush file data to the storage device (`fsync`-like).
     pub fn sync(&self) -> io::Result<()> {
-        let file = self
+        let open = self
             .file
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        file.sync_data()
+        open.file.sync_data()
     }
 }
 
@@ -230,6 +352,40 @@ mod tests {
             .map(|l| serde_json::from_str::<AuditRecord>(l).unwrap().execution_id)
             .collect();
         assert_eq!(ids.len(), 1000);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_deleted_file_is_created_again_and_a_deleted_directory_is_an_error() {
+        let dir = TempDir::new();
+        let sub = dir.0.join("logs");
+        std::fs::create_dir(&sub).unwrap();
+        let path = sub.join("audit.jsonl");
+        let log = AuditLog::open_with(&path, AuditSync::Fsync).unwrap();
+        log.append(&record("a")).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        log.append(&record("b")).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1, "b went to a new file at the path");
+        std::fs::rename(&path, sub.join("audit.jsonl.1")).unwrap();
+        log.file.lock().unwrap().path_checked -= PATH_CHECK;
+        log.append(&record("c")).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1, "c went to a new file, not the rotated one");
+        std::fs::remove_dir_all(&sub).unwrap();
+        let err = log.append(&record("d")).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+        assert!(err.to_string().contains("deleted"), "{err}");
+        // Once the directory is back, records are written again.
+        std::fs::create_dir(&sub).unwrap();
+        log.append(&record("e")).unwrap();
+        assert!(std::fs::read_to_string(&path).unwrap().contains("\"e\""));
+    }
+
+    #[test]
+    fn sync_modes_by_name() {
+        assert_eq!(AuditSync::parse("flush"), Some(AuditSync::Flush));
+        assert_eq!(AuditSync::parse("fsync"), Some(AuditSync::Fsync));
+        assert_eq!(AuditSync::parse("sync"), None);
+        assert_eq!(AuditSync::default(), AuditSync::Flush);
     }
 
     #[test]

@@ -110,7 +110,7 @@ impl ToolExecutor {
             approval_policy: Mutex::new(None),
         });
         let weak = Arc::downgrade(&inner);
-        registry.subscribe(move |change| {
+        registry.subscribe_without_names(move |change| {
             if change.action != "session-destroyed" {
                 return;
             }

@@ -8,7 +8,8 @@
 //! Every mutation either succeeds whole or changes nothing. Change listeners run after
 //! the registry's lock is released, so a listener may call back into the registry.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use rustc_hash::FxHashMap;
@@ -48,51 +49,75 @@ pub struct RegistryChange {
     /// `registered`, `unregistered`, `cleared` or `session-destroyed`.
     pub action: &'static str,
     pub tool_name: Option<String>,
-    /// The names registered in the changed scope after the change.
+    /// The names registered in the changed scope after the change (for
+    /// `session-destroyed`, the session's own tools), in registration order.
     pub tool_names: Vec<String>,
     pub session_id: Option<String>,
 }
 
 type ChangeListener = Arc<dyn Fn(&RegistryChange) + Send + Sync>;
 
+
+/// One scope's tools by name, in registration order. Every operation but listing costs
+/// the same at 10 or 10,000 tools: the order is a map from a registration number, so
+/// removing a tool does not shift the others.
 #[derive(Default)]
 struct ToolScope {
     /// Names come from the developer registering tools, so the cheap Fx hash is safe
     /// (a model-supplied name is only ever looked up).
-    tools: FxHashMap<String, Arc<RegisteredTool>>,
-    order: Vec<String>,
+    tools: FxHashMap<String, (u64, Arc<RegisteredTool>)>,
+    order: BTreeMap<u64, Arc<RegisteredTool>>,
+    next: u64,
 }
 
 impl ToolScope {
+    fn get(&self, name: &str) -> Option<&Arc<RegisteredTool>> {
+        self.tools.get(name).map(|(_, t)| t)
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.tools.contains_key(name)
+    }
+
     fn insert(&mut self, tool: Arc<RegisteredTool>) {
-        self.order.push(tool.name().to_string());
-        self.tools.insert(tool.name().to_string(), tool);
+        let n = self.next;
+        self.next += 1;
+        self.order.insert(n, tool.clone());
+        self.tools.insert(tool.name().to_string(), (n, tool));
     }
 
     fn remove(&mut self, name: &str) -> bool {
-        if self.tools.remove(name).is_some() {
-            self.order.retain(|n| n != name);
-            true
-        } else {
-            false
+        match self.tools.remove(name) {
+            Some((n, _)) => {
+                self.order.remove(&n);
+                true
+            }
+            None => false,
         }
     }
 
     fn in_order(&self) -> impl Iterator<Item = &Arc<RegisteredTool>> {
-        self.order.iter().filter_map(|n| self.tools.get(n))
+        self.order.values()
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.in_order().map(|t| t.name().to_string()).collect()
     }
 }
 
 struct SessionScope {
     isolated: bool,
     scope: ToolScope,
+    /// Its key in `State::session_order`.
+    created: u64,
 }
 
 #[derive(Default)]
 struct State {
     global: ToolScope,
     sessions: HashMap<String, SessionScope>,
-    session_order: Vec<String>,
+    session_order: BTreeMap<u64, String>,
+    next_session: u64,
 }
 
 /// Where an operation applies: the global scope or one session.
@@ -106,7 +131,11 @@ pub enum Scope<'a> {
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     state: Arc<RwLock<State>>,
-    listeners: Arc<Mutex<Vec<(u64, ChangeListener)>>>,
+    /// (id, whether it receives `tool_names`, listener)
+    listeners: Arc<Mutex<Vec<(u64, bool, ChangeListener)>>>,
+    /// How many listeners receive `RegistryChange::tool_names`: while none does, a change
+    /// does not list the scope's names (that would make each operation O(tools)).
+    name_listeners: Arc<AtomicUsize>,
 }
 
 fn session_not_found(id: &str) -> RegistryError {
@@ -165,7 +194,7 @@ impl ToolRegistry {
                 Scope::Global => &mut state.global,
                 Scope::Session(id) => &mut state.sessions.get_mut(id).ok_or_else(|| session_not_found(id))?.scope,
             };
-            if target.tools.contains_key(&declaration.name) {
+            if target.contains(&declaration.name) {
                 return Err(RegistryError::new(
                     RegistryErrorCode::DuplicateTool,
                     format!("a tool named '{}' is already registered", declaration.name),
@@ -175,7 +204,7 @@ impl ToolRegistry {
             RegistryChange {
                 action: "registered",
                 tool_name: Some(declaration.name.clone()),
-                tool_names: target.order.clone(),
+                tool_names: self.names_for_listeners(target),
                 session_id: scope_id(scope),
             }
         };
@@ -205,7 +234,7 @@ impl ToolRegistry {
             RegistryChange {
                 action: "unregistered",
                 tool_name: Some(name.to_string()),
-                tool_names: target.order.clone(),
+                tool_names: self.names_for_listeners(target),
                 session_id: scope_id(scope),
             }
         };
@@ -230,14 +259,13 @@ impl ToolRegistry {
     pub fn resolve(&self, scope: Scope<'_>, name: &str) -> Result<Arc<RegisteredTool>, RegistryError> {
         let state = self.state.read().unwrap_or_else(|e| e.into_inner());
         match scope {
-            Scope::Global => state.global.tools.get(name).cloned(),
+            Scope::Global => state.global.get(name).cloned(),
             Scope::Session(id) => {
                 let session = state.sessions.get(id).ok_or_else(|| session_not_found(id))?;
                 session
                     .scope
-                    .tools
                     .get(name)
-                    .or_else(|| if session.isolated { None } else { state.global.tools.get(name) })
+                    .or_else(|| if session.isolated { None } else { state.global.get(name) })
                     .cloned()
             }
         }
@@ -261,7 +289,7 @@ impl ToolRegistry {
                 let session = state.sessions.get(id).ok_or_else(|| session_not_found(id))?;
                 let mut tools: Vec<_> = session.scope.in_order().cloned().collect();
                 if !session.isolated {
-                    tools.extend(state.global.in_order().filter(|t| !session.scope.tools.contains_key(t.name())).cloned());
+                    tools.extend(state.global.in_order().filter(|t| !session.scope.contains(t.name())).cloned());
                 }
                 Ok(tools)
             }
@@ -279,7 +307,7 @@ impl ToolRegistry {
 
     /// Names of the global tools in registration order.
     pub fn names(&self) -> Vec<String> {
-        self.state.read().unwrap_or_else(|e| e.into_inner()).global.order.clone()
+        self.state.read().unwrap_or_else(|e| e.into_inner()).global.names()
     }
 
     /// Declarations of the global tools in registration order.
@@ -307,8 +335,10 @@ impl ToolRegistry {
     pub fn create_session(&self, isolated: bool) -> String {
         let id = uuid::Uuid::new_v4().to_string();
         let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
-        state.sessions.insert(id.clone(), SessionScope { isolated, scope: ToolScope::default() });
-        state.session_order.push(id.clone());
+        let created = state.next_session;
+        state.next_session += 1;
+        state.sessions.insert(id.clone(), SessionScope { isolated, scope: ToolScope::default(), created });
+        state.session_order.insert(created, id.clone());
         id
     }
 
@@ -322,7 +352,7 @@ impl ToolRegistry {
 
     /// Ids of the live sessions, oldest first.
     pub fn sessions(&self) -> Vec<String> {
-        self.state.read().unwrap_or_else(|e| e.into_inner()).session_order.clone()
+        self.state.read().unwrap_or_else(|e| e.into_inner()).session_order.values().cloned().collect()
     }
 
     /// Destroys a session and frees its tools. Returns `false` when it was already gone.
@@ -333,11 +363,11 @@ impl ToolRegistry {
             let Some(session) = state.sessions.remove(id) else {
                 return false;
             };
-            state.session_order.retain(|s| s != id);
+            state.session_order.remove(&session.created);
             RegistryChange {
                 action: "session-destroyed",
                 tool_name: None,
-                tool_names: session.scope.order,
+                tool_names: session.scope.names(),
                 session_id: Some(id.to_string()),
             }
         };
@@ -346,23 +376,48 @@ impl ToolRegistry {
     }
 
     /// Calls `listener` after every change. Returns an id for [`ToolRegistry::unsubscribe`].
+    ///
+    /// While a listener is subscribed, each change lists the names in its scope
+    /// ([`RegistryChange::tool_names`]), which costs time in proportion to them.
     pub fn subscribe(&self, listener: impl Fn(&RegistryChange) + Send + Sync + 'static) -> u64 {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.listeners.lock().unwrap_or_else(|e| e.into_inner()).push((id, Arc::new(listener)));
+        self.name_listeners.fetch_add(1, Ordering::Relaxed);
+        self.add_listener(Arc::new(listener), true)
+    }
+
+    /// Like [`ToolRegistry::subscribe`] for a listener that never reads `tool_names`
+    /// (an executor following destroyed sessions): changes are not listed for it.
+    pub(crate) fn subscribe_without_names(&self, listener: impl Fn(&RegistryChange) + Send + Sync + 'static) -> u64 {
+        self.add_listener(Arc::new(listener), false)
+    }
+
+    fn add_listener(&self, listener: ChangeListener, names: bool) -> u64 {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        self.listeners.lock().unwrap_or_else(|e| e.into_inner()).push((id, names, listener));
         id
     }
 
     pub fn unsubscribe(&self, id: u64) -> bool {
         let mut listeners = self.listeners.lock().unwrap_or_else(|e| e.into_inner());
-        let before = listeners.len();
-        listeners.retain(|(i, _)| *i != id);
-        listeners.len() != before
+        let Some(i) = listeners.iter().position(|(l, _, _)| *l == id) else { return false };
+        if listeners.remove(i).1 {
+            self.name_listeners.fetch_sub(1, Ordering::Relaxed);
+        }
+        true
+    }
+
+    /// The names of `scope` in registration order when a listener receives them, else none.
+    fn names_for_listeners(&self, scope: &ToolScope) -> Vec<String> {
+        if self.name_listeners.load(Ordering::Relaxed) > 0 {
+            scope.names()
+        } else {
+            Vec::new()
+        }
     }
 
     fn notify(&self, change: &RegistryChange) {
         let listeners: Vec<ChangeListener> =
-            self.listeners.lock().unwrap_or_else(|e| e.into_inner()).iter().map(|(_, l)| l.clone()).collect();
+            self.listeners.lock().unwrap_or_else(|e| e.into_inner()).iter().map(|(_, _, l)| l.clone()).collect();
         for listener in listeners {
             listener(change);
         }

@@ -69,7 +69,7 @@ impl HostEngine {
     pub fn new(registry: &HostRegistry, options: &str) -> Result<Self, RegistryError> {
         let (config, options) = manager_options(options)?;
         let engine = ExecutionEngine::new(registry.registry.clone(), config)?;
-        let audit_file = options.audit_log.as_ref().map(|path| AuditLog::open(path).map_err(|e| format!("audit log {path} could not be opened: {e}")));
+        let audit_file = options.audit_log.as_ref().map(|path| AuditLog::open_with(path, options.audit_sync).map_err(|e| format!("audit log {path} could not be opened: {e}")));
         let mut host = Self {
             engine,
             registry: registry.clone(),

@@ -176,7 +176,7 @@ pub fn retry_overrides(v: &Value) -> Result<RetryOverrides, RegistryError> {
 
 const MANAGER_KEYS: &[&str] = &[
     "retry", "timeoutMs", "maxConcurrency", "historyLimit", "validation", "logging", "logArguments", "truncateLogs",
-    "metadata", "redact", "logger", "auditLog", "needsApproval", "approvalTimeoutMs", "resetTimeoutOnProgress",
+    "metadata", "redact", "logger", "auditLog", "auditSync", "needsApproval", "approvalTimeoutMs", "resetTimeoutOnProgress",
     "maxTotalTimeoutMs", "maxOutputChars",
 ];
 
@@ -186,6 +186,8 @@ pub struct HostOptions {
     /// A JS logger receives the log lines (else they go to `tracing`).
     pub logger: bool,
     pub audit_log: Option<String>,
+    /// How each audit record is pushed to the file (`auditSync`).
+    pub audit_sync: crate::audit::AuditSync,
     /// The most characters of a result a model is sent (`executeToolCalls` replies).
     pub max_output_chars: Option<usize>,
 }
@@ -242,8 +244,25 @@ pub fn manager_options(json: &str) -> Result<(ManagerConfig, HostOptions), Regis
         Some(Value::String(p)) => Some(p.clone()),
         Some(_) => return Err(invalid_config("auditLog must be a file path (a string)")),
     };
+    host.audit_sync = match present(&o, "auditSync") {
+        None => crate::audit::AuditSync::default(),
+        Some(v) => audit_sync(v)?,
+    };
     config.check()?;
     Ok((config, host))
+}
+
+/// `auditSync`: one of [`crate::audit::AuditSync::NAMES`]; a misspelt one is refused with
+/// the closest.
+fn audit_sync(v: &Value) -> Result<crate::audit::AuditSync, RegistryError> {
+    use crate::audit::AuditSync;
+    let names = AuditSync::NAMES;
+    let expected = || format!("auditSync must be '{}' (the default) or '{}'", names[0], names[1]);
+    let name = v.as_str().ok_or_else(|| invalid_config(format!("{}, not {v}", expected())))?;
+    AuditSync::parse(name).ok_or_else(|| {
+        let hint = closest(name, names).map_or(String::new(), |k| format!("; did you mean '{k}'?"));
+        invalid_config(format!("{}, not '{name}'{hint}", expected()))
+    })
 }
 
 const CALL_KEYS: &[&str] = &["toolCallId", "sessionId", "timeoutMs", "retry", "signal", "resetTimeoutOnProgress", "maxTotalTimeoutMs", "approved"];
@@ -308,6 +327,8 @@ mod tests {
         assert_eq!(closest("retries", MANAGER_KEYS), Some("retry"));
         assert_eq!(closest("timeout", MANAGER_KEYS), Some("timeoutMs"));
         assert_eq!(closest("zzz", MANAGER_KEYS), None);
+        assert_eq!(closest("fsynk", crate::audit::AuditSync::NAMES), Some("fsync"));
+        assert_eq!(closest("FSYNC", crate::audit::AuditSync::NAMES), Some("fsync"));
     }
 
     #[test]
