@@ -81,7 +81,7 @@ fn parses_a_recorded_chat_completion() {
                 id: "call_12345xyz".into(),
                 name: "get_weather".into(),
                 arguments: ToolCallArguments::Parsed(json!({"location": "Paris, France"})),
-                arguments_at: None,
+                arguments_at: Some("/choices/0/message/tool_calls/0/function/arguments".into()),
             },
             ToolCall {
                 id: "call_67890abc".into(),
@@ -89,13 +89,16 @@ fn parses_a_recorded_chat_completion() {
                 arguments: ToolCallArguments::Parsed(
                     json!({"location": "Bogotá, Colombia", "unit": "celsius"})
                 ),
-                arguments_at: None,
+                arguments_at: Some("/choices/0/message/tool_calls/1/function/arguments".into()),
             },
         ]
     );
-    // The assistant message alone gives the same calls.
+    // The assistant message alone gives the same calls, each pointing into the message.
     let message = &recorded_completion()["choices"][0]["message"];
-    assert_eq!(parse_tool_calls(Provider::OpenAi, message).unwrap(), calls);
+    let alone = parse_tool_calls(Provider::OpenAi, message).unwrap();
+    assert_eq!(alone[1].arguments_at.as_deref(), Some("/tool_calls/1/function/arguments"));
+    let without_at = |calls: Vec<ToolCall>| calls.into_iter().map(|c| ToolCall { arguments_at: None, ..c }).collect::<Vec<_>>();
+    assert_eq!(without_at(alone), without_at(calls));
 }
 
 #[test]
