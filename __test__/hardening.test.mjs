@@ -437,3 +437,63 @@ describe('finding 10: $ref cycles and patterns that are not ECMA-262 are refused
     assert.throws(() => register({ type: 'object', properties: { a: { type: 'string', pattern: '(a)\\1' } } }), /backreference/)
   })
 })
+
+// What `pattern` means is ECMA-262's `new RegExp(pattern, 'u')`: each row's expected
+// verdict is computed here by JS itself.
+const PATTERN_ROWS = [
+  ['^.{0,3}$', ['a\r', 'a\n', 'a\u2028', 'a\u2029', 'abc', 'a\u0085', 'ab\u000b', '😀😀😀']],
+  ['^.*$', ['x\ry', 'x\ny', 'plain', 'x\u2028']],
+  ['^a.c$', ['abc', 'a\rc', 'a.c', 'a\u2029c']],
+  ['^[.]$', ['.', 'x']],
+  ['^\\.$', ['.', 'x']],
+  ['^[^a]$', ['\n', '\r', 'b']],
+  ['^(.)\\s?$', ['\r', '\t', 'x ']],
+  ['\\bab', ['éab', 'ab', 'xab', '_ab', ' ab', '1ab', 'ßab']],
+  ['ab\\b', ['abé', 'ab', 'abc', 'ab-']],
+  ['\\Bab', ['éab', 'xab', 'ab', ' ab']],
+  ['^\\w+\\b', ['é', 'aé', 'a b']],
+  ['^[\\b]$', ['\b', 'b']],
+  ['^[\\w.]+$', ['a.b', 'a\rb', 'é']],
+  ['\\\\.', ['\\\r', '\\x']],
+  ['^(?:a|.)$', ['\r', 'b']],
+  ['^\\p{L}.$', ['é\r', 'éx']],
+]
+
+/** A tool whose argument `p` must match `pattern`, and whose keys must match it too. */
+function patternTool(pattern) {
+  const registry = new ToolRegistry()
+  registry.register({
+    name: 'p',
+    description: 'Takes a string matching a pattern',
+    inputSchema: {
+      type: 'object',
+      properties: { p: { type: 'string', pattern }, o: { type: 'object', patternProperties: { [pattern]: true }, additionalProperties: false } },
+    },
+    handler: () => 'ran',
+  })
+  return registry
+}
+
+describe('fuzz finding 2 and 3: pattern follows ECMA-262 (u flag) for `.`, \\b and \\B', () => {
+  for (const [pattern, inputs] of PATTERN_ROWS) {
+    test(`${JSON.stringify(pattern)} agrees with new RegExp(pattern, 'u')`, () => {
+      const registry = patternTool(pattern)
+      const re = new RegExp(pattern, 'u')
+      for (const input of inputs) {
+        const expected = re.test(input)
+        assert.equal(registry.validate('p', { p: input }).valid, expected, `pattern ${JSON.stringify(pattern)} on ${JSON.stringify(input)}`)
+        assert.equal(registry.validate('p', { o: { [input]: 1 } }).valid, expected, `patternProperties ${JSON.stringify(pattern)} on key ${JSON.stringify(input)}`)
+      }
+    })
+  }
+
+  test('a failure quotes the pattern as the schema has it', () => {
+    const registry = patternTool('^a.\\bz$')
+    const { valid, errors } = registry.validate('p', { p: 'a\rz', o: { 'a\rz': 1 } })
+    assert.equal(valid, false)
+    const pattern = errors.find((e) => e.keyword === 'pattern')
+    assert.equal(pattern.schemaPath, '/properties/p/pattern')
+    assert.match(pattern.message, /does not match "\^a\.\\bz\$"/)
+    assert.ok(errors.every((e) => !e.message.includes('(?-u') && !e.schemaPath.includes('(?-u')), JSON.stringify(errors))
+  })
+})
