@@ -497,3 +497,91 @@ describe('fuzz finding 2 and 3: pattern follows ECMA-262 (u flag) for `.`, \\b a
     assert.ok(errors.every((e) => !e.message.includes('(?-u') && !e.schemaPath.includes('(?-u')), JSON.stringify(errors))
   })
 })
+
+/** A tool `n` whose schema bounds the number `n`, and the values its handler got. */
+function boundTool(bound) {
+  const seen = []
+  const registry = new ToolRegistry()
+  registry.register({
+    name: 'n',
+    description: 'Takes a bounded number',
+    inputSchema: { type: 'object', properties: { n: { type: 'number', ...bound }, pad: { type: 'string' } }, required: ['n'] },
+    handler: (args) => {
+      seen.push(args.n)
+      return 'ran'
+    },
+  })
+  return { registry, manager: new ToolExecutionManager(registry, { retry: { maxAttempts: 1 } }), seen }
+}
+
+// Integers past 2**53 and long decimals, as a model may write them: JS reads each as the
+// nearest double, and that double is what the handler gets and what must be validated.
+const NUMBER_TEXTS = [
+  '9007199254740993', '9007199254740992', '9007199254740995', '9007199254740993.0', '9.007199254740993e15',
+  '90071992547409930e-1', '18446744073709551617', '123456789012345678901234567890', '-9007199254740993',
+  '-9223372036854775809', '0.1', '2.2250738585072011e-308', '9007199254740992.9999999999',
+]
+const BOUNDS = [
+  { exclusiveMinimum: 2 ** 53 },
+  { maximum: 2 ** 53 },
+  { minimum: 2 ** 53 + 2 },
+  { exclusiveMaximum: -(2 ** 53) },
+  { minimum: -(2 ** 53) },
+  { multipleOf: 2 },
+  { const: 2 ** 53 },
+]
+
+/** Whether `n` meets `bound`, as the handler sees it. */
+function meets(n, bound) {
+  const [[k, b]] = Object.entries(bound)
+  switch (k) {
+    case 'exclusiveMinimum': return n > b
+    case 'minimum': return n >= b
+    case 'maximum': return n <= b
+    case 'exclusiveMaximum': return n < b
+    case 'multipleOf': return Number.isInteger(n / b)
+    case 'const': return n === b
+  }
+}
+
+describe('fuzz finding 1: a number is validated as the handler gets it (integers past 2**53 and long decimals)', () => {
+  const texts = (number) => ({ short: `{"n":${number}}`, large: `{"pad":"${'x'.repeat(70_000)}","n":${number}}` })
+  for (const bound of BOUNDS) {
+    test(`execute and validate with ${JSON.stringify(bound)}: the verdict is the one JS's own number gets`, async () => {
+      const { registry, manager, seen } = boundTool(bound)
+      for (const number of NUMBER_TEXTS) {
+        for (const [size, text] of Object.entries(texts(number))) {
+          const n = JSON.parse(text).n
+          const expected = meets(n, bound)
+          const label = `${number} (${size} text, JS reads ${n}): expected ${expected ? 'valid' : 'invalid'}`
+          assert.equal(registry.validate('n', text).valid, expected, label)
+          seen.length = 0
+          const r = await manager.execute('n', text)
+          assert.equal(r.success, expected, `${label}: ${JSON.stringify(r.error?.validationErrors)}`)
+          assert.deepEqual(seen, expected ? [n] : [], label)
+        }
+      }
+    })
+  }
+
+  test('the security case: exclusiveMinimum 2**53 refuses 9007199254740993, which JS reads as 2**53', async () => {
+    const { manager, seen } = boundTool({ exclusiveMinimum: 9007199254740992 })
+    const r = await manager.execute('n', '{"n":9007199254740993}')
+    assert.equal(r.success, false)
+    assert.equal(r.error.code, 'INVALID_ARGUMENTS')
+    assert.equal(seen.length, 0)
+  })
+
+  for (const provider of ['openai', 'openai-responses', 'ag-ui']) {
+    test(`executeToolCalls, ${provider}: argument text with 9007199254740993 is validated as 2**53`, async () => {
+      const { manager, seen } = boundTool({ exclusiveMinimum: 2 ** 53 })
+      const r1 = await manager.executeToolCalls(response(provider, 'n', null, '{"n":9007199254740993}'), { provider })
+      assert.equal(r1.results[0].success, false, 'exclusiveMinimum 2**53 refuses what JS reads as 2**53')
+      assert.equal(seen.length, 0)
+      const other = boundTool({ maximum: 2 ** 53 })
+      const r2 = await other.manager.executeToolCalls(response(provider, 'n', null, '{"n":9007199254740993}'), { provider })
+      assert.equal(r2.results[0].success, true, JSON.stringify(r2.results[0].error))
+      assert.deepEqual(other.seen, [2 ** 53])
+    })
+  }
+})

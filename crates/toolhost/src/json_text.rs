@@ -6,6 +6,14 @@
 //!   surrogate is one code unit), which is also what N-API makes of a lone surrogate in a
 //!   JS string: the text validates as the value does. A host that hands the handler
 //!   `JSON.parse` of the same text gives it the surrogate itself.
+//! - **Numbers.** `JSON.parse` reads every number as a double, so `9007199254740993`
+//!   reaches a handler as `9007199254740992`. serde_json reads an integer that fits `u64`
+//!   or `i64` exactly, and a schema would then judge a number the handler never gets
+//!   (`exclusiveMinimum: 9007199254740992` would pass it). Here an integer beyond
+//!   ±2^53 reads as the nearest double, as JS reads it (within ±2^53 every integer is a
+//!   double exactly, and stays an integer), and decimals are parsed exactly rounded
+//!   (serde_json's `float_roundtrip`), as JS parses them: the value validated is the
+//!   value the handler gets.
 //! - **Depth of a model response.** A response nests a call's arguments a few levels
 //!   down, so serde_json's 128-level limit on the whole response would cut the arguments'
 //!   own limit short, and throw for every call at once. [`payload_from_str`] reads a
@@ -23,18 +31,33 @@ use crate::arguments::MAX_ARGUMENT_DEPTH;
 /// own [`MAX_ARGUMENT_DEPTH`] levels.
 pub const MAX_PAYLOAD_DEPTH: usize = MAX_ARGUMENT_DEPTH + 64;
 
-/// Parses JSON text, reading lone surrogate escapes as U+FFFD; 128 levels at most.
+/// Parses JSON text, reading lone surrogate escapes as U+FFFD and numbers as JS reads
+/// them; 128 levels at most.
 ///
 /// # Errors
 /// serde_json's error for text that is not JSON (or nests deeper than 128 levels).
 pub fn from_str(text: &str) -> serde_json::Result<Value> {
-    match serde_json::from_str(text) {
+    match parse(text) {
         Err(e) if e.is_syntax() => match without_lone_surrogates(text) {
-            Some(fixed) => serde_json::from_str(&fixed),
+            Some(fixed) => parse(&fixed),
             None => Err(e),
         },
         other => other,
     }
+}
+
+/// Parses JSON text with numbers read as JS reads them; 128 levels at most, and a lone
+/// surrogate escape is an error (see [`from_str`] for text from a model).
+///
+/// # Errors
+/// serde_json's error for text that is not JSON (or nests deeper than 128 levels).
+pub fn parse(text: &str) -> serde_json::Result<Value> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    // serde_json's own recursion limit (128) still applies: it is checked by the
+    // deserializer at each `[` and `{`, whatever the visitor.
+    let v = Capped(usize::MAX).deserialize(&mut de)?;
+    de.end()?;
+    Ok(v)
 }
 
 /// Parses a model response: lone surrogate escapes read as U+FFFD, values below
@@ -99,7 +122,11 @@ pub fn without_lone_surrogates(text: &str) -> Option<String> {
     })
 }
 
-/// A JSON value read to at most `.0` levels of arrays and objects.
+/// Integers of at most this magnitude are doubles exactly: JS reads them unchanged.
+const EXACT_IN_DOUBLE: u64 = 1 << 53;
+
+/// A JSON value read to at most `.0` levels of arrays and objects, its numbers read as
+/// JS reads them (see the module documentation).
 struct Capped(usize);
 
 impl<'de> DeserializeSeed<'de> for Capped {
@@ -126,11 +153,20 @@ impl<'de> Visitor<'de> for Capped {
     fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
         Ok(Value::Bool(v))
     }
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::Number(v.into()))
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Value, E> {
+        if v.unsigned_abs() <= EXACT_IN_DOUBLE {
+            Ok(Value::Number(v.into()))
+        } else {
+            // `as` rounds to the nearest double, ties to even: JS's reading of the digits.
+            self.visit_f64(v as f64)
+        }
     }
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::Number(v.into()))
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Value, E> {
+        if v <= EXACT_IN_DOUBLE {
+            Ok(Value::Number(v.into()))
+        } else {
+            self.visit_f64(v as f64)
+        }
     }
     fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
         Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
@@ -189,5 +225,54 @@ mod tests {
         assert!(lossy);
         assert_eq!(v, json!([{"s": "\u{FFFD}"}]));
         assert!(payload_from_str("[1,]").is_err());
+    }
+
+    /// The double JS's `JSON.parse` makes of each number text, written out by hand.
+    const JS_NUMBERS: [(&str, f64); 12] = [
+        ("9007199254740992", 9007199254740992.0),
+        ("9007199254740993", 9007199254740992.0),
+        ("9007199254740995", 9007199254740996.0),
+        ("-9007199254740993", -9007199254740992.0),
+        ("18446744073709551615", 18446744073709551616.0),
+        ("18446744073709551617", 18446744073709551616.0),
+        ("-9223372036854775809", -9223372036854775808.0),
+        ("9007199254740993.0", 9007199254740992.0),
+        ("90071992547409930e-1", 9007199254740992.0),
+        ("9007199254740992.9999999999", 9007199254740992.0),
+        ("2.2250738585072011e-308", 2.225073858507201e-308),
+        ("0.1", 0.1),
+    ];
+
+    #[test]
+    fn numbers_read_as_js_reads_them() {
+        for (text, js) in JS_NUMBERS {
+            for parsed in [from_str(text).unwrap(), parse(text).unwrap(), payload_from_str(text).unwrap().0] {
+                assert_eq!(parsed.as_f64().map(f64::to_bits), Some(js.to_bits()), "{text} read as {parsed}");
+                // Past 2^53 an integer is a double, as in JS: no exact u64 or i64 is left.
+                assert!(parsed.as_u64().is_none_or(|n| n <= EXACT_IN_DOUBLE) && parsed.as_i64().is_none_or(|n| n.unsigned_abs() <= EXACT_IN_DOUBLE), "{text}");
+            }
+        }
+        // Within ±2^53 integers stay integers (`type: integer`, exact `const`).
+        assert_eq!(parse("[9007199254740992,-9007199254740992,0,-5]").unwrap(), json!([9007199254740992u64, -9007199254740992i64, 0, -5]));
+        assert!(parse("9007199254740992").unwrap().is_u64());
+        // In a model response's arguments too.
+        let (v, _) = payload_from_str(r#"{"input":{"n":9007199254740993}}"#).unwrap();
+        assert_eq!(v["input"]["n"].as_f64(), Some(9007199254740992.0));
+        assert!(!v["input"]["n"].is_u64());
+    }
+
+    #[test]
+    fn a_schema_judges_the_number_js_reads() {
+        let schema = crate::schema::CompiledSchema::compile("t", &json!({"type": "object", "properties": {"n": {"exclusiveMinimum": 9007199254740992u64}}})).unwrap();
+        assert!(!schema.is_valid(&from_str(r#"{"n":9007199254740993}"#).unwrap()));
+        assert!(schema.is_valid(&from_str(r#"{"n":9007199254740995}"#).unwrap()));
+        let schema = crate::schema::CompiledSchema::compile("t", &json!({"type": "object", "properties": {"n": {"maximum": 9007199254740992u64}}})).unwrap();
+        assert!(schema.is_valid(&from_str(r#"{"n":9007199254740993}"#).unwrap()));
+        // The tape a worker builds for the JS thread holds the same numbers.
+        for (text, _) in JS_NUMBERS {
+            let units: Vec<u16> = text.encode_utf16().collect();
+            let tape = crate::tape::build(&units).unwrap();
+            assert_eq!(tape.numbers[0].to_bits(), parse(text).unwrap().as_f64().unwrap().to_bits(), "{text}");
+        }
     }
 }

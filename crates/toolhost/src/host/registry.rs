@@ -140,7 +140,8 @@ impl HostRegistry {
     /// `INVALID_TOOL_NAME`, `INVALID_DEFINITION`, `INVALID_SCHEMA`, `DUPLICATE_TOOL`,
     /// `SESSION_NOT_FOUND`; nothing changes then.
     pub fn register(&self, session: Option<&str>, definition: &str) -> Result<Value, RegistryError> {
-        let raw: Value = serde_json::from_str(definition).map_err(|e| invalid_definition(format!("the tool definition is not JSON: {e}")))?;
+        // Numbers as JS reads them, as arguments are read (see `crate::json_text`).
+        let raw: Value = crate::json_text::parse(definition).map_err(|e| invalid_definition(format!("the tool definition is not JSON: {e}")))?;
         let label = raw.get("name").and_then(Value::as_str).map_or_else(|| "the tool definition".to_string(), |n| format!("tool '{n}'"));
         if let Some(o) = raw.as_object() {
             if let Some(key) = o.keys().find(|k| !DEFINITION_KEYS.contains(&k.as_str())) {

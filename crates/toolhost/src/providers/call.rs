@@ -40,9 +40,10 @@ impl ToolCallArguments {
         if raw.trim().is_empty() {
             return ToolCallArguments::Parsed(Value::Object(Map::new()));
         }
-        match serde_json::from_str(raw) {
+        // Numbers as JS reads them: the value validated is the one a handler gets.
+        match crate::json_text::parse(raw) {
             Ok(value) => ToolCallArguments::Parsed(value),
-            Err(err) => match crate::json_text::without_lone_surrogates(raw).map(|t| serde_json::from_str(&t)) {
+            Err(err) => match crate::json_text::without_lone_surrogates(raw).map(|t| crate::json_text::parse(&t)) {
                 Some(Ok(value)) => ToolCallArguments::Lossy { raw: raw.to_string(), value },
                 _ => ToolCallArguments::Malformed { raw: raw.to_string(), error: err.to_string() },
             },
