@@ -585,3 +585,29 @@ describe('fuzz finding 1: a number is validated as the handler gets it (integers
     })
   }
 })
+
+describe('fuzz finding 4: a call over the limit made of many small values is refused fast', () => {
+  const many = { a: new Array(4_000_000).fill(null) }
+  const manyText = JSON.stringify(many)
+  for (const provider of PROVIDERS) {
+    test(`executeToolCalls, ${provider}: a 20 MB call of 4M nulls gets its reply in well under 2 s and the call beside it runs`, async () => {
+      const { manager, seen } = anyTool()
+      const started = performance.now()
+      const { messages, results, calls } = await manager.executeToolCalls(response(provider, 't', many, manyText), { provider })
+      const ms = performance.now() - started
+      assert.equal(results[0].success, false)
+      assert.equal(results[0].error.code, 'INVALID_ARGUMENTS')
+      assert.match(results[0].error.message, /16777216-byte argument limit/)
+      assert.equal(calls[0].arguments, null, 'the arguments of a call over the limit are not copied out')
+      if (provider !== 'mcp') {
+        assert.equal(results[1].success, true, JSON.stringify(results[1].error))
+        assert.equal(seen.length, 1)
+        assert.deepEqual(calls[1].arguments, {})
+      }
+      const text = replyText(messages)
+      assert.ok(text.length < 20_000, `the reply to the model stays small (${text.length} characters)`)
+      assert.match(text, /argument limit/)
+      assert.ok(ms < 1500, `took ${ms.toFixed(0)} ms`)
+    })
+  }
+})

@@ -20,11 +20,19 @@
 //!   response to [`MAX_PAYLOAD_DEPTH`] levels and cuts what is deeper (replaced by
 //!   `null`, skipped without recursion): arguments deeper than [`MAX_ARGUMENT_DEPTH`]
 //!   stay deeper than it after the cut, so each such call is refused on its own.
+//! - **Size of a model response.** A call's arguments of 20 MB of small values (4M
+//!   `null`s) took seconds to read, copy and write out again before the argument limit
+//!   refused them. [`payload_cutting_from_str`] stops reading an array or object once
+//!   its own entries are more text than [`MAX_ARGUMENT_BYTES`] (each counted at its
+//!   least: `null,` 5 bytes, a string 2 plus its key), replaces it by `null` and reports
+//!   where: arguments holding it are over the limit whatever else they hold.
+
+use std::cell::RefCell;
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
-use crate::arguments::MAX_ARGUMENT_DEPTH;
+use crate::arguments::{MAX_ARGUMENT_BYTES, MAX_ARGUMENT_DEPTH};
 
 /// How deep a model response is read before values are cut: room for any provider's
 /// envelope (Gemini's, the deepest, puts arguments 7 levels down) above the arguments'
@@ -55,7 +63,7 @@ pub fn parse(text: &str) -> serde_json::Result<Value> {
     let mut de = serde_json::Deserializer::from_str(text);
     // serde_json's own recursion limit (128) still applies: it is checked by the
     // deserializer at each `[` and `{`, whatever the visitor.
-    let v = Capped(usize::MAX).deserialize(&mut de)?;
+    let v = Capped { depth: usize::MAX, cuts: None }.deserialize(&mut de)?;
     de.end()?;
     Ok(v)
 }
@@ -76,13 +84,56 @@ pub fn payload_from_str(text: &str) -> serde_json::Result<(Value, bool)> {
     }
 }
 
+/// As [`payload_from_str`], and arrays and objects whose own entries are more text than
+/// [`MAX_ARGUMENT_BYTES`] are cut: read no further, replaced by `null`, and listed by
+/// their JSON pointers in the response.
+///
+/// # Errors
+/// serde_json's error for text that is not JSON.
+pub fn payload_cutting_from_str(text: &str) -> serde_json::Result<(Value, bool, Vec<String>)> {
+    let cuts = RefCell::new(Vec::new());
+    let read = |text: &str| {
+        cuts.borrow_mut().clear();
+        capped_with(text, Some(&cuts))
+    };
+    let (value, lossy) = match read(text) {
+        Err(e) if e.is_syntax() => match without_lone_surrogates(text) {
+            Some(fixed) => (read(&fixed)?, true),
+            None => return Err(e),
+        },
+        other => (other?, false),
+    };
+    // Each path was built from the cut value up.
+    let pointers = cuts.into_inner().into_iter().map(|segments| segments.iter().rev().map(|s| format!("/{s}")).collect()).collect();
+    Ok((value, lossy, pointers))
+}
+
 fn capped(text: &str) -> serde_json::Result<Value> {
+    capped_with(text, None)
+}
+
+fn capped_with(text: &str, cuts: Option<&Cuts>) -> serde_json::Result<Value> {
     let mut de = serde_json::Deserializer::from_str(text);
     // The seed's own depth count bounds the recursion instead.
     de.disable_recursion_limit();
-    let v = Capped(MAX_PAYLOAD_DEPTH).deserialize(&mut de)?;
+    let v = Capped { depth: MAX_PAYLOAD_DEPTH, cuts }.deserialize(&mut de)?;
     de.end()?;
     Ok(v)
+}
+
+/// The values cut so far, each as its path's segments (JSON-pointer escaped) from the
+/// cut value up to the root: a parent adds its own segment to the cuts its child made.
+type Cuts = RefCell<Vec<Vec<String>>>;
+
+/// The least text `v` takes as an entry of an array, its separator included: a string
+/// counts only its quotes, and an array or object only its brackets.
+fn least_text(v: &Value) -> usize {
+    1 + match v {
+        Value::Null | Value::Bool(true) => 4,
+        Value::Bool(false) => 5,
+        Value::Number(_) => 1,
+        Value::String(_) | Value::Array(_) | Value::Object(_) => 2,
+    }
 }
 
 /// `text` with every `\u` escape of a lone surrogate written as `\uFFFD`, or `None`
@@ -125,15 +176,49 @@ pub fn without_lone_surrogates(text: &str) -> Option<String> {
 /// Integers of at most this magnitude are doubles exactly: JS reads them unchanged.
 const EXACT_IN_DOUBLE: u64 = 1 << 53;
 
-/// A JSON value read to at most `.0` levels of arrays and objects, its numbers read as
-/// JS reads them (see the module documentation).
-struct Capped(usize);
+/// A JSON value read to at most `depth` levels of arrays and objects, its numbers read
+/// as JS reads them, and, given `cuts`, its large arrays and objects cut (see the module
+/// documentation).
+#[derive(Clone, Copy)]
+struct Capped<'c> {
+    depth: usize,
+    cuts: Option<&'c Cuts>,
+}
 
-impl<'de> DeserializeSeed<'de> for Capped {
+impl Capped<'_> {
+    fn child(self) -> Self {
+        Capped { depth: self.depth - 1, ..self }
+    }
+
+    fn cut_count(self) -> usize {
+        self.cuts.map_or(0, |c| c.borrow().len())
+    }
+
+    /// Adds `segment` to the paths of the cuts made since there were `before`.
+    fn up(self, before: usize, segment: impl FnOnce() -> String) {
+        if let Some(cuts) = self.cuts {
+            let mut cuts = cuts.borrow_mut();
+            if cuts.len() > before {
+                let segment = segment();
+                cuts[before..].iter_mut().for_each(|path| path.push(segment.clone()));
+            }
+        }
+    }
+
+    /// Whether an array or object whose own entries take at least `least` bytes of text
+    /// is cut here; if so it is listed as cut.
+    fn cuts_at(self, least: usize) -> bool {
+        let Some(cuts) = self.cuts.filter(|_| least > MAX_ARGUMENT_BYTES) else { return false };
+        cuts.borrow_mut().push(Vec::new());
+        true
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Capped<'_> {
     type Value = Value;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        if self.0 == 0 {
+        if self.depth == 0 {
             d.deserialize_ignored_any(IgnoredAny)?;
             return Ok(Value::Null);
         }
@@ -141,7 +226,7 @@ impl<'de> DeserializeSeed<'de> for Capped {
     }
 }
 
-impl<'de> Visitor<'de> for Capped {
+impl<'de> Visitor<'de> for Capped<'_> {
     type Value = Value;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -179,16 +264,33 @@ impl<'de> Visitor<'de> for Capped {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::new();
-        while let Some(v) = seq.next_element_seed(Capped(self.0 - 1))? {
+        let mut least = 1;
+        loop {
+            let before = self.cut_count();
+            let Some(v) = seq.next_element_seed(self.child())? else { break };
+            self.up(before, || items.len().to_string());
+            least += least_text(&v);
             items.push(v);
+            if self.cuts_at(least) {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                return Ok(Value::Null);
+            }
         }
         Ok(Value::Array(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
+        let mut least = 1;
         while let Some(key) = map.next_key::<String>()? {
-            let v = map.next_value_seed(Capped(self.0 - 1))?;
+            let before = self.cut_count();
+            let v = map.next_value_seed(self.child())?;
+            self.up(before, || key.replace('~', "~0").replace('/', "~1"));
+            least += key.len() + 3 + least_text(&v);
             out.insert(key, v);
+            if self.cuts_at(least) {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                return Ok(Value::Null);
+            }
         }
         Ok(Value::Object(out))
     }
@@ -274,5 +376,24 @@ mod tests {
             let tape = crate::tape::build(&units).unwrap();
             assert_eq!(tape.numbers[0].to_bits(), parse(text).unwrap().as_f64().unwrap().to_bits(), "{text}");
         }
+    }
+
+    #[test]
+    fn a_response_is_cut_where_an_array_or_object_alone_is_over_the_argument_limit() {
+        let nulls = |n: usize| format!("[{}null]", "null,".repeat(n - 1));
+        // 5 bytes a null: the cut comes once the entries pass 16 MiB.
+        let over = nulls(MAX_ARGUMENT_BYTES / 5 + 1);
+        let (v, lossy, cuts) = payload_cutting_from_str(&format!(r#"{{"c":[{{"in~put":{{"a/b":{over}}}}},{{"in":{{}}}}],"d":{over}}}"#)).unwrap();
+        assert!(!lossy);
+        assert_eq!(cuts, ["/c/0/in~0put/a~1b", "/d"]);
+        assert_eq!(v, json!({"c": [{"in~put": {"a/b": null}}, {"in": {}}], "d": null}));
+        // Just within: kept whole.
+        let within = nulls((MAX_ARGUMENT_BYTES - 1) / 5);
+        let (v, _, cuts) = payload_cutting_from_str(&within).unwrap();
+        assert!(cuts.is_empty());
+        assert_eq!(v.as_array().unwrap().len(), (MAX_ARGUMENT_BYTES - 1) / 5);
+        // A long string is cheap to read whole: it does not count towards a cut.
+        let (_, _, cuts) = payload_cutting_from_str(&format!(r#"{{"s":"{}"}}"#, "x".repeat(MAX_ARGUMENT_BYTES + 10))).unwrap();
+        assert!(cuts.is_empty());
     }
 }
