@@ -457,6 +457,10 @@ const PATTERN_ROWS = [
   ['\\\\.', ['\\\r', '\\x']],
   ['^(?:a|.)$', ['\r', 'b']],
   ['^\\p{L}.$', ['é\r', 'éx']],
+  ['^[^]*$', ['a\nb\r', '']],
+  ['^a[]?$', ['a', 'ab']],
+  ['^\\0$', ['\0', '0']],
+  ['^[\\0-\\x1f]$', ['\u0001', ' ']],
 ]
 
 /** A tool whose argument `p` must match `pattern`, and whose keys must match it too. */

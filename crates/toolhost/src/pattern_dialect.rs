@@ -16,9 +16,12 @@
 //!   character.
 //! - `\b` and `\B` are word boundaries of ASCII word characters (`[A-Za-z0-9_]`, as
 //!   `\w` is), where the `regex` engine's are Unicode-aware.
-//! - `[\b]` is U+0008 (backspace), which the translation would otherwise refuse.
+//! - `[\b]` is U+0008 (backspace), `\0` is U+0000, `[^]` is any character and `[]`
+//!   none, which the translation would otherwise refuse.
 //!
-//! `\d`, `\w`, `\s` and their negations already follow ECMA-262 in the translation. That engine has no look-around and no backreferences, and compiles
+//! `\d`, `\w`, `\s` and their negations already follow ECMA-262 in the translation.
+//!
+//! The `regex` engine has no look-around and no backreferences, and compiles
 //! each pattern within [`PATTERN_SIZE_LIMIT`] bytes: patterns needing more are refused,
 //! saying which of these it is.
 
@@ -62,7 +65,7 @@ pub fn pattern_problem(pattern: &str) -> Option<String> {
 /// `jsonschema_regex::to_rust_regex`, matches what ECMA-262 matches: see the module
 /// documentation. Borrowed when nothing needs rewriting.
 pub fn ecma_semantics(pattern: &str) -> Cow<'_, str> {
-    if !pattern.contains(['.', '\\']) {
+    if !pattern.contains(['.', '\\', '[']) {
         return Cow::Borrowed(pattern);
     }
     let mut out = String::with_capacity(pattern.len() + 16);
@@ -75,6 +78,8 @@ pub fn ecma_semantics(pattern: &str) -> Cow<'_, str> {
         match c {
             '\\' => match chars.next() {
                 Some((_, 'b')) if in_class => out.push_str("\\x08"),
+                // Valid ECMA-262 has no digit after `\0`: it is U+0000, not a backreference.
+                Some((_, '0')) => out.push_str("\\x00"),
                 Some((_, e @ ('b' | 'B'))) => {
                     out.push_str("(?-u:\\");
                     out.push(e);
@@ -93,6 +98,14 @@ pub fn ecma_semantics(pattern: &str) -> Cow<'_, str> {
                 out.push(c);
             }
             _ if in_class => out.push(c),
+            '[' if pattern[at..].starts_with("[^]") => {
+                chars.nth(1);
+                out.push_str("(?s:.)");
+            }
+            '[' if pattern[at..].starts_with("[]") => {
+                chars.next();
+                out.push_str("[^\\x{0}-\\x{10FFFF}]");
+            }
             '[' => {
                 in_class = true;
                 out.push(c);
@@ -340,6 +353,16 @@ mod tests {
         assert!(matches("^[\\b]$", "\u{8}") && !matches("^[\\b]$", "b"));
         assert!(matches("^[\\b-\\n]$", "\t"));
         assert_eq!(pattern_problem("^[\\b]$"), None);
+    }
+
+    #[test]
+    fn empty_and_full_classes_and_nul_read_as_in_ecma() {
+        assert!(matches("^[^]*$", "a\nb\r") && matches("^a[^]$", "a\u{2028}"));
+        assert!(!matches("^a[]$", "a") && !matches("[]", "anything") && matches("^a[]?$", "a"));
+        assert!(matches("^\\0$", "\0") && matches("^[\\0-\\x1f]$", "\u{1}") && !matches("^\\0$", "0"));
+        for p in ["^[^]*$", "[]", "^\\0$", "[\\0]"] {
+            assert_eq!(pattern_problem(p), None, "{p}");
+        }
     }
 
     #[test]
