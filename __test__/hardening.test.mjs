@@ -467,3 +467,181 @@ describe('finding 10: $ref cycles and patterns that are not ECMA-262 are refused
     assert.throws(() => register({ type: 'object', properties: { a: { type: 'string', pattern: '(a)\\1' } } }), /backreference/)
   })
 })
+
+// What `pattern` means is ECMA-262's `new RegExp(pattern, 'u')`: each row's expected
+// verdict is computed here by JS itself.
+const PATTERN_ROWS = [
+  ['^.{0,3}$', ['a\r', 'a\n', 'a\u2028', 'a\u2029', 'abc', 'a\u0085', 'ab\u000b', '😀😀😀']],
+  ['^.*$', ['x\ry', 'x\ny', 'plain', 'x\u2028']],
+  ['^a.c$', ['abc', 'a\rc', 'a.c', 'a\u2029c']],
+  ['^[.]$', ['.', 'x']],
+  ['^\\.$', ['.', 'x']],
+  ['^[^a]$', ['\n', '\r', 'b']],
+  ['^(.)\\s?$', ['\r', '\t', 'x ']],
+  ['\\bab', ['éab', 'ab', 'xab', '_ab', ' ab', '1ab', 'ßab']],
+  ['ab\\b', ['abé', 'ab', 'abc', 'ab-']],
+  ['\\Bab', ['éab', 'xab', 'ab', ' ab']],
+  ['^\\w+\\b', ['é', 'aé', 'a b']],
+  ['^[\\b]$', ['\b', 'b']],
+  ['^[\\w.]+$', ['a.b', 'a\rb', 'é']],
+  ['\\\\.', ['\\\r', '\\x']],
+  ['^(?:a|.)$', ['\r', 'b']],
+  ['^\\p{L}.$', ['é\r', 'éx']],
+  ['^[^]*$', ['a\nb\r', '']],
+  ['^a[]?$', ['a', 'ab']],
+  ['^\\0$', ['\0', '0']],
+  ['^[\\0-\\x1f]$', ['\u0001', ' ']],
+]
+
+/** A tool whose argument `p` must match `pattern`, and whose keys must match it too. */
+function patternTool(pattern) {
+  const registry = new ToolRegistry()
+  registry.register({
+    name: 'p',
+    description: 'Takes a string matching a pattern',
+    inputSchema: {
+      type: 'object',
+      properties: { p: { type: 'string', pattern }, o: { type: 'object', patternProperties: { [pattern]: true }, additionalProperties: false } },
+    },
+    handler: () => 'ran',
+  })
+  return registry
+}
+
+describe('fuzz finding 2 and 3: pattern follows ECMA-262 (u flag) for `.`, \\b and \\B', () => {
+  for (const [pattern, inputs] of PATTERN_ROWS) {
+    test(`${JSON.stringify(pattern)} agrees with new RegExp(pattern, 'u')`, () => {
+      const registry = patternTool(pattern)
+      const re = new RegExp(pattern, 'u')
+      for (const input of inputs) {
+        const expected = re.test(input)
+        assert.equal(registry.validate('p', { p: input }).valid, expected, `pattern ${JSON.stringify(pattern)} on ${JSON.stringify(input)}`)
+        assert.equal(registry.validate('p', { o: { [input]: 1 } }).valid, expected, `patternProperties ${JSON.stringify(pattern)} on key ${JSON.stringify(input)}`)
+      }
+    })
+  }
+
+  test('a failure quotes the pattern as the schema has it', () => {
+    const registry = patternTool('^a.\\bz$')
+    const { valid, errors } = registry.validate('p', { p: 'a\rz', o: { 'a\rz': 1 } })
+    assert.equal(valid, false)
+    const pattern = errors.find((e) => e.keyword === 'pattern')
+    assert.equal(pattern.schemaPath, '/properties/p/pattern')
+    assert.match(pattern.message, /does not match "\^a\.\\bz\$"/)
+    assert.ok(errors.every((e) => !e.message.includes('(?-u') && !e.schemaPath.includes('(?-u')), JSON.stringify(errors))
+  })
+})
+
+/** A tool `n` whose schema bounds the number `n`, and the values its handler got. */
+function boundTool(bound) {
+  const seen = []
+  const registry = new ToolRegistry()
+  registry.register({
+    name: 'n',
+    description: 'Takes a bounded number',
+    inputSchema: { type: 'object', properties: { n: { type: 'number', ...bound }, pad: { type: 'string' } }, required: ['n'] },
+    handler: (args) => {
+      seen.push(args.n)
+      return 'ran'
+    },
+  })
+  return { registry, manager: new ToolExecutionManager(registry, { retry: { maxAttempts: 1 } }), seen }
+}
+
+// Integers past 2**53 and long decimals, as a model may write them: JS reads each as the
+// nearest double, and that double is what the handler gets and what must be validated.
+const NUMBER_TEXTS = [
+  '9007199254740993', '9007199254740992', '9007199254740995', '9007199254740993.0', '9.007199254740993e15',
+  '90071992547409930e-1', '18446744073709551617', '123456789012345678901234567890', '-9007199254740993',
+  '-9223372036854775809', '0.1', '2.2250738585072011e-308', '9007199254740992.9999999999',
+]
+const BOUNDS = [
+  { exclusiveMinimum: 2 ** 53 },
+  { maximum: 2 ** 53 },
+  { minimum: 2 ** 53 + 2 },
+  { exclusiveMaximum: -(2 ** 53) },
+  { minimum: -(2 ** 53) },
+  { multipleOf: 2 },
+  { const: 2 ** 53 },
+]
+
+/** Whether `n` meets `bound`, as the handler sees it. */
+function meets(n, bound) {
+  const [[k, b]] = Object.entries(bound)
+  switch (k) {
+    case 'exclusiveMinimum': return n > b
+    case 'minimum': return n >= b
+    case 'maximum': return n <= b
+    case 'exclusiveMaximum': return n < b
+    case 'multipleOf': return Number.isInteger(n / b)
+    case 'const': return n === b
+  }
+}
+
+describe('fuzz finding 1: a number is validated as the handler gets it (integers past 2**53 and long decimals)', () => {
+  const texts = (number) => ({ short: `{"n":${number}}`, large: `{"pad":"${'x'.repeat(70_000)}","n":${number}}` })
+  for (const bound of BOUNDS) {
+    test(`execute and validate with ${JSON.stringify(bound)}: the verdict is the one JS's own number gets`, async () => {
+      const { registry, manager, seen } = boundTool(bound)
+      for (const number of NUMBER_TEXTS) {
+        for (const [size, text] of Object.entries(texts(number))) {
+          const n = JSON.parse(text).n
+          const expected = meets(n, bound)
+          const label = `${number} (${size} text, JS reads ${n}): expected ${expected ? 'valid' : 'invalid'}`
+          assert.equal(registry.validate('n', text).valid, expected, label)
+          seen.length = 0
+          const r = await manager.execute('n', text)
+          assert.equal(r.success, expected, `${label}: ${JSON.stringify(r.error?.validationErrors)}`)
+          assert.deepEqual(seen, expected ? [n] : [], label)
+        }
+      }
+    })
+  }
+
+  test('the security case: exclusiveMinimum 2**53 refuses 9007199254740993, which JS reads as 2**53', async () => {
+    const { manager, seen } = boundTool({ exclusiveMinimum: 9007199254740992 })
+    const r = await manager.execute('n', '{"n":9007199254740993}')
+    assert.equal(r.success, false)
+    assert.equal(r.error.code, 'INVALID_ARGUMENTS')
+    assert.equal(seen.length, 0)
+  })
+
+  for (const provider of ['openai', 'openai-responses', 'ag-ui']) {
+    test(`executeToolCalls, ${provider}: argument text with 9007199254740993 is validated as 2**53`, async () => {
+      const { manager, seen } = boundTool({ exclusiveMinimum: 2 ** 53 })
+      const r1 = await manager.executeToolCalls(response(provider, 'n', null, '{"n":9007199254740993}'), { provider })
+      assert.equal(r1.results[0].success, false, 'exclusiveMinimum 2**53 refuses what JS reads as 2**53')
+      assert.equal(seen.length, 0)
+      const other = boundTool({ maximum: 2 ** 53 })
+      const r2 = await other.manager.executeToolCalls(response(provider, 'n', null, '{"n":9007199254740993}'), { provider })
+      assert.equal(r2.results[0].success, true, JSON.stringify(r2.results[0].error))
+      assert.deepEqual(other.seen, [2 ** 53])
+    })
+  }
+})
+
+describe('fuzz finding 4: a call over the limit made of many small values is refused fast', () => {
+  const many = { a: new Array(4_000_000).fill(null) }
+  const manyText = JSON.stringify(many)
+  for (const provider of PROVIDERS) {
+    test(`executeToolCalls, ${provider}: a 20 MB call of 4M nulls gets its reply in well under 2 s and the call beside it runs`, async () => {
+      const { manager, seen } = anyTool()
+      const started = performance.now()
+      const { messages, results, calls } = await manager.executeToolCalls(response(provider, 't', many, manyText), { provider })
+      const ms = performance.now() - started
+      assert.equal(results[0].success, false)
+      assert.equal(results[0].error.code, 'INVALID_ARGUMENTS')
+      assert.match(results[0].error.message, /16777216-byte argument limit/)
+      assert.equal(calls[0].arguments, null, 'the arguments of a call over the limit are not copied out')
+      if (provider !== 'mcp') {
+        assert.equal(results[1].success, true, JSON.stringify(results[1].error))
+        assert.equal(seen.length, 1)
+        assert.deepEqual(calls[1].arguments, {})
+      }
+      const text = replyText(messages)
+      assert.ok(text.length < 20_000, `the reply to the model stays small (${text.length} characters)`)
+      assert.match(text, /argument limit/)
+      assert.ok(ms < 1500, `took ${ms.toFixed(0)} ms`)
+    })
+  }
+})

@@ -518,7 +518,11 @@ export type ToolCallProvider = 'openai' | 'openai-responses' | 'anthropic' | 'ge
 export interface ToolCall {
   id: string
   name: string
-  /** The parsed arguments, or the model's text when it is not valid JSON. */
+  /**
+   * The parsed arguments, or the model's text when it is not valid JSON; `null` when
+   * they are over the 16 MiB argument limit (the call's result is then an
+   * `INVALID_ARGUMENTS` error saying so, and the response still holds them).
+   */
   arguments: unknown
 }
 

@@ -187,6 +187,12 @@ export const outputBudgets = new WeakMap()
 /** Each manager's `needsApproval` option (true, false or a function), for toAiSdkTools. */
 export const approvalPolicies = new WeakMap()
 
+/** `(manager, name, reason, options) => Promise`: runs a call of a model response whose
+ * arguments the engine refused while reading the response (`reason`: they are over the
+ * argument limit), answered as `execute` answers arguments it cannot read (events,
+ * audit, an `INVALID_ARGUMENTS` result), with no text to hand over. For executeToolCalls. */
+export let executeRefused
+
 
 // Work of the second pass.
 const W_EVENT = 0, W_LOG = 1, W_AUDIT = 2, W_INTERRUPT = 3, W_RUN = 4, W_DONE = 5, W_EVICT = 6, W_NONE = 7, W_EVICT_OLDEST = 8, W_EVICT_NEWEST = 9, W_DECIDE = 10
@@ -292,6 +298,15 @@ export class ToolExecutionManager extends ToolEventTarget {
       if (converted.error === undefined) text = converted.text
       else unreadable = `invalid arguments for tool '${name}': ${converted.error}`
     }
+    return this.#start(name, text, unreadable, options)
+  }
+
+  static {
+    executeRefused = (manager, name, reason, options) => manager.#start(name, '', reason, options)
+  }
+
+  /** `execute` of argument text, or of arguments refused as `unreadable` says ('' when not). */
+  #start(name, text, unreadable, options) {
     let optionText = NO_OPTIONS
     let signal
     let aborted = false

@@ -2,7 +2,7 @@
 // calls a response holds, the replies' shapes and the text a model reads for a failure
 // are the engine's (crates/toolhost/src/host/registry.rs); this side runs the calls.
 import { answered, checkOptions, reportCallbackError, toolhostError } from './errors.mjs'
-import { approvalPolicies, outputBudgets } from './manager.mjs'
+import { approvalPolicies, executeRefused, outputBudgets } from './manager.mjs'
 import { stateOf } from './registry.mjs'
 
 const CALL_OPTIONS = ['provider', 'sessionId', 'signal', 'concurrency', 'timeoutMs', 'retry']
@@ -99,7 +99,10 @@ export async function executeToolCalls(manager, state, response, options) {
     while (next < calls.length) {
       const k = next++
       const call = calls[k]
-      results[k] = await manager.execute(call.name, call.at === undefined ? call.arguments : call.value, { ...callOptions, toolCallId: call.id })
+      const options = { ...callOptions, toolCallId: call.id }
+      // Arguments over the limit were refused by their size as the response was read.
+      if (call.refused !== undefined) results[k] = await executeRefused(manager, call.name, call.refused, options)
+      else results[k] = await manager.execute(call.name, call.at === undefined ? call.arguments : call.value, options)
     }
   }
   await Promise.all(Array.from({ length: Math.min(concurrency, calls.length) }, worker))
@@ -115,6 +118,7 @@ export async function executeToolCalls(manager, state, response, options) {
   })
   const messages = answered(state.core.formatReplies(session, options.provider, JSON.stringify(replies)), 'executeToolCalls: ')
   const shown = calls.map((c) => {
+    if (c.refused !== undefined) return { id: c.id, name: c.name, arguments: null }
     const args = c.at !== undefined ? c.value : c.arguments
     if (c.malformed || typeof args !== 'string') return { id: c.id, name: c.name, arguments: args }
     try {

@@ -22,9 +22,7 @@ fn refuse(tool: &str, why: impl std::fmt::Display) -> RegistryError {
 /// # Errors
 /// `INVALID_ARGUMENTS` when the text is too large, too deep or not JSON.
 pub fn parse_arguments(tool: &str, text: &str) -> Result<Value, RegistryError> {
-    if text.len() > MAX_ARGUMENT_BYTES {
-        return Err(refuse(tool, format!("{} bytes of JSON exceed the {MAX_ARGUMENT_BYTES}-byte argument limit", text.len())));
-    }
+    check_size(tool, text.len())?;
     crate::json_text::from_str(text).map_err(|e| {
         if e.to_string().contains("recursion limit") {
             refuse(tool, format!("nested deeper than {MAX_ARGUMENT_DEPTH} levels"))
@@ -32,6 +30,23 @@ pub fn parse_arguments(tool: &str, text: &str) -> Result<Value, RegistryError> {
             refuse(tool, format!("malformed JSON: {e}"))
         }
     })
+}
+
+/// Checks the length of argument text, in bytes, before it is read.
+///
+/// # Errors
+/// `INVALID_ARGUMENTS` when it is over [`MAX_ARGUMENT_BYTES`].
+pub fn check_size(tool: &str, bytes: usize) -> Result<(), RegistryError> {
+    if bytes > MAX_ARGUMENT_BYTES {
+        return Err(refuse(tool, format!("{bytes} bytes of JSON exceed the {MAX_ARGUMENT_BYTES}-byte argument limit")));
+    }
+    Ok(())
+}
+
+/// The refusal of arguments whose `part` (a JSON pointer in them, or "the root") alone
+/// is more text than [`MAX_ARGUMENT_BYTES`], found before they were read in full.
+pub fn oversized_part(tool: &str, part: &str) -> RegistryError {
+    refuse(tool, format!("the value at {part} alone is more JSON than the {MAX_ARGUMENT_BYTES}-byte argument limit"))
 }
 
 /// Reads argument text as a host hands it over: blank text means no arguments (`{}`).

@@ -52,6 +52,10 @@ pub struct ValidationIssue {
 pub struct CompiledSchema {
     validator: Validator,
     draft: Draft,
+    /// Patterns the validator was compiled with in ECMA-262's meaning, each with the
+    /// schema's own, which messages and schema paths show (see
+    /// [`crate::pattern_dialect::ecma_semantics`]); empty for most schemas.
+    rewritten_patterns: Vec<(String, String)>,
 }
 
 impl fmt::Debug for CompiledSchema {
@@ -115,18 +119,23 @@ impl CompiledSchema {
                 path,
             ));
         }
+        let ecma = crate::pattern_dialect::with_ecma_semantics(schema);
+        let (compiled_from, rewritten_patterns) = match &ecma {
+            Some((copy, rewritten)) => (copy, rewritten.clone()),
+            None => (schema, Vec::new()),
+        };
         let validator = jsonschema::options()
             .with_draft(draft)
             .should_validate_formats(true)
             .with_pattern_options(PatternOptions::regex().size_limit(crate::pattern_dialect::PATTERN_SIZE_LIMIT))
             .offline()
-            .build(schema)
+            .build(compiled_from)
             .map_err(|e| {
                 let path = e.instance_path().as_str().to_string();
                 let at = if path.is_empty() { "the root".to_string() } else { path.clone() };
                 RegistryError::invalid_schema(format!("tool '{tool}': invalid {what} at {at}: {e}"), path)
             })?;
-        Ok(Self { validator, draft })
+        Ok(Self { validator, draft, rewritten_patterns })
     }
 
     /// The draft the schema is validated under.
@@ -155,7 +164,7 @@ impl CompiledSchema {
         }
         let lowered = redaction::lowered(redact);
         let mut errors = self.validator.iter_errors(args);
-        let mut issues: Vec<ValidationIssue> = errors.by_ref().take(MAX_VALIDATION_ERRORS).map(|e| issue(&e, &lowered)).collect();
+        let mut issues: Vec<ValidationIssue> = errors.by_ref().take(MAX_VALIDATION_ERRORS).map(|e| self.original_patterns(issue(&e, &lowered))).collect();
         let more = errors.take(MAX_COUNTED_ERRORS).count();
         if more > 0 {
             let message = if more == MAX_COUNTED_ERRORS {
@@ -166,6 +175,35 @@ impl CompiledSchema {
             issues.push(ValidationIssue { path: String::new(), schema_path: String::new(), keyword: "more".into(), message });
         }
         issues
+    }
+
+    /// `issue` as the schema reads: a rewritten pattern in its message or schema path
+    /// (a `patternProperties` key) shown as the schema has it.
+    fn original_patterns(&self, mut issue: ValidationIssue) -> ValidationIssue {
+        if self.rewritten_patterns.is_empty() {
+            return issue;
+        }
+        let original = |p: &str| self.rewritten_patterns.iter().find(|(r, _)| r == p).map(|(_, o)| o.as_str());
+        if issue.keyword == "pattern" {
+            if let Some((rewritten, schema_has)) = self.rewritten_patterns.iter().find(|(r, _)| issue.message.ends_with(&format!("\"{r}\""))) {
+                let at = issue.message.len() - rewritten.len() - 1;
+                issue.message.replace_range(at..issue.message.len() - 1, schema_has);
+            }
+        }
+        if issue.schema_path.contains("/patternProperties/") {
+            let segments: Vec<&str> = issue.schema_path.split('/').collect();
+            let mut path = String::new();
+            for (i, segment) in segments.iter().enumerate().skip(1) {
+                path.push('/');
+                let key = segment.replace("~1", "/").replace("~0", "~");
+                match (segments[i - 1], original(&key)) {
+                    ("patternProperties", Some(o)) => path.push_str(&o.replace('~', "~0").replace('/', "~1")),
+                    _ => path.push_str(segment),
+                }
+            }
+            issue.schema_path = path;
+        }
+        issue
     }
 }
 
@@ -456,5 +494,25 @@ mod tests {
         assert!(!s.is_valid(&json!({ "s": evil })));
         // A backtracking engine takes longer than the age of the universe here.
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn patterns_mean_what_ecma_262_means_and_read_as_the_schema_has_them() {
+        let s = CompiledSchema::compile(
+            "t",
+            &json!({"type": "object", "properties": {"s": {"pattern": "^a.\\bz$"}, "o": {"patternProperties": {"^k.$": {"type": "number"}}}}}),
+        )
+        .unwrap();
+        assert!(!s.is_valid(&json!({"s": "a\rz"})));
+        assert!(s.is_valid(&json!({"s": "a-z"})));
+        // é is not an ECMA-262 word character: there is a boundary between it and z.
+        assert!(s.is_valid(&json!({"s": "aéz"})));
+        assert!(!s.is_valid(&json!({"s": "abz"})));
+        let issues = s.validate(&json!({"s": "a\rz", "o": {"k-": "x", "k\n": "x"}}));
+        assert_eq!(issues.len(), 2, "{issues:?}");
+        assert_eq!(issues[0].schema_path, "/properties/s/pattern");
+        assert!(issues[0].message.ends_with(r#"does not match "^a.\bz$""#), "{}", issues[0].message);
+        assert_eq!(issues[1].schema_path, "/properties/o/patternProperties/^k.$/type");
+        assert_eq!(issues[1].path, "/o/k-");
     }
 }

@@ -158,7 +158,7 @@ impl HostEngine {
         }
         self.clear_timer(key, TimerKind::Attempt);
         if let Some(text) = result {
-            let checked = match serde_json::from_str::<serde_json::Value>(text) {
+            let checked = match crate::json_text::parse(text) {
                 Ok(v) => self.engine.check_output(key, &v),
                 Err(e) => {
                     let tool = self.engine.timeout_of(key).map(|(t, _)| t.to_string()).unwrap_or_default();

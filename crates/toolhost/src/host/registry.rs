@@ -140,7 +140,8 @@ impl HostRegistry {
     /// `INVALID_TOOL_NAME`, `INVALID_DEFINITION`, `INVALID_SCHEMA`, `DUPLICATE_TOOL`,
     /// `SESSION_NOT_FOUND`; nothing changes then.
     pub fn register(&self, session: Option<&str>, definition: &str) -> Result<Value, RegistryError> {
-        let raw: Value = serde_json::from_str(definition).map_err(|e| match crate::json_text::from_str(definition) {
+        // Numbers as JS reads them, as arguments are read (see `crate::json_text`).
+        let raw: Value = crate::json_text::parse(definition).map_err(|e| match crate::json_text::from_str(definition) {
             // Valid JSON once lone surrogates are replaced: say so, since `get()` and every
             // export could not give that definition back as it was written.
             Ok(read) => {
@@ -303,10 +304,13 @@ impl HostRegistry {
         out.map_err(|e| RegistryError::invalid_schema(e.to_string(), ""))
     }
 
-    /// The tool calls of a model response, `[{ id, name, arguments, malformed, at? }]`
-    /// with `arguments` as JSON text (the model's own text when it sent text that is
-    /// malformed or that a value cannot hold exactly), so the host hands each call's
-    /// arguments to `execute` as text. For OpenAI providers, the `null`s strict mode makes
+    /// The tool calls of a model response, `[{ id, name, arguments, malformed, at?,
+    /// refused? }]` with `arguments` as JSON text (the model's own text when it sent text
+    /// that is malformed or that a value cannot hold exactly), so the host hands each
+    /// call's arguments to `execute` as text. A call whose arguments are over
+    /// [`crate::MAX_ARGUMENT_BYTES`] has `arguments: ""` and `refused`, the message of its
+    /// `INVALID_ARGUMENTS` error: argument text that long is not parsed, and no call's
+    /// text that long is handed back, so refusing it costs the host nothing more. For OpenAI providers, the `null`s strict mode makes
     /// a model send for optional properties are dropped first.
     ///
     /// The response is read as [`crate::json_text::payload_from_str`] reads it: a call's
@@ -322,9 +326,31 @@ impl HostRegistry {
     pub fn parse_calls(&self, session: Option<&str>, provider: &str, response: &str) -> Result<Value, RegistryError> {
         let calls_error = |m: String| RegistryError::new(RegistryErrorCode::InvalidToolCalls, m);
         let provider = Provider::from_str(provider).map_err(|e| RegistryError::new(RegistryErrorCode::InvalidConfig, e.to_string()))?;
-        let (payload, lossy) = crate::json_text::payload_from_str(response).map_err(|e| calls_error(format!("the response is not JSON: {e}")))?;
-        let mut calls = providers::parse_tool_calls(provider, &payload).map_err(|e| calls_error(e.to_string()))?;
+        let not_json = |e: serde_json::Error| calls_error(format!("the response is not JSON: {e}"));
+        let (payload, lossy, cuts) = crate::json_text::payload_cutting_from_str(response).map_err(not_json)?;
+        let read = providers::parse_tool_calls(provider, &payload);
         drop(payload);
+        // A cut is the arguments' own when it is inside a call's structured arguments:
+        // the call is over the limit. A cut anywhere else (an envelope of a million
+        // calls) changed what calls there are: then the response is read in full.
+        let inside = |cut: &str, at: &str| cut.strip_prefix(at).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+        let in_arguments = |calls: &[providers::ToolCall], cut: &str| calls.iter().any(|c| c.arguments_at.as_deref().is_some_and(|at| inside(cut, at)));
+        let mut calls = match read {
+            Ok(calls) if cuts.iter().all(|cut| in_arguments(&calls, cut)) => calls,
+            _ if !cuts.is_empty() => {
+                let (payload, _) = crate::json_text::payload_from_str(response).map_err(not_json)?;
+                providers::parse_tool_calls(provider, &payload).map_err(|e| calls_error(e.to_string()))?
+            }
+            Err(e) => return Err(calls_error(e.to_string())),
+            Ok(calls) => calls,
+        };
+        for call in &mut calls {
+            let Some(at) = call.arguments_at.as_deref() else { continue };
+            if let Some(cut) = cuts.iter().find(|cut| inside(cut, at)) {
+                let part = if cut.len() == at.len() { "the root".to_string() } else { cut[at.len()..].to_string() };
+                call.arguments = ToolCallArguments::Oversized { part: Some(part), bytes: 0 };
+            }
+        }
         if matches!(provider, Provider::OpenAi | Provider::OpenAiResponses) {
             for call in &mut calls {
                 let Ok(tool) = self.registry.resolve(scope(session), &call.name) else { continue };
@@ -347,16 +373,27 @@ impl HostRegistry {
                             call.arguments_at = None;
                         }
                     }
-                    ToolCallArguments::Malformed { .. } => {}
+                    ToolCallArguments::Malformed { .. } | ToolCallArguments::Oversized { .. } => {}
                 }
             }
         }
         let calls = calls.into_iter().map(|c| {
             let (arguments, malformed) = match c.arguments {
-                ToolCallArguments::Parsed(v) => (v.to_string(), false),
-                ToolCallArguments::Lossy { raw, .. } => (raw, false),
-                ToolCallArguments::Malformed { raw, .. } => (raw, true),
+                ToolCallArguments::Parsed(v) => (Ok(v.to_string()), false),
+                ToolCallArguments::Lossy { raw, .. } => (Ok(raw), false),
+                ToolCallArguments::Malformed { raw, .. } => (Ok(raw), true),
+                ToolCallArguments::Oversized { bytes, part } => (Err((bytes, part)), false),
             };
+            // Structured arguments are measured as the text they become.
+            let checked = match &arguments {
+                Ok(text) => crate::arguments::check_size(&c.name, text.len()),
+                Err((_, Some(part))) => Err(crate::arguments::oversized_part(&c.name, part)),
+                Err((bytes, None)) => crate::arguments::check_size(&c.name, *bytes),
+            };
+            if let Err(e) = checked {
+                return json!({ "id": c.id, "name": c.name, "arguments": "", "malformed": false, "refused": e.message });
+            }
+            let arguments = arguments.unwrap_or_default();
             let mut call = json!({ "id": c.id, "name": c.name, "arguments": arguments, "malformed": malformed });
             if let (true, Some(at)) = (lossy, c.arguments_at) {
                 call["at"] = at.into();
@@ -452,4 +489,38 @@ struct Outcome {
     max_chars: Option<usize>,
     #[serde(default, rename = "executionId")]
     execution_id: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_over_the_argument_limit_is_refused_by_its_size_and_not_handed_back() {
+        let host = HostRegistry::new();
+        let many_nulls = format!("{{\"a\":[{}null]}}", "null,".repeat(crate::MAX_ARGUMENT_BYTES / 5 + 1));
+        let big_text = serde_json::to_string(&many_nulls).unwrap();
+        let responses = [
+            ("openai", format!(r#"{{"tool_calls":[{{"id":"a","type":"function","function":{{"name":"t","arguments":{big_text}}}}},{{"id":"b","type":"function","function":{{"name":"t","arguments":"{{}}"}}}}]}}"#)),
+            ("anthropic", format!(r#"{{"content":[{{"type":"tool_use","id":"a","name":"t","input":{many_nulls}}},{{"type":"tool_use","id":"b","name":"t","input":{{}}}}]}}"#)),
+        ];
+        let messages = [
+            format!("invalid arguments for tool 't': {} bytes of JSON exceed the 16777216-byte argument limit", many_nulls.len()),
+            "invalid arguments for tool 't': the value at /a alone is more JSON than the 16777216-byte argument limit".to_string(),
+        ];
+        for ((provider, response), message) in responses.iter().zip(messages) {
+            let calls = host.parse_calls(None, provider, response).unwrap();
+            let refused = calls[0]["refused"].as_str().unwrap_or_else(|| panic!("{provider}: {}", calls[0]));
+            assert_eq!(refused, message);
+            assert_eq!(calls[0]["arguments"], "");
+            assert_eq!(calls[1]["arguments"], "{}");
+            assert!(calls[1].get("refused").is_none());
+        }
+        // Cut outside any call's arguments: the response is read again in full, and the
+        // calls are what they are.
+        let beside = format!(r#"{{"junk":{many_nulls},"content":[{{"type":"tool_use","id":"a","name":"t","input":{{"n":1}}}}]}}"#);
+        let calls = host.parse_calls(None, "anthropic", &beside).unwrap();
+        assert_eq!(calls[0]["arguments"], r#"{"n":1}"#);
+        assert!(calls[0].get("refused").is_none());
+    }
 }

@@ -30,20 +30,31 @@ pub enum ToolCallArguments {
     /// surrogates, which `value` holds as U+FFFD (see [`crate::json_text`]). `raw` is the
     /// model's text, which `JSON.parse` reads exactly.
     Lossy { raw: String, value: Value },
+    /// Arguments over [`crate::MAX_ARGUMENT_BYTES`], refused without being read in full
+    /// (20 MB of small values took seconds to read, copy and write out again): text of
+    /// `bytes` bytes, never parsed; or structured arguments whose `part` (a JSON pointer
+    /// in them, or "the root") alone is over the limit, cut as the response was read
+    /// (see [`crate::json_text::payload_cutting_from_str`]).
+    Oversized { bytes: usize, part: Option<String> },
 }
 
 impl ToolCallArguments {
     /// Parses argument text sent by a model.
     ///
     /// Empty or whitespace-only text means "no arguments" and becomes `{}`
-    /// (some OpenAI-compatible servers send `""` for parameterless tools).
+    /// (some OpenAI-compatible servers send `""` for parameterless tools); text over
+    /// the argument limit is [`ToolCallArguments::Oversized`].
     pub fn from_json_text(raw: &str) -> Self {
+        if raw.len() > crate::MAX_ARGUMENT_BYTES {
+            return ToolCallArguments::Oversized { bytes: raw.len(), part: None };
+        }
         if raw.trim().is_empty() {
             return ToolCallArguments::Parsed(Value::Object(Map::new()));
         }
-        match serde_json::from_str(raw) {
+        // Numbers as JS reads them: the value validated is the one a handler gets.
+        match crate::json_text::parse(raw) {
             Ok(value) => ToolCallArguments::Parsed(value),
-            Err(err) => match crate::json_text::without_lone_surrogates(raw).map(|t| serde_json::from_str(&t)) {
+            Err(err) => match crate::json_text::without_lone_surrogates(raw).map(|t| crate::json_text::parse(&t)) {
                 Some(Ok(value)) => ToolCallArguments::Lossy { raw: raw.to_string(), value },
                 _ => ToolCallArguments::Malformed { raw: raw.to_string(), error: err.to_string() },
             },
@@ -54,7 +65,7 @@ impl ToolCallArguments {
     pub fn parsed(&self) -> Option<&Value> {
         match self {
             ToolCallArguments::Parsed(value) | ToolCallArguments::Lossy { value, .. } => Some(value),
-            ToolCallArguments::Malformed { .. } => None,
+            ToolCallArguments::Malformed { .. } | ToolCallArguments::Oversized { .. } => None,
         }
     }
 }
@@ -150,6 +161,8 @@ mod tests {
             }
             other => panic!("expected malformed, got {other:?}"),
         }
+        let huge = format!("[{}0]", "0,".repeat(crate::MAX_ARGUMENT_BYTES / 2));
+        assert_eq!(ToolCallArguments::from_json_text(&huge), ToolCallArguments::Oversized { bytes: huge.len(), part: None });
         match ToolCallArguments::from_json_text(r#"{"s":"\uD800"}"#) {
             ToolCallArguments::Lossy { raw, value } => {
                 assert_eq!(raw, r#"{"s":"\uD800"}"#);
