@@ -348,3 +348,31 @@ test('a setter on Object.prototype does not catch keys of large argument text, a
     delete Object.prototype.tracked
   }
 })
+
+test('finished records keep large arguments as text: a full history does not keep every parsed tree alive', () => {
+  // In a child process with --expose-gc: 60 calls of ~0.6 MB text each, kept in the
+  // history (historyLimit 1000). Their parsed trees are ~130 MB together; the records
+  // keep the one shared text, and parse it again when read.
+  const script = `
+    import { ToolRegistry, ToolExecutionManager } from 'toolhost'
+    const registry = new ToolRegistry()
+    registry.register({ name: 'rows', description: 'takes rows', inputSchema: { type: 'object' }, handler: (a) => a.rows.length })
+    const manager = new ToolExecutionManager(registry, { historyLimit: 1000 })
+    const text = JSON.stringify({ rows: Array.from({ length: 20000 }, (_, i) => ({ sku: 'SKU-' + i, qty: i })) })
+    for (let i = 0; i < 5; i++) await manager.execute('rows', text)
+    gc()
+    const before = process.memoryUsage().heapUsed
+    let last
+    for (let i = 0; i < 60; i++) last = await manager.execute('rows', text)
+    last = last.execution.id
+    gc()
+    const grown = (process.memoryUsage().heapUsed - before) / 1e6
+    const record = manager.getExecution(last)
+    process.stdout.write(JSON.stringify([grown, record.args.rows.length, record.args.rows[7].sku]))
+  `
+  const out = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' })
+  assert.equal(out.status, 0, out.stderr)
+  const [grownMB, rows, sku] = JSON.parse(out.stdout)
+  assert.deepEqual([rows, sku], [20000, 'SKU-7'], 'a record read later still gives the arguments')
+  assert.ok(grownMB < 20, `the heap grew by ${grownMB.toFixed(1)} MB over 60 kept records`)
+})

@@ -52,6 +52,8 @@ export default {
       "compiles the rewritten schema with Ajv, which generates code with new Function(); the page's CSP (no 'unsafe-eval') refuses it",
     '__test__/large-arguments.test.mjs: with code generation from strings disallowed, large text still reaches the handler intact':
       'spawns `node --disallow-code-generation-from-strings` (node:child_process); the browser page already forbids eval by its CSP',
+    '__test__/large-arguments.test.mjs: finished records keep large arguments as text: a full history does not keep every parsed tree alive':
+      'spawns `node --expose-gc` (node:child_process) to measure the heap after a collection; a page cannot force one',
     "__test__/mcp-server.test.mjs: createMcpServer: output schemas and progress > a tool's outputSchema is listed, and the SDK Client checks structuredContent against it":
       "the MCP SDK's Client compiles output schemas with Ajv, which generates code with new Function(); the page's CSP (no 'unsafe-eval') refuses it",
   },
