@@ -132,44 +132,17 @@ function consumerProject(name) {
   return dir
 }
 
-// The README's first example, as written there ("npm install toolhost").
-const FIRST_EXAMPLE_ESM = `import { ToolRegistry, ToolExecutionManager } from 'toolhost'
-
-const registry = new ToolRegistry()
-registry.register({
-  name: 'get_weather',
-  description: 'Current weather for a city',
-  inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-  handler: async ({ city }) => ({ city, tempC: 21 }),
-})
-const manager = new ToolExecutionManager(registry)
-
-const result = await manager.execute('get_weather', { city: 'Paris' })
-console.log(result.success, result.result) // true { city: 'Paris', tempC: 21 }
-
-const refused = await manager.execute('get_weather', { city: 7 })
-console.log(refused.success, refused.error.code) // false INVALID_ARGUMENTS
-`
-const FIRST_EXAMPLE_CJS = `const { ToolRegistry, ToolExecutionManager } = require('toolhost')
-
-const registry = new ToolRegistry()
-registry.register({
-  name: 'get_weather',
-  description: 'Current weather for a city',
-  inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-  handler: async ({ city }) => ({ city, tempC: 21 }),
-})
-const manager = new ToolExecutionManager(registry)
-
-async function main() {
-  const result = await manager.execute('get_weather', { city: 'Paris' })
-  console.log(result.success, result.result) // true { city: 'Paris', tempC: 21 }
-
-  const refused = await manager.execute('get_weather', { city: 7 })
-  console.log(refused.success, refused.error.code) // false INVALID_ARGUMENTS
+// The README's first example, read from the README itself (the ```js and ```cjs blocks
+// under "## Install"), so this test runs what a new user copies.
+function readmeBlock(lang) {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8')
+  const install = readme.slice(readme.indexOf('\n## Install\n'))
+  const block = new RegExp('^```' + lang + '\\n([\\s\\S]*?)^```$', 'm').exec(install)
+  if (block === null) throw new Error(`README.md has no \`\`\`${lang} block under "## Install"`)
+  return block[1]
 }
-main()
-`
+const FIRST_EXAMPLE_ESM = readmeBlock('js')
+const FIRST_EXAMPLE_CJS = readmeBlock('cjs')
 const FIRST_EXAMPLE_OUTPUT = "true { city: 'Paris', tempC: 21 }\nfalse INVALID_ARGUMENTS\n"
 
 function runFirstExamples(dir, env, label) {
