@@ -159,6 +159,15 @@ pub struct ToolError {
     pub cause: Option<ErrorCause>,
 }
 
+/// The failures of a validation as one sentence: `path: message` each, `;`-separated.
+fn issues_text(issues: &[ValidationIssue]) -> String {
+    issues
+        .iter()
+        .map(|i| format!("{}: {}", if i.path.is_empty() { "/" } else { &i.path }, i.message))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 impl ToolError {
     pub fn new(category: ErrorCategory, code: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
@@ -205,11 +214,7 @@ impl ToolError {
     }
 
     pub fn invalid_arguments(tool: &str, issues: Vec<ValidationIssue>) -> Self {
-        let detail = issues
-            .iter()
-            .map(|i| format!("{}: {}", if i.path.is_empty() { "/" } else { &i.path }, i.message))
-            .collect::<Vec<_>>()
-            .join("; ");
+        let detail = issues_text(&issues);
         let mut e = Self::new(
             ErrorCategory::Validation,
             "INVALID_ARGUMENTS",
@@ -230,11 +235,7 @@ impl ToolError {
     /// The handler's result does not match the tool's `outputSchema`: `INVALID_OUTPUT`,
     /// category `execution` (not retried by default), every failure listed.
     pub fn invalid_output(tool: &str, issues: Vec<ValidationIssue>) -> Self {
-        let detail = issues
-            .iter()
-            .map(|i| format!("{}: {}", if i.path.is_empty() { "/" } else { &i.path }, i.message))
-            .collect::<Vec<_>>()
-            .join("; ");
+        let detail = issues_text(&issues);
         let mut e = Self::new(ErrorCategory::Execution, "INVALID_OUTPUT", format!("tool '{tool}' returned output that does not match its outputSchema: {detail}"));
         e.validation_errors = issues;
         e
