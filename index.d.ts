@@ -58,8 +58,11 @@ export declare class EngineCore {
    * (`RUN` says so), '' otherwise.
    */
   settle(key: number, attempt: number, result: string): string
-  /** The host's approval policy answered (`DECIDE`). */
-  approvalDecided(key: number, needed: boolean): string
+  /**
+   * The host's approval policy answered (`DECIDE`); `invalid` describes an answer
+   * that was not a boolean ('' when it was one).
+   */
+  approvalDecided(key: number, needed: boolean, invalid: string): string
   /** Approves a waiting call; `args` edited arguments as JSON text ('' for none). */
   approve(approvalId: string, args: string, by?: string | undefined | null): string
   deny(approvalId: string, reason?: string | undefined | null, by?: string | undefined | null): string

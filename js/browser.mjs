@@ -90,8 +90,8 @@ class EngineCore {
     return this.#timers(this.#core.settle(key, attempt, result))
   }
 
-  approvalDecided(key, needed) {
-    return this.#timers(this.#core.approvalDecided(key, needed))
+  approvalDecided(key, needed, invalid) {
+    return this.#timers(this.#core.approvalDecided(key, needed, invalid))
   }
 
   approve(id, args, by) {

@@ -148,6 +148,20 @@ function resultText(value) {
 
 const nan = (n) => (Number.isNaN(n) ? undefined : n)
 
+/** A `needsApproval` answer that is not a boolean, for the refusal's message. */
+function verdictText(value) {
+  switch (typeof value) {
+    case 'number': return `the number ${value}`
+    case 'string': return `the string ${JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value)}`
+    case 'undefined': return 'undefined'
+    case 'object':
+      if (value === null) return 'null'
+      if (typeof value.then === 'function') return 'a thenable that is not a native Promise'
+      return Array.isArray(value) ? 'an array' : 'an object'
+    default: return `a ${typeof value}`
+  }
+}
+
 /** Argument text at least this long is kept as text by finished records. */
 const KEEP_AS_TEXT = 65_536
 
@@ -872,11 +886,15 @@ export class ToolExecutionManager extends ToolEventTarget {
     this.#apply(this.#core.progress(exec.key, attempt, progress, total ?? NaN, message))
   }
 
-  /** `DECIDE`: the tool's (or the manager's) `needsApproval` function says whether this call needs approval. */
+  /** `DECIDE`: the tool's (or the manager's) `needsApproval` function says whether this
+   * call needs approval. Only `true` and `false` are answers: anything else refuses the
+   * call (the engine says so), so a predicate returning `500` or `'yes'` fails closed. */
   #decide(exec, toolId) {
     const policy = this.#state.approvalPredicates.get(toolId) ?? this.#approvalPolicy
-    const answer = (needed) => {
-      if (exec.final === null && this.#live.get(exec.key) === exec) this.#apply(this.#core.approvalDecided(exec.key, needed))
+    const answer = (verdict) => {
+      if (exec.final !== null || this.#live.get(exec.key) !== exec) return
+      if (typeof verdict === 'boolean') this.#apply(this.#core.approvalDecided(exec.key, verdict, ''))
+      else this.#apply(this.#core.approvalDecided(exec.key, false, verdictText(verdict)))
     }
     const failed = (err) => {
       // A policy that throws asks a person rather than letting the call through.
@@ -890,8 +908,8 @@ export class ToolExecutionManager extends ToolEventTarget {
     } catch (err) {
       return failed(err)
     }
-    if (verdict instanceof Promise) then.call(verdict, (v) => answer(v === true), failed)
-    else answer(verdict === true)
+    if (verdict instanceof Promise) then.call(verdict, answer, failed)
+    else answer(verdict)
   }
 
   #settled(exec, attempt, value) {

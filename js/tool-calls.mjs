@@ -161,7 +161,14 @@ function aiSdkApproval(state, manager, session, name, declared) {
   if (rule === 'ask' || typeof rule === 'function') {
     const policy = rule === 'ask' ? state.approvalPredicates.get(state.core.toolId(session, name)) : rule
     if (typeof policy !== 'function') return true
-    return async (input, { toolCallId }) => (await policy(input, { toolName: name, toolCallId, sessionId: session ?? undefined, executionId: undefined })) === true
+    return async (input, { toolCallId }) => {
+      const verdict = await policy(input, { toolName: name, toolCallId, sessionId: session ?? undefined, executionId: undefined })
+      // Only a boolean is an answer: anything else refuses the call (fails closed).
+      if (typeof verdict !== 'boolean') {
+        throw toolhostError('INVALID_APPROVAL_POLICY', `tool '${name}' was not run: its needsApproval function returned ${typeof verdict === 'string' ? JSON.stringify(verdict) : String(verdict)}, not true or false`)
+      }
+      return verdict
+    }
   }
   return undefined
 }

@@ -301,10 +301,11 @@ impl EngineCore {
         Js(js::string(raw, &out))
     }
 
-    /// The host's approval policy answered (`DECIDE`).
+    /// The host's approval policy answered (`DECIDE`); `invalid` describes an answer
+    /// that was not a boolean ('' when it was one).
     #[napi]
-    pub fn approval_decided(&self, env: Env, key: f64, needed: bool) -> String {
-        self.inner.call(env.raw(), |h| h.approval_decided(key as u64, needed))
+    pub fn approval_decided(&self, env: Env, key: f64, needed: bool, invalid: String) -> String {
+        self.inner.call(env.raw(), |h| h.approval_decided(key as u64, needed, &invalid))
     }
 
     /// Approves a waiting call; `args` edited arguments as JSON text ('' for none).

@@ -193,8 +193,8 @@ impl EngineCore {
     }
 
     #[wasm_bindgen(js_name = approvalDecided)]
-    pub fn approval_decided(&mut self, key: f64, needed: bool) -> String {
-        self.call(|h| h.approval_decided(key as u64, needed))
+    pub fn approval_decided(&mut self, key: f64, needed: bool, invalid: &str) -> String {
+        self.call(|h| h.approval_decided(key as u64, needed, invalid))
     }
 
     pub fn approve(&mut self, approval_id: &str, args: &str, by: Option<String>) -> String {

@@ -210,11 +210,35 @@ pub enum Step {
     /// says (events, `rearm`).
     Continue,
     /// The host's own approval policy decides whether this call needs approval: call
-    /// [`ExecutionEngine::approval_decided`].
-    Decide,
+    /// [`ExecutionEngine::approval_decided`]. A policy that has not answered after
+    /// `timeout` (the approval timeout) is bounded by it: call
+    /// [`ExecutionEngine::approval_expired`].
+    Decide { timeout: Option<Duration> },
     /// Waiting for [`ExecutionEngine::approve`] or [`ExecutionEngine::deny`]; after
     /// `timeout`, call [`ExecutionEngine::approval_expired`].
     AwaitApproval { approval_id: String, timeout: Option<Duration> },
+}
+
+/// What a host's approval policy answered for a call in [`Step::Decide`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ApprovalVerdict {
+    /// `true`: the call waits for a person.
+    Needed,
+    /// `false`: the call runs.
+    NotNeeded,
+    /// Anything else (`500`, `"yes"`, `{}`), described for the message: the call is
+    /// refused with `INVALID_APPROVAL_POLICY`.
+    Invalid(String),
+}
+
+impl From<bool> for ApprovalVerdict {
+    fn from(needed: bool) -> Self {
+        if needed {
+            Self::Needed
+        } else {
+            Self::NotNeeded
+        }
+    }
 }
 
 /// The result of one engine call.
@@ -529,8 +553,9 @@ impl ExecutionEngine {
             NeedsApproval::Never => self.admit_new(key).after(events),
             NeedsApproval::Always => self.request_approval(key).after(events),
             NeedsApproval::Ask => {
-                self.active.get_mut(&key).expect("inserted above").phase = Phase::Deciding;
-                Transition::new(key, Step::Decide).after(events)
+                let a = self.active.get_mut(&key).expect("inserted above");
+                a.phase = Phase::Deciding;
+                Transition::new(key, Step::Decide { timeout: a.approval_timeout }).after(events)
             }
         }
     }
@@ -616,16 +641,23 @@ impl ExecutionEngine {
         t
     }
 
-    /// The host's approval policy answered for an execution in [`Step::Decide`].
-    pub fn approval_decided(&mut self, key: u64, needed: bool) -> Transition {
+    /// The host's approval policy answered for an execution in [`Step::Decide`]. An
+    /// answer that is not a boolean fails closed: the call is refused, never run.
+    pub fn approval_decided(&mut self, key: u64, verdict: ApprovalVerdict) -> Transition {
         match self.active.get(&key) {
-            Some(a) if a.phase == Phase::Deciding => {
-                if needed {
-                    self.request_approval(key)
-                } else {
-                    self.admit_new(key)
+            Some(a) if a.phase == Phase::Deciding => match verdict {
+                ApprovalVerdict::Needed => self.request_approval(key),
+                ApprovalVerdict::NotNeeded => self.admit_new(key),
+                ApprovalVerdict::Invalid(what) => {
+                    let mut e = ToolError::new(
+                        ErrorCategory::Permanent,
+                        "INVALID_APPROVAL_POLICY",
+                        format!("tool '{}' was not run: its needsApproval function returned {what}, not true or false", a.record.tool_name),
+                    );
+                    e.retryable = false;
+                    self.finish(key, ExecutionStatus::Failed, None, Some(e))
                 }
-            }
+            },
             _ => Transition::new(key, Step::Stale),
         }
     }
@@ -695,12 +727,18 @@ impl ExecutionEngine {
         Ok(self.deny_key(key, reason.unwrap_or_else(|| "denied by the approver".into()), by))
     }
 
-    /// An approval's timeout passed: the call ends denied.
+    /// An approval's timeout passed: the call ends denied. A host policy that has not
+    /// answered by then ([`Step::Decide`]) is bounded by the same timeout.
     pub fn approval_expired(&mut self, key: u64) -> Transition {
         match self.active.get(&key) {
             Some(a) if a.phase == Phase::AwaitingApproval => {
                 let ms = a.approval_timeout.map_or(0, |d| d.as_millis());
                 self.deny_key(key, format!("nobody approved it within {ms} ms"), None)
+            }
+            Some(a) if a.phase == Phase::Deciding => {
+                let ms = a.approval_timeout.map_or(0, |d| d.as_millis());
+                let e = ToolError::denied(&a.record.tool_name, &format!("its needsApproval function did not answer within {ms} ms"));
+                self.finish(key, ExecutionStatus::Failed, None, Some(e))
             }
             _ => Transition::new(key, Step::Stale),
         }

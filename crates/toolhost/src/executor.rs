@@ -289,7 +289,7 @@ impl ToolExecutor {
                     return ExecutionOutcome { record };
                 }
                 Step::Stale | Step::Continue => return self.cancelled(key).await,
-                Step::Decide => {
+                Step::Decide { .. } => {
                     let policy = lock(&self.inner.approval_policy).clone();
                     let id = self.id_of(key);
                     let record = lock(&self.inner.engine).execution(&id);
@@ -297,7 +297,7 @@ impl ToolExecutor {
                         (Some(p), Some(r)) => p(&r.tool_name, &r.args.to_value()),
                         _ => true,
                     };
-                    let (t, waiting) = self.transition(|engine| engine.approval_decided(key, needed));
+                    let (t, waiting) = self.transition(|engine| engine.approval_decided(key, needed.into()));
                     admission = waiting;
                     self.apply(t)
                 }

@@ -18,7 +18,7 @@ use super::registry::{tool_id, HostRegistry};
 use super::wire::{event, op, Wire};
 use super::{HostCause, HostValue};
 use crate::audit::{AuditLog, AuditRecord};
-use crate::engine::{Arguments, AttemptSpec, CallOptions, Evicted, ExecutionEngine, Step, Transition};
+use crate::engine::{ApprovalVerdict, Arguments, AttemptSpec, CallOptions, Evicted, ExecutionEngine, Step, Transition};
 use crate::error::{RegistryError, Thrown, ToolError};
 use crate::log_lines::LogLine;
 use crate::record::{EventMask, ExecutionEvent, ExecutionRecord, Progress};
@@ -243,10 +243,14 @@ impl HostEngine {
         self.apply(t, None);
     }
 
-    /// The host's approval policy answered for an execution it was asked about (`DECIDE`).
-    pub fn approval_decided(&mut self, key: u64, needed: bool) {
+    /// The host's approval policy answered for an execution it was asked about
+    /// (`DECIDE`): `needed`, or, when `invalid` is not empty, a value that is not a
+    /// boolean, described there (the call is refused).
+    pub fn approval_decided(&mut self, key: u64, needed: bool, invalid: &str) {
         self.wire.clear();
-        let t = self.engine.approval_decided(key, needed);
+        self.clear_timer(key, TimerKind::Approval);
+        let verdict = if invalid.is_empty() { ApprovalVerdict::from(needed) } else { ApprovalVerdict::Invalid(invalid.to_string()) };
+        let t = self.engine.approval_decided(key, verdict);
         self.apply(t, None);
     }
 
@@ -511,7 +515,10 @@ impl HostEngine {
                 }
                 self.wire.push(&[op::DONE, key as f64]);
             }
-            Step::Decide => {
+            Step::Decide { timeout } => {
+                if let Some(after) = timeout {
+                    self.arm_timer(TimerKind::Approval, key, 0, *after);
+                }
                 let tool = self.engine.tool_of(key).map_or(0, |t| tool_id(t));
                 self.wire.push(&[op::DECIDE, key as f64, f64::from(tool)]);
             }
@@ -660,6 +667,7 @@ mod tests {
                     11 + err + usize::from(ops[extras_flag] == 1.0)
                 }
                 c if c == op::RUN => 7,
+                c if c == op::DECIDE => 3,
                 c if c == op::RETRY => 3,
                 c if c == op::QUEUED || c == op::DONE || c == op::EVICT_OLDEST || c == op::RELEASED || c == op::EVICT => 2,
                 c if c == op::INTERRUPT => 5,
@@ -734,6 +742,34 @@ mod tests {
         assert_eq!(codes(&h.wire), [op::FINAL, op::DONE, op::FINAL, op::INTERRUPT, op::DONE]);
         assert_eq!(h.wire.ops[1] as u64, queued);
         assert_eq!(h.in_flight(), 0);
+    }
+
+    #[test]
+    fn a_policy_answer_that_is_not_a_boolean_refuses_the_call_without_running_it() {
+        let mut h = HostEngine::new(&registry(), r#"{"needsApproval":"ask"}"#).unwrap();
+        h.start(0.0, "echo", r#"{"n":1}"#, "", "", false);
+        assert_eq!(codes(&h.wire), [op::NEW, op::DECIDE]);
+        let key = h.wire.ops[2] as u64;
+        h.approval_decided(key, false, "the number 500");
+        assert_eq!(codes(&h.wire), [op::FINAL, op::DONE], "no RUN, no AWAIT_APPROVAL");
+        assert!(h.wire.text.contains("INVALID_APPROVAL_POLICY"), "{}", h.wire.text);
+        assert!(h.wire.text.contains("returned the number 500, not true or false"), "{}", h.wire.text);
+        assert_eq!(h.in_flight(), 0);
+    }
+
+    #[test]
+    fn a_policy_that_never_answers_is_bounded_by_the_approval_timeout() {
+        let mut h = HostEngine::new(&registry(), r#"{"needsApproval":"ask","approvalTimeoutMs":40}"#).unwrap();
+        h.start(0.0, "echo", r#"{"n":1}"#, "", "", false);
+        let key = h.wire.ops[2] as u64;
+        let timers: Vec<_> = h.take_timers().collect();
+        assert_eq!(timers, [TimerRequest::Arm { kind: TimerKind::Approval, key, attempt: 0, after: Duration::from_millis(40) }]);
+        h.approval_expired(key);
+        assert_eq!(codes(&h.wire), [op::FINAL, op::DONE]);
+        assert!(h.wire.text.contains("APPROVAL_DENIED") && h.wire.text.contains("did not answer within 40 ms"), "{}", h.wire.text);
+        // A late answer is stale.
+        h.approval_decided(key, false, "");
+        assert!(h.wire.is_empty());
     }
 
     #[test]
