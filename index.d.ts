@@ -91,7 +91,14 @@ export declare class RegistryCore {
   constructor()
   /** `{ ok: { toolId, declaration } }` or `{ error: { code, message, schemaPath? } }`. */
   register(session: string | undefined | null, definition: string): string
+  /**
+   * As `register`, for a tool a mounted server declared: it never takes the place of
+   * a visible tool unless `mayShadow` lets it shadow a global one in a session.
+   */
+  registerMounted(session: string | undefined | null, definition: string, mayShadow: boolean): string
   unregister(session: string | undefined | null, name: string): string
+  /** Removes `name` only if it is still the tool `toolId`: `{ ok: boolean }`. */
+  unregisterTool(session: string | undefined | null, name: string, toolId: number): string
   clear(): void
   /** The declaration as JSON, or `undefined`. */
   get(session: string | undefined | null, name: string): string | null

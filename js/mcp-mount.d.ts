@@ -65,6 +65,13 @@ export interface MountMcpOptions {
    * (events, `resetTimeoutOnProgress`). `false` saves a few µs per call. @default true
    */
   progress?: boolean
+  /**
+   * Local names (after `prefix`) allowed, one by one, to shadow a global tool of the same
+   * name inside the session (`sessionId`). A mounted tool never takes the place of a
+   * tool visible where it is mounted otherwise: it is skipped, and a global tool
+   * registered later wins over it in the session. @default []
+   */
+  shadow?: string[]
 }
 
 /**

@@ -43,7 +43,7 @@ const {
 } = types
 import { ToolExecutionManager } from './manager.mjs'
 import { modelErrorText } from './model-errors.mjs'
-import { ToolRegistry, ToolSession, stateOf } from './registry.mjs'
+import { ToolRegistry, ToolSession, registerMounted, stateOf, unregisterMounted } from './registry.mjs'
 
 /** `_meta` keys toolhost's server sets on results, and its mounts read back. */
 export const META = {
@@ -549,7 +549,7 @@ export async function serveHttp(tools, manager, options) {
 
 // ---- Mounting ----
 
-const MOUNT_OPTIONS = ['prefix', 'sessionId', 'include', 'exclude', 'requestTimeoutMs', 'connectTimeoutMs', 'clientInfo', 'onError', 'progress']
+const MOUNT_OPTIONS = ['prefix', 'sessionId', 'include', 'exclude', 'requestTimeoutMs', 'connectTimeoutMs', 'clientInfo', 'onError', 'progress', 'shadow']
 const NAME = /^[A-Za-z0-9_-]{1,64}$/
 
 const isClient = (s) => s !== null && typeof s === 'object' && typeof s.request === 'function' && typeof s.connect === 'function' && typeof s.setNotificationHandler === 'function'
@@ -807,7 +807,9 @@ export class McpMount {
   #requestTimeout
   #onError
   #progress
-  /** local name -> { remote, json } */
+  /** Local names the caller allowed, one by one, to shadow a global tool in the session. */
+  #shadow
+  /** local name -> { remote, json, toolId } */
   #mounted = new Map()
   #skipped = []
   #refreshing = null
@@ -826,6 +828,7 @@ export class McpMount {
     this.#exclude = filterOf(options.exclude, 'exclude')
     this.#requestTimeout = Math.min(options.requestTimeoutMs ?? LONGEST_TIMER, LONGEST_TIMER)
     this.#progress = options.progress !== false
+    this.#shadow = new Set(options.shadow ?? [])
     this.#onError = typeof options.onError === 'function' ? options.onError : (err) => warn(`toolhost: refreshing the tools of MCP server ${conn.label} failed: ${messageOf(err)}`)
     conn.onListChanged = () => this.#background()
     // A reconnection may reach a server that changed (a restart with other tools).
@@ -933,7 +936,7 @@ export class McpMount {
     for (const [name, m] of this.#mounted) {
       const w = wanted.get(name)
       if (w !== undefined && w.json === m.json) continue
-      this.#target.unregister(name)
+      unregisterMounted(this.#target, name, m.toolId)
       if (w === undefined) removed.push(name)
       else changed.add(name)
     }
@@ -947,14 +950,17 @@ export class McpMount {
       const def = definitionOf(tool, name, serverName)
       const remoteName = tool.name
       def.handler = (args, ctx) => this.#call(remoteName, args, ctx)
+      let toolId
       try {
-        this.#target.register(def)
+        // Never in the place of a tool already visible here (a global tool seen from the
+        // session included), unless allowed for this name.
+        ;({ toolId } = registerMounted(this.#target, def, this.#shadow.has(name)))
       } catch (err) {
         skipped.push({ name: tool.name, reason: `${err.code ?? 'ERROR'}: ${messageOf(err)}` })
         if (changed.has(name)) removed.push(name)
         continue
       }
-      mounted.set(name, { remote: remoteName, json })
+      mounted.set(name, { remote: remoteName, json, toolId })
       ;(changed.has(name) ? updated : added).push(name)
     }
     this.#mounted = mounted
@@ -1002,9 +1008,10 @@ export class McpMount {
     if (this.#unmounted) return
     this.#unmounted = true
     this.#offSession()
-    for (const name of this.#mounted.keys()) {
+    for (const [name, m] of this.#mounted) {
       try {
-        this.#target.unregister(name)
+        // Only what this mount registered: a tool registered later under the name stays.
+        unregisterMounted(this.#target, name, m.toolId)
       } catch {}
     }
     this.#mounted.clear()
@@ -1045,6 +1052,9 @@ export async function mountMcp(registry, source, options) {
   checkOptions(o, MOUNT_OPTIONS, 'mountMcp options', 'mountMcp: ')
   if (o.prefix !== undefined && typeof o.prefix !== 'string') throw toolhostError('INVALID_CONFIG', 'mountMcp: prefix must be a string')
   if (o.progress !== undefined && typeof o.progress !== 'boolean') throw toolhostError('INVALID_CONFIG', 'mountMcp: progress must be true or false')
+  if (o.shadow !== undefined && !(Array.isArray(o.shadow) && o.shadow.every((n) => typeof n === 'string'))) {
+    throw toolhostError('INVALID_CONFIG', 'mountMcp: shadow must be an array of local tool names allowed to shadow a global tool in the session')
+  }
   for (const key of ['requestTimeoutMs', 'connectTimeoutMs']) {
     if (o[key] !== undefined && !(typeof o[key] === 'number' && o[key] > 0)) throw toolhostError('INVALID_CONFIG', `mountMcp: ${key} must be a positive number of milliseconds`)
   }

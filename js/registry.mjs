@@ -36,8 +36,11 @@ export class RegistryState {
     const global = this.ownNames.get(null)
     if (session === null) return [...global.keys()]
     const own = this.ownNames.get(session) ?? new Map()
-    const names = [...own.keys()]
-    if (!this.sessions.get(session)?.isolated) for (const name of global.keys()) if (!own.has(name)) names.push(name)
+    const isolated = this.sessions.get(session)?.isolated === true
+    // A session's own tool is shown, unless it is a mounted one yielding to a global tool.
+    const shows = (name) => own.has(name) && !(own.get(name) === YIELDS && !isolated && global.has(name))
+    const names = [...own.keys()].filter(shows)
+    if (!isolated) for (const name of global.keys()) if (!shows(name)) names.push(name)
     return names
   }
 
@@ -106,17 +109,44 @@ function definitionText(def) {
   return converted.text
 }
 
-function register(state, session, target, def) {
+/** Registers `def` in a scope. `mounted`: `{ mayShadow }` for a tool a mounted server
+ * declared (the engine never lets it take another tool's place), else undefined. */
+function register(state, session, target, def, mounted) {
   const text = definitionText(def)
-  const { toolId, declaration } = answered(state.core.register(session, text))
+  const answer = mounted === undefined ? state.core.register(session, text) : state.core.registerMounted(session, text, mounted.mayShadow)
+  const { toolId, declaration } = answered(answer)
   state.handlers.set(toolId, def.handler)
   let own = state.ownNames.get(session)
   if (own === undefined) state.ownNames.set(session, (own = new Map()))
-  own.set(declaration.name, true)
+  // A mounted tool that may not shadow yields to a global tool of its name.
+  own.set(declaration.name, mounted !== undefined && !mounted.mayShadow ? YIELDS : true)
   if (typeof def.needsApproval === 'function') state.approvalPredicates.set(toolId, def.needsApproval)
   if (typeof def.toModelOutput === 'function') state.modelOutputs.set(toolId, def.toModelOutput)
   changed(state, target, session, 'registered', declaration.name)
-  return declaration
+  return { toolId, declaration }
+}
+
+const YIELDS = 'yields'
+
+/** Registers a tool a mounted MCP server declared in `target` (a registry or session), for
+ * js/mcp.mjs: refused (`DUPLICATE_TOOL`) where its name already means a tool, unless
+ * `mayShadow` lets it shadow a global tool inside a session. Resolves `{ toolId, declaration }`. */
+export function registerMounted(target, def, mayShadow) {
+  const [state, session] = scope(target, 'mountMcp')
+  return register(state, session, target, def, { mayShadow })
+}
+
+/** Removes `name` from `target`'s own tools only if it is still tool `toolId`: what a mount
+ * registered, never a tool registered later under that name. */
+export function unregisterMounted(target, name, toolId) {
+  const [state, session] = scope(target, 'unmount')
+  const removed = answered(state.core.unregisterTool(session, name, toolId))
+  if (removed) {
+    state.ownNames.get(session)?.delete(name)
+    state.releaseFromCore()
+    changed(state, target, session, 'unregistered', name)
+  }
+  return removed
 }
 
 /** Emits `tool-registry-change` on the registry (and on the session the change is in). */
@@ -166,7 +196,7 @@ export class ToolRegistry extends ToolEventTarget {
 
   /** Registers a tool. Throws `INVALID_TOOL_NAME`, `INVALID_DEFINITION`, `INVALID_SCHEMA` or `DUPLICATE_TOOL`; nothing changes then. */
   register(definition) {
-    return register(stateOf(this, 'register'), null, this, definition)
+    return register(stateOf(this, 'register'), null, this, definition).declaration
   }
 
   /** Removes a tool; `true` when it was registered. */
@@ -305,7 +335,7 @@ export class ToolSession extends ToolEventTarget {
 
   /** Registers a tool visible only inside this session (it may shadow a global one). */
   register(definition) {
-    return register(stateOf(this.#registry, 'register'), this.#id, this, definition)
+    return register(stateOf(this.#registry, 'register'), this.#id, this, definition).declaration
   }
 
   /** Removes one of the session's own tools; `true` when it was there. */

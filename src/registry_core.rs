@@ -28,9 +28,22 @@ impl RegistryCore {
         answer(self.inner.register(session.as_deref(), &definition))
     }
 
+    /// As `register`, for a tool a mounted server declared: it never takes the place of
+    /// a visible tool unless `mayShadow` lets it shadow a global one in a session.
+    #[napi]
+    pub fn register_mounted(&self, session: Option<String>, definition: String, may_shadow: bool) -> String {
+        answer(self.inner.register_mounted(session.as_deref(), &definition, may_shadow))
+    }
+
     #[napi]
     pub fn unregister(&self, session: Option<String>, name: String) -> String {
         answer(self.inner.unregister(session.as_deref(), &name).map(Value::Bool))
+    }
+
+    /// Removes `name` only if it is still the tool `toolId`: `{ ok: boolean }`.
+    #[napi]
+    pub fn unregister_tool(&self, session: Option<String>, name: String, tool_id: u32) -> String {
+        answer(self.inner.unregister_tool(session.as_deref(), &name, tool_id).map(Value::Bool))
     }
 
     #[napi]

@@ -29,8 +29,18 @@ impl RegistryCore {
         answer(self.inner.register(session.as_deref(), definition))
     }
 
+    #[wasm_bindgen(js_name = registerMounted)]
+    pub fn register_mounted(&self, session: Option<String>, definition: &str, may_shadow: bool) -> String {
+        answer(self.inner.register_mounted(session.as_deref(), definition, may_shadow))
+    }
+
     pub fn unregister(&self, session: Option<String>, name: &str) -> String {
         answer(self.inner.unregister(session.as_deref(), name).map(Value::Bool))
+    }
+
+    #[wasm_bindgen(js_name = unregisterTool)]
+    pub fn unregister_tool(&self, session: Option<String>, name: &str, tool_id: u32) -> String {
+        answer(self.inner.unregister_tool(session.as_deref(), name, tool_id).map(Value::Bool))
     }
 
     pub fn clear(&self) {

@@ -46,7 +46,7 @@ pub use handler::{handler_fn, BoxFuture, ProgressSink, ToolContext, ToolHandler}
 pub use record::{
     payload_json, ApprovalDecision, ApprovalRecord, Progress, EventMask, RecordedArgs, EventType, ExecutionEvent, ExecutionRecord, ExecutionStatus, ExecutionTiming, Payload, ToolStats,
 };
-pub use registry::{RegisteredTool, RegistryChange, Scope, ToolRegistry};
+pub use registry::{Origin, RegisteredTool, RegistryChange, Scope, ToolRegistry};
 pub use retry::{Backoff, CategorySet, Jitter, RetryConfig};
 pub use schema::{CompiledSchema, ValidationIssue};
 pub use tokio_util::sync::CancellationToken;

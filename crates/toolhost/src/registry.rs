@@ -3,7 +3,13 @@
 //! Visibility rules:
 //! - a session's own tools are visible only inside that session;
 //! - global tools are visible in every session not created `isolated`;
-//! - inside a session, its own tool shadows a global tool of the same name.
+//! - inside a session, its own tool shadows a global tool of the same name;
+//! - a *mounted* tool (one another server declared, see [`Origin`]) never takes the
+//!   place of a tool already visible where it is registered, and inside a session a
+//!   global tool registered later wins over it, unless its mount allowed that name to
+//!   shadow ([`Origin::Mounted`]`{ may_shadow: true }`). A remote server cannot make a
+//!   session's call of `transfer` reach it instead of the local `transfer` and its
+//!   approval.
 //!
 //! Every mutation either succeeds whole or changes nothing. Change listeners run after
 //! the registry's lock is released, so a listener may call back into the registry.
@@ -29,6 +35,19 @@ pub struct RegisteredTool {
     pub handler: Arc<dyn ToolHandler>,
     /// The session that owns the tool, `None` for a global tool.
     pub session_id: Option<String>,
+    /// Where its declaration comes from.
+    pub origin: Origin,
+}
+
+/// Where a tool's declaration comes from: the developer, or a server it was mounted
+/// from, which the registry does not trust to take the place of other tools.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Origin {
+    #[default]
+    Local,
+    /// Declared by a mounted (remote) server. `may_shadow`: the mount allowed this name,
+    /// explicitly, to shadow a global tool inside its session.
+    Mounted { may_shadow: bool },
 }
 
 impl std::fmt::Debug for RegisteredTool {
@@ -40,6 +59,11 @@ impl std::fmt::Debug for RegisteredTool {
 impl RegisteredTool {
     pub fn name(&self) -> &str {
         &self.declaration.name
+    }
+
+    /// A mounted tool that may not shadow a global tool of its name.
+    fn yields_to_global(&self) -> bool {
+        self.origin == Origin::Mounted { may_shadow: false }
     }
 }
 
@@ -112,6 +136,25 @@ struct SessionScope {
     created: u64,
 }
 
+impl SessionScope {
+    /// The tool `name` means in this session: its own, unless that is a mounted tool
+    /// that yields to a global one of the same name; else the global one (none when
+    /// isolated).
+    fn resolve<'a>(&'a self, global: &'a ToolScope, name: &str) -> Option<&'a Arc<RegisteredTool>> {
+        let global_tool = || if self.isolated { None } else { global.get(name) };
+        match self.scope.get(name) {
+            Some(own) if own.yields_to_global() => global_tool().or(Some(own)),
+            Some(own) => Some(own),
+            None => global_tool(),
+        }
+    }
+
+    /// Whether the session's own `name` is shown in its place (not yielding to a global).
+    fn shows_own(&self, global: &ToolScope, name: &str) -> bool {
+        self.scope.get(name).is_some_and(|own| !(own.yields_to_global() && !self.isolated && global.contains(name)))
+    }
+}
+
 #[derive(Default)]
 struct State {
     global: ToolScope,
@@ -179,6 +222,32 @@ impl ToolRegistry {
         declaration: ToolDeclaration,
         handler: Arc<dyn ToolHandler>,
     ) -> Result<ToolDeclaration, RegistryError> {
+        self.register_from(scope, declaration, handler, Origin::Local)
+    }
+
+    /// Registers a tool another server declared (see [`Origin::Mounted`]): refused where
+    /// its name already means a tool, in the scope or (for a session) among the global
+    /// tools the session sees, unless `may_shadow` allows it to shadow a global one.
+    ///
+    /// # Errors
+    /// As [`ToolRegistry::register_in`]; `DUPLICATE_TOOL` naming the tool it would replace.
+    pub fn register_mounted_in(
+        &self,
+        scope: Scope<'_>,
+        declaration: ToolDeclaration,
+        handler: Arc<dyn ToolHandler>,
+        may_shadow: bool,
+    ) -> Result<ToolDeclaration, RegistryError> {
+        self.register_from(scope, declaration, handler, Origin::Mounted { may_shadow })
+    }
+
+    fn register_from(
+        &self,
+        scope: Scope<'_>,
+        declaration: ToolDeclaration,
+        handler: Arc<dyn ToolHandler>,
+        origin: Origin,
+    ) -> Result<ToolDeclaration, RegistryError> {
         check_declaration(&declaration)?;
         // Compile outside the lock: a large schema must not stall concurrent lookups.
         let schema = CompiledSchema::compile(&declaration.name, &declaration.input_schema)?;
@@ -187,9 +256,22 @@ impl ToolRegistry {
             Scope::Global => None,
             Scope::Session(id) => Some(id.to_string()),
         };
-        let tool = Arc::new(RegisteredTool { declaration: declaration.clone(), schema, output, handler, session_id });
+        let tool = Arc::new(RegisteredTool { declaration: declaration.clone(), schema, output, handler, session_id, origin });
         let change = {
             let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+            if let (Origin::Mounted { may_shadow: false }, Scope::Session(id)) = (origin, scope) {
+                let state = &*state;
+                let session = state.sessions.get(id).ok_or_else(|| session_not_found(id))?;
+                if !session.isolated && state.global.contains(&declaration.name) {
+                    return Err(RegistryError::new(
+                        RegistryErrorCode::DuplicateTool,
+                        format!(
+                            "a mounted tool may not take the place of the global tool '{}' in session '{id}' (allow it by name with the mount's `shadow` option)",
+                            declaration.name
+                        ),
+                    ));
+                }
+            }
             let target = match scope {
                 Scope::Global => &mut state.global,
                 Scope::Session(id) => &mut state.sessions.get_mut(id).ok_or_else(|| session_not_found(id))?.scope,
@@ -242,6 +324,32 @@ impl ToolRegistry {
         Ok(true)
     }
 
+    /// Removes `name` from a scope only if it is still the tool `which` says: a mount
+    /// removing what it mounted never removes a tool registered later under that name.
+    ///
+    /// # Errors
+    /// `SESSION_NOT_FOUND`.
+    pub fn unregister_if(&self, scope: Scope<'_>, name: &str, which: impl Fn(&RegisteredTool) -> bool) -> Result<bool, RegistryError> {
+        let change = {
+            let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+            let target = match scope {
+                Scope::Global => &mut state.global,
+                Scope::Session(id) => &mut state.sessions.get_mut(id).ok_or_else(|| session_not_found(id))?.scope,
+            };
+            if !target.get(name).is_some_and(|t| which(t)) || !target.remove(name) {
+                return Ok(false);
+            }
+            RegistryChange {
+                action: "unregistered",
+                tool_name: Some(name.to_string()),
+                tool_names: self.names_for_listeners(target),
+                session_id: scope_id(scope),
+            }
+        };
+        self.notify(&change);
+        Ok(true)
+    }
+
     /// Removes every global tool. Sessions keep their own tools.
     pub fn clear(&self) {
         let change = {
@@ -262,11 +370,7 @@ impl ToolRegistry {
             Scope::Global => state.global.get(name).cloned(),
             Scope::Session(id) => {
                 let session = state.sessions.get(id).ok_or_else(|| session_not_found(id))?;
-                session
-                    .scope
-                    .get(name)
-                    .or_else(|| if session.isolated { None } else { state.global.get(name) })
-                    .cloned()
+                session.resolve(&state.global, name).cloned()
             }
         }
         .ok_or_else(|| match scope {
@@ -287,9 +391,9 @@ impl ToolRegistry {
             Scope::Global => Ok(state.global.in_order().cloned().collect()),
             Scope::Session(id) => {
                 let session = state.sessions.get(id).ok_or_else(|| session_not_found(id))?;
-                let mut tools: Vec<_> = session.scope.in_order().cloned().collect();
+                let mut tools: Vec<_> = session.scope.in_order().filter(|t| session.shows_own(&state.global, t.name())).cloned().collect();
                 if !session.isolated {
-                    tools.extend(state.global.in_order().filter(|t| !session.scope.contains(t.name())).cloned());
+                    tools.extend(state.global.in_order().filter(|t| !session.shows_own(&state.global, t.name())).cloned());
                 }
                 Ok(tools)
             }
@@ -428,5 +532,64 @@ fn scope_id(scope: Scope<'_>) -> Option<String> {
     match scope {
         Scope::Global => None,
         Scope::Session(id) => Some(id.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::handler::handler_fn;
+    use serde_json::json;
+
+    fn decl(name: &str, description: &str) -> ToolDeclaration {
+        ToolDeclaration::new(name, description, json!({ "type": "object" }))
+    }
+
+    fn noop() -> Arc<dyn ToolHandler> {
+        handler_fn(|_args, _ctx| async { Ok(json!(null)) })
+    }
+
+    #[test]
+    fn a_mounted_tool_never_takes_the_place_of_a_visible_tool() {
+        let r = ToolRegistry::new();
+        r.register(decl("transfer", "local"), noop()).unwrap();
+        let s = r.create_session(false);
+        let e = r.register_mounted_in(Scope::Session(&s), decl("transfer", "remote"), noop(), false).unwrap_err();
+        assert_eq!(e.code, RegistryErrorCode::DuplicateTool);
+        assert!(e.message.contains("may not take the place of the global tool 'transfer'"), "{}", e.message);
+        assert!(r.register_mounted_in(Scope::Global, decl("transfer", "remote"), noop(), false).is_err());
+        assert_eq!(r.resolve(Scope::Session(&s), "transfer").unwrap().declaration.description, "local");
+        // An isolated session sees no global tool: nothing to take the place of.
+        let isolated = r.create_session(true);
+        assert!(r.register_mounted_in(Scope::Session(&isolated), decl("transfer", "remote"), noop(), false).is_ok());
+        // Allowed by name, it shadows as a session's own tool does.
+        let allowed = r.create_session(false);
+        r.register_mounted_in(Scope::Session(&allowed), decl("transfer", "remote"), noop(), true).unwrap();
+        assert_eq!(r.resolve(Scope::Session(&allowed), "transfer").unwrap().declaration.description, "remote");
+    }
+
+    #[test]
+    fn a_global_tool_registered_later_wins_over_a_mounted_one_in_the_session() {
+        let r = ToolRegistry::new();
+        let s = r.create_session(false);
+        r.register_mounted_in(Scope::Session(&s), decl("transfer", "remote"), noop(), false).unwrap();
+        assert_eq!(r.resolve(Scope::Session(&s), "transfer").unwrap().declaration.description, "remote");
+        r.register(decl("transfer", "local"), noop()).unwrap();
+        assert_eq!(r.resolve(Scope::Session(&s), "transfer").unwrap().declaration.description, "local");
+        let visible: Vec<_> = r.visible(Scope::Session(&s)).unwrap().iter().map(|t| t.declaration.description.clone()).collect();
+        assert_eq!(visible, ["local"]);
+        // Once the global one goes, the mounted one is seen again.
+        r.unregister("transfer");
+        assert_eq!(r.resolve(Scope::Session(&s), "transfer").unwrap().declaration.description, "remote");
+    }
+
+    #[test]
+    fn unregister_if_removes_only_the_tool_it_names() {
+        let r = ToolRegistry::new();
+        r.register(decl("lookup", "first"), noop()).unwrap();
+        assert!(!r.unregister_if(Scope::Global, "lookup", |t| t.declaration.description == "other").unwrap());
+        assert!(r.has("lookup"));
+        assert!(r.unregister_if(Scope::Global, "lookup", |t| t.declaration.description == "first").unwrap());
+        assert!(!r.has("lookup"));
     }
 }

@@ -16,7 +16,7 @@ use crate::error::{RegistryError, RegistryErrorCode, ToolError};
 use crate::handler::{BoxFuture, ToolContext, ToolHandler};
 use crate::providers::model_output::ModelOutput;
 use crate::providers::{self, model_errors, Provider, ToolCallArguments, ToolReply};
-use crate::registry::{RegisteredTool, Scope, ToolRegistry};
+use crate::registry::{Origin, RegisteredTool, Scope, ToolRegistry};
 use crate::schema::ValidationIssue;
 use crate::{ToolDeclaration, ToolMetadata};
 
@@ -140,6 +140,20 @@ impl HostRegistry {
     /// `INVALID_TOOL_NAME`, `INVALID_DEFINITION`, `INVALID_SCHEMA`, `DUPLICATE_TOOL`,
     /// `SESSION_NOT_FOUND`; nothing changes then.
     pub fn register(&self, session: Option<&str>, definition: &str) -> Result<Value, RegistryError> {
+        self.register_from(session, definition, Origin::Local)
+    }
+
+    /// Registers a tool a mounted server declared (see [`Origin::Mounted`]): it never
+    /// takes the place of a tool visible in the scope, unless `may_shadow` allows it
+    /// to shadow a global one inside a session.
+    ///
+    /// # Errors
+    /// As [`HostRegistry::register`].
+    pub fn register_mounted(&self, session: Option<&str>, definition: &str, may_shadow: bool) -> Result<Value, RegistryError> {
+        self.register_from(session, definition, Origin::Mounted { may_shadow })
+    }
+
+    fn register_from(&self, session: Option<&str>, definition: &str, origin: Origin) -> Result<Value, RegistryError> {
         // Numbers as JS reads them, as arguments are read (see `crate::json_text`).
         let raw: Value = crate::json_text::parse(definition).map_err(|e| match crate::json_text::from_str(definition) {
             // Valid JSON once lone surrogates are replaced: say so, since `get()` and every
@@ -198,7 +212,11 @@ impl HostRegistry {
         crate::declaration::check_declaration(&declaration)?;
         let id = self.next_tool.fetch_add(1, Ordering::Relaxed);
         let handler = Arc::new(HostHandler { id, released: self.released.clone() });
-        match self.registry.register_in(scope(session), declaration, handler) {
+        let registered = match origin {
+            Origin::Local => self.registry.register_in(scope(session), declaration, handler),
+            Origin::Mounted { may_shadow } => self.registry.register_mounted_in(scope(session), declaration, handler, may_shadow),
+        };
+        match registered {
             Ok(d) => Ok(json!({ "toolId": id, "declaration": declaration_json(&d) })),
             Err(e) => {
                 // The handler was dropped with the refused tool: not a release the host
@@ -213,6 +231,15 @@ impl HostRegistry {
     /// `SESSION_NOT_FOUND`.
     pub fn unregister(&self, session: Option<&str>, name: &str) -> Result<bool, RegistryError> {
         self.registry.unregister_in(scope(session), name)
+    }
+
+    /// Removes `name` from the scope only if it is still the tool `tool_id` (what a
+    /// mount registered), never another registered later under that name.
+    ///
+    /// # Errors
+    /// `SESSION_NOT_FOUND`.
+    pub fn unregister_tool(&self, session: Option<&str>, name: &str, tool_id: u32) -> Result<bool, RegistryError> {
+        self.registry.unregister_if(scope(session), name, |t| self::tool_id(t) == tool_id)
     }
 
     pub fn clear(&self) {
