@@ -322,3 +322,29 @@ export async function agentFeatures() {
   return { status, category, isError, decision, progress }
 }
 
+
+// Request context (issue 22): declared once by module augmentation, typed everywhere.
+declare module 'toolhost' {
+  interface ToolhostTypes {
+    context: { userId: string; tenant: string }
+  }
+}
+
+export async function requestContext() {
+  const r = new ToolRegistry()
+  r.register({
+    name: 'whoami',
+    description: 'The caller',
+    needsApproval: (args, ctx) => ctx.context?.tenant === 'untrusted',
+    handler: (args, ctx) => ctx.context?.userId.toUpperCase(),
+  })
+  const m = new ToolExecutionManager(r)
+  m.use(async (ctx, next) => {
+    const tenant: string | undefined = ctx.context?.tenant
+    return next()
+  })
+  await m.execute('whoami', {}, { context: { userId: 'ada', tenant: 'acme' } })
+  // @ts-expect-error: the context has the declared shape
+  await m.execute('whoami', {}, { context: { user: 'ada' } })
+  await m.executeToolCalls([], { provider: 'openai', context: { userId: 'ada', tenant: 'acme' } })
+}

@@ -11,7 +11,9 @@
 //   asked for fired (ticket 0: its output is in scratch) or, in Node, when large
 //   argument text was parsed off the JS thread (the ticket of that call);
 // - `largeText`: argument text at least this long goes to `startLarge` (Node only);
-// - `auditFile`: whether `auditLog` (a file) is available.
+// - `auditFile`: whether `auditLog` (a file) is available;
+// - `captureScope()` (Node): the caller's async context as an object with
+//   `runInAsyncScope(fn, thisArg, ...args)`, which each attempt of an execution runs in.
 export let backend = null
 
 export function setBackend(b) {

@@ -6,8 +6,10 @@ export class ToolCallContext {
   #controller = undefined
   #reason = undefined
   #report
-  constructor(executionId, toolCallId, sessionId, toolName, attemptNumber, maxAttempts, report) {
+  constructor(executionId, toolCallId, sessionId, toolName, attemptNumber, maxAttempts, report, context) {
     this.#report = report
+    /** The `context` call option of the `execute` that started this execution. */
+    this.context = context
     this.executionId = executionId
     this.toolCallId = toolCallId
     this.sessionId = sessionId
@@ -51,7 +53,7 @@ export const then = Promise.prototype.then
 export function runChain(interceptors, handler, args, ctx) {
   const ictx = {
     toolName: ctx.toolName, args, executionId: ctx.executionId, toolCallId: ctx.toolCallId,
-    sessionId: ctx.sessionId, attemptNumber: ctx.attemptNumber, maxAttempts: ctx.maxAttempts,
+    sessionId: ctx.sessionId, attemptNumber: ctx.attemptNumber, maxAttempts: ctx.maxAttempts, context: ctx.context,
     get signal() { return ctx.signal },
   }
   let reached = -1

@@ -57,8 +57,26 @@ export type InferArgs<S> = S extends { readonly '~standard': { readonly types?: 
     ? FromSchema<S, { keepDefaultedPropertiesOptional: true }>
     : unknown
 
+/**
+ * Declare the type of your request context once, by module augmentation, and
+ * `ctx.context`, the `context` call option, interceptors and `needsApproval` are typed:
+ *
+ * ```ts
+ * declare module 'toolhost' {
+ *   interface ToolhostTypes { context: { userId: string; tenant: string } }
+ * }
+ * ```
+ */
+export interface ToolhostTypes {}
+
+/** The `context` call option's type: `ToolhostTypes['context']` when declared, else `unknown`. */
+export type RequestContext = ToolhostTypes extends { context: infer C } ? C : unknown
+
 /** The second argument of every handler call. */
 export interface ToolCallContext {
+  /** The `context` option of the `execute` (or `executeToolCalls`) call that started
+   * this execution, the very object (never copied); `undefined` without one. */
+  readonly context: RequestContext | undefined
   readonly executionId: string
   /** The model's id for this call, when `execute` was given one. */
   readonly toolCallId: string | undefined
@@ -159,6 +177,8 @@ export type ContentPart = { type: 'text'; text: string } | { type: 'image'; data
 
 /** What `needsApproval` decides with: the arguments as validated, and the call. */
 export interface ApprovalContext {
+  /** The call's `context` option. */
+  readonly context: RequestContext | undefined
   readonly executionId: string
   readonly toolCallId: string | undefined
   readonly sessionId: string | undefined
@@ -382,10 +402,18 @@ export interface ExecuteOptions {
   /** The call was approved elsewhere (another system's approval flow): it runs at once
    * and its record says who approved it. */
   approved?: true | { by?: string }
+  /**
+   * Your request's context (the user, the tenant, a span): the handler gets it as
+   * `ctx.context`, as do interceptors and `needsApproval`, on every attempt. It stays in
+   * this process as it is: never copied, serialized or recorded.
+   */
+  context?: RequestContext
 }
 
 /** What an interceptor added with `manager.use()` receives. */
 export interface InterceptorContext {
+  /** The call's `context` option. */
+  readonly context: RequestContext | undefined
   readonly toolName: string
   /** Set it to change the arguments the handler receives. */
   args: unknown
@@ -564,6 +592,8 @@ export interface ExecuteToolCallsOptions<P extends ToolCallProvider = ToolCallPr
   concurrency?: number
   timeoutMs?: number | null
   retry?: RetryOptions
+  /** Each call's `context` option (`ctx.context`). */
+  context?: RequestContext
 }
 
 export interface ExecuteToolCallsResult<P extends ToolCallProvider = ToolCallProvider> {

@@ -32,6 +32,12 @@ export function wake(engineId, ticket, text) {
 }
 
 const NO_OPTIONS = ''
+
+/** The caller's async context, for the backend that has one (Node's AsyncResource):
+ * `runInAsyncScope(fn, thisArg, ...args)`. */
+function captureScope() {
+  return backend.captureScope === undefined ? undefined : backend.captureScope()
+}
 const settled = Promise.resolve()
 
 // Option values JSON cannot write as they are: sent as strings the engine reads back
@@ -43,7 +49,8 @@ function optionNumbers(key, value) {
   // naming the option.
   if (value instanceof String || value instanceof Number || value instanceof Boolean) return { boxed: typeof value.valueOf() }
   if (typeof value === 'symbol' || typeof value === 'function' || typeof value === 'bigint') return { notJson: typeof value }
-  if (key === 'signal' && this !== null && typeof this === 'object' && value === this.signal) return undefined
+  // The signal and the context stay on this side: they are the caller's objects.
+  if ((key === 'signal' || key === 'context') && this !== null && typeof this === 'object' && value === this[key]) return undefined
   return value
 }
 
@@ -98,6 +105,11 @@ class Execution {
     /** The last preliminary result an async-generator handler yielded. */
     this.preliminary = undefined
     this.approvalId = undefined
+    /** The caller's `context` option (`ctx.context` of each attempt). */
+    this.context = undefined
+    /** The async context `execute` was called in (Node: an AsyncResource), in which every
+     * attempt, queued, retried or approved, runs; undefined where there is none. */
+    this.scope = undefined
   }
 
   /** The arguments as the handler receives them: JSON parsed from the validated text. */
@@ -369,7 +381,9 @@ export class ToolExecutionManager extends ToolEventTarget {
     if (options !== undefined && options !== null) {
       if (typeof options.toolCallId === 'string') exec.toolCallId = options.toolCallId
       if (typeof options.sessionId === 'string') exec.sessionId = options.sessionId
+      exec.context = options.context
     }
+    exec.scope = captureScope()
     const promise = new Promise((resolve, reject) => {
       exec.resolve = resolve
       exec.reject = reject
@@ -809,17 +823,23 @@ export class ToolExecutionManager extends ToolEventTarget {
     if (handler === undefined) return this.#failed(exec, attempt, toolhostError('PERMANENT_ERROR', `tool '${exec.toolName}' has no handler any more`, { category: 'permanent' }))
     exec.toolId = toolId
     const args = exec.value()
-    const ctx = new ToolCallContext(exec.id, exec.toolCallId, exec.sessionId, exec.toolName, attempt, maxAttempts, (p) => this.#progress(exec, attempt, p))
+    const ctx = new ToolCallContext(exec.id, exec.toolCallId, exec.sessionId, exec.toolName, attempt, maxAttempts, (p) => this.#progress(exec, attempt, p), exec.context)
     // Kept before the handler runs, so that a cancel or timeout from its synchronous
     // part or an interceptor aborts this context's signal.
     exec.ctx = ctx
     let value
     try {
-      value = this.#interceptors.length === 0 ? handler(args, ctx) : runChain(this.#interceptors, handler, args, ctx)
+      // In the async context of the `execute` that started it, whoever runs it now (a
+      // microtask of another call, a retry timer, the slot another call freed, approve()).
+      value = exec.scope === undefined ? this.#invoke(handler, args, ctx) : exec.scope.runInAsyncScope(this.#invoke, this, handler, args, ctx)
     } catch (err) {
       return this.#failed(exec, attempt, err)
     }
     this.#outcome(exec, attempt, value)
+  }
+
+  #invoke(handler, args, ctx) {
+    return this.#interceptors.length === 0 ? handler(args, ctx) : runChain(this.#interceptors, handler, args, ctx)
   }
 
   /** Follows what a handler returned: a value, a promise, or an async iterable whose
@@ -848,7 +868,8 @@ export class ToolExecutionManager extends ToolEventTarget {
     const step = () => {
       let next
       try {
-        next = iterator.next()
+        // An async generator's body runs in the context of whoever calls next().
+        next = exec.scope === undefined ? iterator.next() : exec.scope.runInAsyncScope(iterator.next, iterator)
       } catch (err) {
         return this.#failed(exec, attempt, err)
       }
@@ -904,7 +925,8 @@ export class ToolExecutionManager extends ToolEventTarget {
     if (typeof policy !== 'function') return answer(true)
     let verdict
     try {
-      verdict = policy(exec.value(), { executionId: exec.id, toolCallId: exec.toolCallId, sessionId: exec.sessionId, toolName: exec.toolName })
+      const ctx = { executionId: exec.id, toolCallId: exec.toolCallId, sessionId: exec.sessionId, toolName: exec.toolName, context: exec.context }
+      verdict = exec.scope === undefined ? policy(exec.value(), ctx) : exec.scope.runInAsyncScope(policy, undefined, exec.value(), ctx)
     } catch (err) {
       return failed(err)
     }

@@ -5,7 +5,7 @@ import { answered, checkOptions, reportCallbackError, toolhostError } from './er
 import { approvalPolicies, executeRefused, outputBudgets } from './manager.mjs'
 import { stateOf } from './registry.mjs'
 
-const CALL_OPTIONS = ['provider', 'sessionId', 'signal', 'concurrency', 'timeoutMs', 'retry']
+const CALL_OPTIONS = ['provider', 'sessionId', 'signal', 'concurrency', 'timeoutMs', 'retry', 'context']
 
 function sessionOf(options, method) {
   const s = options.sessionId
@@ -93,7 +93,7 @@ export async function executeToolCalls(manager, state, response, options) {
   }
   const concurrency = Math.max(1, Math.floor(Number(options.concurrency) || 4))
   const results = new Array(calls.length)
-  const callOptions = { sessionId: options.sessionId, signal: options.signal, timeoutMs: options.timeoutMs, retry: options.retry }
+  const callOptions = { sessionId: options.sessionId, signal: options.signal, timeoutMs: options.timeoutMs, retry: options.retry, context: options.context }
   let next = 0
   const worker = async () => {
     while (next < calls.length) {
@@ -196,10 +196,12 @@ export function toAiSdkTools(manager, options) {
     tool.execute = async (input, opts) => {
       const toolCallId = opts !== undefined ? opts.toolCallId : undefined
       const signal = opts !== undefined ? opts.abortSignal : undefined
+      // The AI SDK's `experimental_context` is the handler's `ctx.context`.
+      const context = opts !== undefined ? opts.experimental_context : undefined
       // The SDK calls execute only once its own approval flow approved the call (when
       // the tool needs one), so toolhost records it approved rather than asking again.
       const approved = needsApproval === undefined ? undefined : { by: 'vercel-ai-sdk' }
-      const result = await manager.execute(name, input, { toolCallId, signal, sessionId: session ?? undefined, approved })
+      const result = await manager.execute(name, input, { toolCallId, signal, sessionId: session ?? undefined, approved, context })
       if (result.success) return result.result
       let argumentsText = ''
       try {
