@@ -30,10 +30,13 @@ pub enum ErrorCategory {
     Unknown,
     /// A person (or an approval policy) refused the call, or did not answer in time.
     Denied,
+    /// The process running the call died before it finished, and the tool's effect
+    /// forbids running it again: whether it took effect is unknown.
+    Interrupted,
 }
 
 impl ErrorCategory {
-    pub const ALL: [ErrorCategory; 9] = [
+    pub const ALL: [ErrorCategory; 10] = [
         Self::Validation,
         Self::Execution,
         Self::Timeout,
@@ -43,6 +46,7 @@ impl ErrorCategory {
         Self::NotFound,
         Self::Unknown,
         Self::Denied,
+        Self::Interrupted,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -56,6 +60,7 @@ impl ErrorCategory {
             Self::NotFound => "not_found",
             Self::Unknown => "unknown",
             Self::Denied => "denied",
+            Self::Interrupted => "interrupted",
         }
     }
 
@@ -83,6 +88,10 @@ pub enum RegistryErrorCode {
     InvalidConfig,
     InvalidToolCalls,
     ApprovalNotFound,
+    /// The journal could not be opened or reached (unreachable, locked, corrupt, IO).
+    JournalUnavailable,
+    /// The journal's database was written by a newer toolhost.
+    JournalSchemaNewer,
 }
 
 impl RegistryErrorCode {
@@ -98,6 +107,8 @@ impl RegistryErrorCode {
             Self::InvalidConfig => "INVALID_CONFIG",
             Self::InvalidToolCalls => "INVALID_TOOL_CALLS",
             Self::ApprovalNotFound => "APPROVAL_NOT_FOUND",
+            Self::JournalUnavailable => "JOURNAL_UNAVAILABLE",
+            Self::JournalSchemaNewer => "JOURNAL_SCHEMA_NEWER",
         }
     }
 }
@@ -226,6 +237,17 @@ impl ToolError {
 
     /// The call was refused by whoever had to approve it: `APPROVAL_DENIED`, with the
     /// reason given (or that nobody answered in time).
+    /// A `once` call whose process died while it ran: `interrupted`, never run again.
+    pub fn interrupted(tool: &str) -> Self {
+        let mut e = Self::new(
+            ErrorCategory::Interrupted,
+            "INTERRUPTED",
+            format!("the outcome of tool '{tool}' is unknown: the process running it stopped before it finished, and it was not run again because it must not run twice. Check whether it took effect before calling it again"),
+        );
+        e.retryable = false;
+        e
+    }
+
     pub fn denied(tool: &str, reason: &str) -> Self {
         let mut e = Self::new(ErrorCategory::Denied, "APPROVAL_DENIED", format!("the call to tool '{tool}' was denied: {reason}"));
         e.retryable = false;

@@ -1,0 +1,26 @@
+-- One row per idempotency key (scoped by session): who holds it, its state, and its
+-- outcome once finished. Times are milliseconds since the Unix epoch.
+CREATE TABLE toolhost_calls (
+  scope TEXT NOT NULL,
+  key TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  effect TEXT NOT NULL,
+  state TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  fence BIGINT NOT NULL,
+  lease_until BIGINT NOT NULL,
+  args TEXT NOT NULL,
+  execution_id TEXT NOT NULL,
+  tool_call_id TEXT,
+  approval_id TEXT,
+  approval TEXT,
+  outcome TEXT,
+  created_at BIGINT NOT NULL,
+  finished_at BIGINT,
+  PRIMARY KEY (scope, key)
+);
+CREATE UNIQUE INDEX toolhost_calls_approval ON toolhost_calls (approval_id) WHERE approval_id IS NOT NULL;
+CREATE INDEX toolhost_calls_lease ON toolhost_calls (lease_until) WHERE state <> 'done';
+CREATE INDEX toolhost_calls_owner ON toolhost_calls (owner) WHERE state <> 'done';
+CREATE INDEX toolhost_calls_finished ON toolhost_calls (finished_at) WHERE state = 'done';

@@ -1,0 +1,436 @@
+//! The durable journal: what makes a tool call exactly-once across crashes, restarts and
+//! processes.
+//!
+//! Every journaled execution has a key (the call's idempotency key, else its tool-call
+//! id, else its execution id), scoped by session, and a fingerprint (the hash of the tool
+//! name and the validated input). The journal stores one row per key: who holds it (an
+//! owner with a lease it renews and a fencing token), its state, the approval it waits
+//! for, and its outcome once finished.
+//!
+//! Like LangGraph's checkpoint savers, there is one interface ([`JournalStore`]) with a
+//! module per backend ([`sqlite`], [`postgres`]); the state machine never knows which.
+//! The engine stays sans-IO: it asks for journal work as [`JournalRequest`]s and takes
+//! the store's answers back as [`JournalAnswer`]s, as it takes "timer due" today
+//! ([`crate::ExecutionEngine::journal_answered`]). A driver runs the requests off its main
+//! thread ([`worker::JournalWorker`], behind the `journal` cargo feature).
+//!
+//! | row state | meaning |
+//! |---|---|
+//! | `running` | claimed by `owner`; its handler may have started |
+//! | `awaiting` | claimed, waiting for a person's approval; never ran |
+//! | `approved` | approved, not started yet; never ran |
+//! | `done` | finished: `outcome` holds what every caller of the key gets |
+//!
+//! A row whose lease expired was left by a process that died (or stopped renewing):
+//! recovery decides from the tool's [`Effect`] what becomes of it.
+
+pub mod migrations;
+pub mod rows;
+#[cfg(feature = "journal")]
+pub mod sqlite;
+#[cfg(feature = "journal")]
+pub mod postgres;
+#[cfg(feature = "journal")]
+// pub mod worker;
+#[cfg(feature = "journal")]
+mod store_url;
+
+#[cfg(feature = "journal")]
+pub use store_url::{open, Store};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{ErrorCategory, RegistryError, RegistryErrorCode, ToolError};
+use crate::schema::ValidationIssue;
+
+/// What a tool's call does to the world, which decides what recovery may do with a call
+/// whose process died while it ran.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Effect {
+    /// Reads only: run again freely (MCP `readOnlyHint`).
+    Read,
+    /// Running it twice has the effect of running it once (MCP `idempotentHint`): run again.
+    Idempotent,
+    /// Must not run twice (a payment, an email): never run again by recovery; it ends
+    /// `interrupted`, its outcome unknown.
+    #[default]
+    Once,
+}
+
+impl Effect {
+    pub const NAMES: &'static [&'static str] = &["read", "idempotent", "once"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Idempotent => "idempotent",
+            Self::Once => "once",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "read" => Some(Self::Read),
+            "idempotent" => Some(Self::Idempotent),
+            "once" => Some(Self::Once),
+            _ => None,
+        }
+    }
+
+    /// Whether recovery may run a call again.
+    pub fn may_run_again(self) -> bool {
+        self != Self::Once
+    }
+}
+
+/// How long things last, chosen by the manager.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JournalPolicy {
+    /// How long a claim holds without being renewed; the owner renews it every third of it.
+    pub lease_ms: u64,
+    /// How long a finished outcome is kept for replays.
+    pub retention_ms: u64,
+    /// How often a caller waiting on a key held elsewhere, or an approval decided
+    /// elsewhere, looks again (Postgres also wakes on `NOTIFY`).
+    pub poll_ms: u64,
+}
+
+impl Default for JournalPolicy {
+    fn default() -> Self {
+        Self { lease_ms: 10_000, retention_ms: 24 * 3_600_000, poll_ms: 50 }
+    }
+}
+
+/// The fingerprint of a call: SHA-256 of the tool name and the canonical JSON of its
+/// validated input. The same key with another fingerprint is a conflict.
+pub fn fingerprint(tool: &str, args: &Value) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(tool.as_bytes());
+    h.update([0u8]);
+    h.update(crate::canonical::canonical_json(args).as_bytes());
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Identifies a row: the session scope (`""` for global tools) and the key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RowKey {
+    pub scope: String,
+    pub key: String,
+}
+
+/// An approval a claim starts waiting for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRequest {
+    pub approval_id: String,
+    /// Milliseconds since the Unix epoch.
+    pub requested_at: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<f64>,
+}
+
+/// A claim of a key for one execution.
+#[derive(Clone, Debug)]
+pub struct Claim {
+    /// The engine's key of the execution.
+    pub exec: u64,
+    pub row: RowKey,
+    pub fingerprint: String,
+    pub tool: String,
+    pub effect: Effect,
+    /// The validated arguments as JSON text (recovery and approvers read them).
+    pub args: String,
+    pub execution_id: String,
+    pub tool_call_id: Option<String>,
+    /// The call waits for approval once claimed.
+    pub approval: Option<ApprovalRequest>,
+}
+
+/// What a claim found.
+#[derive(Clone, Debug)]
+pub enum ClaimAnswer {
+    /// The key is this execution's: run it (or wait for its approval). `fence` guards
+    /// every later write. `taken_over`: the row a dead process held before (its lease
+    /// expired), as it was: `running` (only a `read` or `idempotent` call is taken over
+    /// to run again), `approved` (never ran: run it as approved, with its arguments) or
+    /// `awaiting` (wait for that same approval).
+    Claimed { fence: i64, taken_over: Option<Box<RowState>> },
+    /// The key finished before (or, for a `once` call whose owner died, was just ended
+    /// `interrupted`): every caller gets this outcome.
+    Finished(StoredOutcome),
+    /// Running or waiting for approval under another live claim: wait for it.
+    InFlight,
+    /// The key was used for another call (another tool or other arguments).
+    Conflict { tool: String },
+}
+
+/// An execution's outcome as the journal keeps it, and as a replay returns it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredOutcome {
+    /// `succeeded`, `failed` or `cancelled`.
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<StoredError>,
+    /// The execution that produced it.
+    pub execution_id: String,
+    pub attempts: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<f64>,
+    pub completed_at: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
+    /// The approval record (`ApprovalRecord` as JSON), when the call was asked about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Value>,
+}
+
+/// A [`ToolError`] as the journal keeps it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredError {
+    pub category: String,
+    pub code: String,
+    pub message: String,
+    pub retryable: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub validation_errors: Vec<ValidationIssue>,
+}
+
+impl From<&ToolError> for StoredError {
+    fn from(e: &ToolError) -> Self {
+        Self {
+            category: e.category.as_str().to_string(),
+            code: e.code.clone(),
+            message: e.message.clone(),
+            retryable: e.retryable,
+            retry_after_ms: e.retry_after_ms,
+            validation_errors: e.validation_errors.clone(),
+        }
+    }
+}
+
+impl StoredError {
+    pub fn to_tool_error(&self) -> ToolError {
+        let category = ErrorCategory::parse(&self.category).unwrap_or(ErrorCategory::Unknown);
+        let mut e = ToolError::new(category, self.code.clone(), self.message.clone());
+        e.retryable = self.retryable;
+        e.retry_after_ms = self.retry_after_ms;
+        e.validation_errors = self.validation_errors.clone();
+        e
+    }
+}
+
+/// The outcome of a `once` call whose process died while it ran: `interrupted`, never run
+/// again, its effect unknown.
+pub fn interrupted_outcome(tool: &str, execution_id: &str, now_ms: f64) -> StoredOutcome {
+    let e = ToolError::interrupted(tool);
+    StoredOutcome {
+        status: "failed".into(),
+        result: None,
+        error: Some(StoredError::from(&e)),
+        execution_id: execution_id.to_string(),
+        attempts: 0,
+        started_at: None,
+        completed_at: now_ms,
+        duration_ms: None,
+        approval: None,
+    }
+}
+
+/// The outcome of a call denied through the journal (by a person, or its approval expired).
+pub fn denied_outcome(tool: &str, execution_id: &str, reason: &str, approval: Value, now_ms: f64) -> StoredOutcome {
+    let e = ToolError::denied(tool, reason);
+    StoredOutcome {
+        status: "failed".into(),
+        result: None,
+        error: Some(StoredError::from(&e)),
+        execution_id: execution_id.to_string(),
+        attempts: 0,
+        started_at: None,
+        completed_at: now_ms,
+        duration_ms: Some(0.0),
+        approval: Some(approval),
+    }
+}
+
+/// A fenced write of a finished execution's outcome.
+#[derive(Clone, Debug)]
+pub struct Record {
+    pub exec: u64,
+    pub row: RowKey,
+    pub fence: i64,
+    pub outcome: StoredOutcome,
+}
+
+/// What a record found.
+#[derive(Clone, Debug)]
+pub enum RecordAnswer {
+    Recorded,
+    /// The claim was lost (its lease expired and another process took the key): the
+    /// outcome there, if it has one yet.
+    Fenced(Option<StoredOutcome>),
+}
+
+/// An approval decision: by any process on the journal; exactly one wins.
+#[derive(Clone, Debug)]
+pub struct Decision {
+    pub approval_id: String,
+    pub verdict: Verdict,
+    pub by: Option<String>,
+    pub now_ms: f64,
+}
+
+#[derive(Clone, Debug)]
+pub enum Verdict {
+    /// Approved, with the approver's edited arguments (JSON text) if any.
+    Approve { args: Option<String> },
+    Deny { reason: String },
+}
+
+/// A row waiting for a person, as `pendingApprovals()` lists it.
+#[derive(Clone, Debug)]
+pub struct StoredApproval {
+    pub row: RowKey,
+    pub approval_id: String,
+    pub execution_id: String,
+    pub tool_call_id: Option<String>,
+    pub tool: String,
+    pub args: String,
+    pub requested_at: f64,
+    pub expires_at: Option<f64>,
+    pub owner: String,
+    pub fence: i64,
+}
+
+/// What a decision found.
+#[derive(Clone, Debug)]
+pub enum DecideAnswer {
+    /// Recorded. For a denial the row is done with the denied outcome.
+    Decided(StoredApproval),
+    /// No call waits for that approval (never did, or it was answered, cancelled or expired).
+    NotFound,
+    /// The check of the edited arguments refused them; nothing changed.
+    Refused(ToolError),
+}
+
+/// A row as a watcher or recovery reads it.
+#[derive(Clone, Debug)]
+pub struct RowState {
+    pub row: RowKey,
+    pub state: String,
+    pub owner: String,
+    pub fence: i64,
+    pub lease_until: i64,
+    pub effect: Effect,
+    pub tool: String,
+    pub args: String,
+    pub execution_id: String,
+    pub tool_call_id: Option<String>,
+    pub approval_id: Option<String>,
+    /// The approval as JSON (`ApprovalRecord` fields plus `expiresAt`).
+    pub approval: Option<Value>,
+    pub outcome: Option<StoredOutcome>,
+}
+
+impl RowState {
+    /// When its approval expires, if it has a deadline.
+    pub fn expires_at(&self) -> Option<f64> {
+        self.approval.as_ref()?.get("expiresAt")?.as_f64()
+    }
+}
+
+/// A journal failure: the store could not be reached or answered in a way it should not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JournalError {
+    /// `JOURNAL_UNAVAILABLE` (unreachable, locked, lost connection, IO) or
+    /// `JOURNAL_SCHEMA_NEWER`.
+    pub code: RegistryErrorCode,
+    pub message: String,
+}
+
+impl JournalError {
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Self { code: RegistryErrorCode::JournalUnavailable, message: message.into() }
+    }
+}
+
+impl std::fmt::Display for JournalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<JournalError> for RegistryError {
+    fn from(e: JournalError) -> Self {
+        RegistryError::new(e.code, e.message)
+    }
+}
+
+/// The store behind a journal: one row per key, every write fenced. Each method is one
+/// transaction; implementations serialise concurrent writers across processes.
+pub trait JournalStore: Send {
+    /// Claims each key for `owner` until `lease_until` (ms since the epoch), in order.
+    fn claim(&mut self, owner: &str, lease_until: i64, now: i64, claims: &[Claim]) -> Result<Vec<ClaimAnswer>, JournalError>;
+
+    /// Writes finished outcomes, each only if its fence still holds.
+    fn record(&mut self, now: i64, records: &[Record]) -> Result<Vec<RecordAnswer>, JournalError>;
+
+    /// Forgets claims of calls that never ran (cancelled before their first attempt), if
+    /// their fence still holds and they are not finished: the key may be used again.
+    fn release(&mut self, rows: &[(RowKey, i64)]) -> Result<(), JournalError>;
+
+    /// Marks approved rows as running (the handler is about to start), if the fence holds.
+    fn start(&mut self, owner: &str, lease_until: i64, rows: &[(RowKey, i64)]) -> Result<Vec<bool>, JournalError>;
+
+    /// Decides an approval. `check` sees the row before anything is written and may
+    /// refuse edited arguments. A denial writes the denied outcome.
+    fn decide(&mut self, decision: &Decision, check: &dyn Fn(&StoredApproval) -> Result<(), ToolError>) -> Result<DecideAnswer, JournalError>;
+
+    /// Every row waiting for approval, oldest first.
+    fn approvals(&mut self) -> Result<Vec<StoredApproval>, JournalError>;
+
+    /// The rows of these keys (absent ones left out).
+    fn rows(&mut self, rows: &[RowKey]) -> Result<Vec<RowState>, JournalError>;
+
+    /// Renews the lease of every unfinished row `owner` holds.
+    fn renew(&mut self, owner: &str, lease_until: i64) -> Result<(), JournalError>;
+
+    /// Unfinished rows whose lease expired before `now`, at most `limit`.
+    fn due(&mut self, now: i64, limit: usize) -> Result<Vec<RowState>, JournalError>;
+
+    /// Takes over an expired row for `owner` if its fence is still `fence`: the new fence.
+    fn take_over(&mut self, owner: &str, lease_until: i64, now: i64, row: &RowKey, fence: i64, state: &str) -> Result<Option<i64>, JournalError>;
+
+    /// Deletes finished rows finished before `done_before`, and unfinished rows whose
+    /// lease expired before `stale_before`. Returns how many.
+    fn prune(&mut self, done_before: i64, stale_before: i64) -> Result<u64, JournalError>;
+}
+
+/// `ToolError` for a call refused because its key was used for another call.
+pub fn conflict_error(tool: &str, key: &str, other_tool: &str) -> ToolError {
+    let what = if other_tool == tool { format!("a call of '{tool}' with other arguments") } else { format!("a call of tool '{other_tool}'") };
+    let mut e = ToolError::new(
+        ErrorCategory::Permanent,
+        "IDEMPOTENCY_CONFLICT",
+        format!("tool '{tool}' was not run: its idempotency key '{key}' was already used for {what}. Use a new key (a new tool call) for a different call"),
+    );
+    e.retryable = false;
+    e
+}
+
+/// `ToolError` for a call whose journal could not be reached: it did not run.
+pub fn unavailable_error(tool: &str, why: &str) -> ToolError {
+    ToolError::new(
+        ErrorCategory::Transient,
+        "JOURNAL_UNAVAILABLE",
+        format!("tool '{tool}' was not run: its journal could not be reached ({why}); it is safe to call again"),
+    )
+}

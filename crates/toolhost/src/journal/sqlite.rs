@@ -1,0 +1,370 @@
+//! The journal on SQLite, embedded: the default way to make a manager durable, with no
+//! server to run.
+//!
+//! WAL mode, `synchronous = NORMAL` by default: a commit survives the process being
+//! killed (`kill -9`) but may be lost to a power cut or an OS crash; `?synchronous=full`
+//! syncs every commit to disk (slower: see the README's figures). Several processes may
+//! share one file: every write transaction is `BEGIN IMMEDIATE` with a busy timeout, and
+//! the schema is created under the same lock, so processes opening a new file at the same
+//! moment do not race on it.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OptionalExtension, Row, Transaction, TransactionBehavior};
+
+use super::migrations::{self, Migration};
+use super::rows::{approval_json, decided_approval, existing, stored_approval, Existing};
+use super::{
+    denied_outcome, Claim, ClaimAnswer, DecideAnswer, Decision, Effect, JournalError, JournalStore, Record, RecordAnswer, RowKey,
+    RowState, StoredApproval, Verdict,
+};
+use crate::error::ToolError;
+
+/// How a commit reaches the disk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Synchronous {
+    /// Survives a killed process, not a power cut (WAL's `NORMAL`).
+    #[default]
+    Normal,
+    /// Every commit synced to disk.
+    Full,
+}
+
+/// A journal in one SQLite file.
+pub struct SqliteStore {
+    conn: Connection,
+    label: String,
+}
+
+fn unavailable(label: &str, e: &rusqlite::Error) -> JournalError {
+    let why = match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+            format!("{e} (another process holds a lock on it past the busy timeout)")
+        }
+        Some(rusqlite::ErrorCode::NotADatabase) => format!("{e}: the file is not a SQLite database, or it is corrupt"),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt) => format!("{e}: the database is corrupt"),
+        _ => e.to_string(),
+    };
+    JournalError::unavailable(format!("the SQLite journal {label}: {why}"))
+}
+
+impl SqliteStore {
+    /// Opens (creating it if needed) the journal at `path` and brings its schema up to
+    /// date.
+    ///
+    /// # Errors
+    /// `JOURNAL_UNAVAILABLE` for a file that cannot be opened, is locked, is not a SQLite
+    /// database or is corrupt; `JOURNAL_SCHEMA_NEWER` for one a newer toolhost wrote.
+    pub fn open(path: &Path, synchronous: Synchronous) -> Result<Self, JournalError> {
+        let label = format!("at {}", path.display());
+        let conn = Connection::open(path).map_err(|e| unavailable(&label, &e))?;
+        let mut store = Self { conn, label };
+        store.configure(synchronous).map_err(|e| unavailable(&store.label, &e))?;
+        store.migrate(migrations::SQLITE)?;
+        Ok(store)
+    }
+
+    fn configure(&mut self, synchronous: Synchronous) -> rusqlite::Result<()> {
+        self.conn.busy_timeout(Duration::from_secs(5))?;
+        // Reads the header: a file that is not a database fails here, not later.
+        let mode: String = self.conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") && !mode.eq_ignore_ascii_case("memory") {
+            return Err(rusqlite::Error::InvalidParameterName(format!("journal_mode stayed {mode}")));
+        }
+        let sync = match synchronous {
+            Synchronous::Normal => "NORMAL",
+            Synchronous::Full => "FULL",
+        };
+        self.conn.execute_batch(&format!("PRAGMA synchronous = {sync}"))?;
+        Ok(())
+    }
+
+    fn migrate(&mut self, set: &'static [Migration]) -> Result<(), JournalError> {
+        let label = self.label.clone();
+        let err = |e: rusqlite::Error| unavailable(&label, &e);
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(err)?;
+        tx.execute_batch(migrations::META_TABLE).map_err(err)?;
+        let current: i64 = tx
+            .query_row("SELECT value FROM toolhost_meta WHERE name = 'schema_version'", [], |r| r.get::<_, String>(0))
+            .optional()
+            .map_err(err)?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let todo = migrations::pending(set, current, &label)?;
+        for m in todo {
+            tx.execute_batch(m.sql).map_err(err)?;
+        }
+        if !todo.is_empty() {
+            tx.execute(
+                "INSERT INTO toolhost_meta (name, value) VALUES ('schema_version', ?1) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                params![migrations::latest(set).to_string()],
+            )
+            .map_err(err)?;
+        }
+        tx.commit().map_err(err)
+    }
+
+    fn write(&mut self) -> Result<Transaction<'_>, JournalError> {
+        let label = self.label.clone();
+        self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| unavailable(&label, &e))
+    }
+
+    fn err(&self) -> impl Fn(rusqlite::Error) -> JournalError + '_ {
+        move |e| unavailable(&self.label, &e)
+    }
+}
+
+const ROW_COLUMNS: &str = "scope, key, state, owner, fence, lease_until, effect, tool, args, execution_id, tool_call_id, approval_id, approval, outcome";
+
+fn read_row(r: &Row<'_>) -> rusqlite::Result<RowState> {
+    let approval: Option<String> = r.get(12)?;
+    let outcome: Option<String> = r.get(13)?;
+    Ok(RowState {
+        row: RowKey { scope: r.get(0)?, key: r.get(1)? },
+        state: r.get(2)?,
+        owner: r.get(3)?,
+        fence: r.get(4)?,
+        lease_until: r.get(5)?,
+        effect: Effect::parse(&r.get::<_, String>(6)?).unwrap_or_default(),
+        tool: r.get(7)?,
+        args: r.get(8)?,
+        execution_id: r.get(9)?,
+        tool_call_id: r.get(10)?,
+        approval_id: r.get(11)?,
+        approval: approval.and_then(|a| serde_json::from_str(&a).ok()),
+        outcome: outcome.and_then(|o| serde_json::from_str(&o).ok()),
+    })
+}
+
+fn select_row(tx: &Connection, row: &RowKey) -> rusqlite::Result<Option<RowState>> {
+    tx.query_row(&format!("SELECT {ROW_COLUMNS} FROM toolhost_calls WHERE scope = ?1 AND key = ?2"), params![row.scope, row.key], read_row)
+        .optional()
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+impl JournalStore for SqliteStore {
+    fn claim(&mut self, owner: &str, lease_until: i64, now: i64, claims: &[Claim]) -> Result<Vec<ClaimAnswer>, JournalError> {
+        let label = self.label.clone();
+        let err = |e: rusqlite::Error| unavailable(&label, &e);
+        let tx = self.write()?;
+        let mut answers = Vec::with_capacity(claims.len());
+        {
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO toolhost_calls (scope, key, fingerprint, tool, effect, state, owner, fence, lease_until, args, execution_id, tool_call_id, approval_id, approval, created_at) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?9, ?10, ?11, ?12, ?13, ?14) ON CONFLICT (scope, key) DO NOTHING",
+                )
+                .map_err(err)?;
+            for c in claims {
+                let (state, approval_id, approval) = match &c.approval {
+                    Some(a) => ("awaiting", Some(a.approval_id.as_str()), Some(to_json(&approval_json(&a.approval_id, a.requested_at, a.expires_at)))),
+                    None => ("running", None, None),
+                };
+                let inserted = insert
+                    .execute(params![
+                        c.row.scope, c.row.key, c.fingerprint, c.tool, c.effect.as_str(), state, owner, lease_until, c.args, c.execution_id,
+                        c.tool_call_id, approval_id, approval, now
+                    ])
+                    .map_err(err)?;
+                if inserted == 1 {
+                    answers.push(ClaimAnswer::Claimed { fence: 1, taken_over: None });
+                    continue;
+                }
+                let fingerprint: String = tx
+                    .query_row("SELECT fingerprint FROM toolhost_calls WHERE scope = ?1 AND key = ?2", params![c.row.scope, c.row.key], |r| r.get(0))
+                    .map_err(err)?;
+                let row = select_row(&tx, &c.row).map_err(err)?.expect("the row the insert conflicted with");
+                if fingerprint != c.fingerprint {
+                    answers.push(ClaimAnswer::Conflict { tool: row.tool });
+                    continue;
+                }
+                answers.push(match existing(&row, now) {
+                    Existing::Answer(a) => a,
+                    Existing::TakeOver => {
+                        tx.execute(
+                            "UPDATE toolhost_calls SET owner = ?1, fence = fence + 1, lease_until = ?2 WHERE scope = ?3 AND key = ?4 AND fence = ?5",
+                            params![owner, lease_until, c.row.scope, c.row.key, row.fence],
+                        )
+                        .map_err(err)?;
+                        ClaimAnswer::Claimed { fence: row.fence + 1, taken_over: Some(Box::new(row)) }
+                    }
+                    Existing::End(outcome) => {
+                        tx.execute(
+                            "UPDATE toolhost_calls SET state = 'done', outcome = ?1, finished_at = ?2, lease_until = 0, fence = fence + 1 WHERE scope = ?3 AND key = ?4 AND fence = ?5",
+                            params![to_json(&outcome), now, c.row.scope, c.row.key, row.fence],
+                        )
+                        .map_err(err)?;
+                        ClaimAnswer::Finished(outcome)
+                    }
+                });
+            }
+        }
+        tx.commit().map_err(err)?;
+        Ok(answers)
+    }
+
+    fn record(&mut self, now: i64, records: &[Record]) -> Result<Vec<RecordAnswer>, JournalError> {
+        let label = self.label.clone();
+        let err = |e: rusqlite::Error| unavailable(&label, &e);
+        let tx = self.write()?;
+        let mut answers = Vec::with_capacity(records.len());
+        {
+            let mut update = tx
+                .prepare_cached(
+                    "UPDATE toolhost_calls SET state = 'done', outcome = ?1, finished_at = ?2, lease_until = 0 WHERE scope = ?3 AND key = ?4 AND fence = ?5 AND state <> 'done'",
+                )
+                .map_err(err)?;
+            for r in records {
+                if update.execute(params![to_json(&r.outcome), now, r.row.scope, r.row.key, r.fence]).map_err(err)? == 1 {
+                    answers.push(RecordAnswer::Recorded);
+                } else {
+                    let row = select_row(&tx, &r.row).map_err(err)?;
+                    answers.push(RecordAnswer::Fenced(row.and_then(|row| row.outcome)));
+                }
+            }
+        }
+        tx.commit().map_err(err)?;
+        Ok(answers)
+    }
+
+    fn release(&mut self, rows: &[(RowKey, i64)]) -> Result<(), JournalError> {
+        let label = self.label.clone();
+        let err = |e: rusqlite::Error| unavailable(&label, &e);
+        let tx = self.write()?;
+        for (row, fence) in rows {
+            tx.execute("DELETE FROM toolhost_calls WHERE scope = ?1 AND key = ?2 AND fence = ?3 AND state <> 'done'", params![row.scope, row.key, fence])
+                .map_err(err)?;
+        }
+        tx.commit().map_err(err)
+    }
+
+    fn start(&mut self, owner: &str, lease_until: i64, rows: &[(RowKey, i64)]) -> Result<Vec<bool>, JournalError> {
+        let label = self.label.clone();
+        let err = |e: rusqlite::Error| unavailable(&label, &e);
+        let tx = self.write()?;
+        let mut out = Vec::with_capacity(rows.len());
+        for (row, fence) in rows {
+            let n = tx
+                .execute(
+                    "UPDATE toolhost_calls SET state = 'running', owner = ?1, lease_until = ?2 WHERE scope = ?3 AND key = ?4 AND fence = ?5 AND state IN ('approved', 'running')",
+                    params![owner, lease_until, row.scope, row.key, fence],
+                )
+                .map_err(err)?;
+            out.push(n == 1);
+        }
+        tx.commit().map_err(err)?;
+        Ok(out)
+    }
+
+    fn decide(&mut self, decision: &Decision, check: &dyn Fn(&StoredApproval) -> Result<(), ToolError>) -> Result<DecideAnswer, JournalError> {
+        let label = self.label.clone();
+        let err = |e: rusqlite::Error| unavailable(&label, &e);
+        let tx = self.write()?;
+        let row = tx
+            .query_row(
+                &format!("SELECT {ROW_COLUMNS} FROM toolhost_calls WHERE approval_id = ?1 AND state = 'awaiting'"),
+                params![decision.approval_id],
+                read_row,
+            )
+            .optional()
+            .map_err(err)?;
+        let Some(row) = row else { return Ok(DecideAnswer::NotFound) };
+        let stored = stored_approval(&row);
+        if let Err(e) = check(&stored) {
+            return Ok(DecideAnswer::Refused(e));
+        }
+        let approval = decided_approval(row.approval.as_ref(), decision);
+        match &decision.verdict {
+            Verdict::Approve { args } => {
+                tx.execute(
+                    "UPDATE toolhost_calls SET state = 'approved', approval = ?1, args = COALESCE(?2, args) WHERE scope = ?3 AND key = ?4 AND fence = ?5",
+                    params![to_json(&approval), args, row.row.scope, row.row.key, row.fence],
+                )
+                .map_err(err)?;
+            }
+            Verdict::Deny { reason } => {
+                let outcome = denied_outcome(&row.tool, &row.execution_id, reason, approval.clone(), decision.now_ms);
+                tx.execute(
+                    "UPDATE toolhost_calls SET state = 'done', approval = ?1, outcome = ?2, finished_at = ?3, lease_until = 0 WHERE scope = ?4 AND key = ?5 AND fence = ?6",
+                    params![to_json(&approval), to_json(&outcome), decision.now_ms as i64, row.row.scope, row.row.key, row.fence],
+                )
+                .map_err(err)?;
+            }
+        }
+        tx.commit().map_err(err)?;
+        Ok(DecideAnswer::Decided(stored))
+    }
+
+    fn approvals(&mut self) -> Result<Vec<StoredApproval>, JournalError> {
+        let err = self.err();
+        let mut q = self
+            .conn
+            .prepare_cached(&format!("SELECT {ROW_COLUMNS} FROM toolhost_calls WHERE state = 'awaiting' ORDER BY created_at, rowid"))
+            .map_err(&err)?;
+        let rows = q.query_map([], read_row).map_err(&err)?.collect::<rusqlite::Result<Vec<_>>>().map_err(&err)?;
+        Ok(rows.iter().map(stored_approval).collect())
+    }
+
+    fn rows(&mut self, rows: &[RowKey]) -> Result<Vec<RowState>, JournalError> {
+        let err = self.err();
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            if let Some(r) = select_row(&self.conn, row).map_err(&err)? {
+                out.push(r);
+            }
+        }
+        Ok(out)
+    }
+
+    fn renew(&mut self, owner: &str, lease_until: i64) -> Result<(), JournalError> {
+        let label = self.label.clone();
+        let err = |e: rusqlite::Error| unavailable(&label, &e);
+        let tx = self.write()?;
+        tx.execute("UPDATE toolhost_calls SET lease_until = ?1 WHERE owner = ?2 AND state <> 'done'", params![lease_until, owner]).map_err(err)?;
+        tx.commit().map_err(err)
+    }
+
+    fn due(&mut self, now: i64, limit: usize) -> Result<Vec<RowState>, JournalError> {
+        let err = self.err();
+        let mut q = self
+            .conn
+            .prepare_cached(&format!("SELECT {ROW_COLUMNS} FROM toolhost_calls WHERE state <> 'done' AND lease_until < ?1 ORDER BY lease_until LIMIT ?2"))
+            .map_err(&err)?;
+        let rows = q.query_map(params![now, limit as i64], read_row).map_err(&err)?.collect::<rusqlite::Result<Vec<_>>>().map_err(&err)?;
+        Ok(rows)
+    }
+
+    fn take_over(&mut self, owner: &str, lease_until: i64, now: i64, row: &RowKey, fence: i64, state: &str) -> Result<Option<i64>, JournalError> {
+        let label = self.label.clone();
+        let err = |e: rusqlite::Error| unavailable(&label, &e);
+        let tx = self.write()?;
+        let n = tx
+            .execute(
+                "UPDATE toolhost_calls SET owner = ?1, fence = fence + 1, lease_until = ?2, state = ?3 \
+                 WHERE scope = ?4 AND key = ?5 AND fence = ?6 AND lease_until < ?7 AND state <> 'done'",
+                params![owner, lease_until, state, row.scope, row.key, fence, now],
+            )
+            .map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok((n == 1).then_some(fence + 1))
+    }
+
+    fn prune(&mut self, done_before: i64, stale_before: i64) -> Result<u64, JournalError> {
+        let label = self.label.clone();
+        let err = |e: rusqlite::Error| unavailable(&label, &e);
+        let tx = self.write()?;
+        let n = tx
+            .execute(
+                "DELETE FROM toolhost_calls WHERE rowid IN (SELECT rowid FROM toolhost_calls \
+                 WHERE (state = 'done' AND finished_at < ?1) OR (state <> 'done' AND lease_until < ?2) LIMIT 10000)",
+                params![done_before, stale_before],
+            )
+            .map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok(n as u64)
+    }
+}

@@ -1,0 +1,124 @@
+//! Opening a journal from the URL a manager is given: `sqlite:<path>` or `postgres://…`.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use super::postgres::PostgresStore;
+use super::sqlite::{SqliteStore, Synchronous};
+use super::JournalStore;
+use crate::error::{RegistryError, RegistryErrorCode};
+
+/// An open journal store.
+pub enum Store {
+    Sqlite(SqliteStore),
+    Postgres(PostgresStore),
+}
+
+impl Store {
+    pub fn as_store(&mut self) -> &mut dyn JournalStore {
+        match self {
+            Self::Sqlite(s) => s,
+            Self::Postgres(s) => s,
+        }
+    }
+}
+
+fn invalid(message: impl Into<String>) -> RegistryError {
+    RegistryError::new(RegistryErrorCode::InvalidConfig, message)
+}
+
+const EXPECTED: &str = "journal must be 'sqlite:<path>' (SQLite, embedded) or 'postgres://user@host:port/database' (Postgres)";
+
+/// Where a `sqlite:` URL points, and how it syncs.
+fn sqlite_target(rest: &str) -> Result<(PathBuf, Synchronous), RegistryError> {
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    // `sqlite://relative/path`, `sqlite:///absolute/path`, `sqlite:path`, `sqlite:/abs`.
+    let path = path.strip_prefix("//").unwrap_or(path);
+    if path.is_empty() {
+        return Err(invalid(format!("{EXPECTED}: the SQLite URL names no file")));
+    }
+    let mut synchronous = Synchronous::default();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        match name {
+            "synchronous" => {
+                synchronous = match value.to_ascii_lowercase().as_str() {
+                    "normal" => Synchronous::Normal,
+                    "full" => Synchronous::Full,
+                    _ => return Err(invalid(format!("journal: synchronous must be 'normal' (the default) or 'full', got '{value}'"))),
+                }
+            }
+            _ => {
+                return Err(invalid(format!(
+                    "journal: {}",
+                    crate::host::options::unknown_option(name, &["synchronous"], "the SQLite journal URL")
+                )))
+            }
+        }
+    }
+    Ok((PathBuf::from(path), synchronous))
+}
+
+/// Opens the journal a URL names, bringing its schema up to date.
+///
+/// # Errors
+/// `INVALID_CONFIG` for a malformed URL; `JOURNAL_UNAVAILABLE` for one that cannot be
+/// opened or reached (a missing directory, a locked or corrupt file, a server that
+/// refuses); `JOURNAL_SCHEMA_NEWER` for a database a newer toolhost wrote.
+pub fn open(url: &str) -> Result<Store, RegistryError> {
+    if let Some(rest) = url.strip_prefix("sqlite:") {
+        let (path, synchronous) = sqlite_target(rest)?;
+        return Ok(Store::Sqlite(SqliteStore::open(&path, synchronous)?));
+    }
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        let config = postgres::Config::from_str(url).map_err(|e| invalid(format!("journal: not a valid Postgres URL: {e}")))?;
+        if config.get_ssl_mode() == postgres::config::SslMode::Require {
+            return Err(invalid("journal: sslmode=require is not supported yet (toolhost connects without TLS): reach the server over a private network or a local TLS tunnel"));
+        }
+        return Ok(Store::Postgres(PostgresStore::open(config)?));
+    }
+    let shown: String = url.chars().take(40).collect();
+    Err(invalid(format!("{EXPECTED}, got '{shown}'")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_urls() {
+        assert_eq!(sqlite_target("./a.db").unwrap().0, PathBuf::from("./a.db"));
+        assert_eq!(sqlite_target("//rel/a.db").unwrap().0, PathBuf::from("rel/a.db"));
+        assert_eq!(sqlite_target("///abs/a.db").unwrap().0, PathBuf::from("/abs/a.db"));
+        assert_eq!(sqlite_target("a.db?synchronous=full").unwrap().1, Synchronous::Full);
+        assert!(sqlite_target("").unwrap_err().message.contains("names no file"));
+        assert!(sqlite_target("a.db?sync=full").unwrap_err().message.contains("did you mean `synchronous`?"));
+        assert!(sqlite_target("a.db?synchronous=off").unwrap_err().message.contains("'normal' (the default) or 'full'"));
+    }
+
+    #[test]
+    fn other_schemes_and_malformed_urls_are_refused_by_name() {
+        let e = open("mysql://x").err().unwrap();
+        assert_eq!(e.code, RegistryErrorCode::InvalidConfig);
+        assert!(e.message.contains("got 'mysql://x'"), "{}", e.message);
+        let e = open("postgres://a:b@host:notaport/db").err().unwrap();
+        assert_eq!(e.code, RegistryErrorCode::InvalidConfig);
+        assert!(e.message.contains("not a valid Postgres URL"), "{}", e.message);
+        assert!(open("postgres://u@127.0.0.1/db?sslmode=require").err().unwrap().message.contains("sslmode=require"));
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_database_is_refused_not_replaced() {
+        let dir = std::env::temp_dir().join(format!("toolhost-journal-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("not-a-db.db");
+        std::fs::write(&file, "this is not sqlite, it is text, and long enough to have a header............................................").unwrap();
+        let e = open(&format!("sqlite:{}", file.display())).err().unwrap();
+        assert_eq!(e.code, RegistryErrorCode::JournalUnavailable);
+        assert!(e.message.contains("not a SQLite database"), "{}", e.message);
+        assert!(std::fs::read_to_string(&file).unwrap().starts_with("this is not sqlite"), "the file is left as it was");
+        let e = open(&format!("sqlite:{}", dir.join("missing-dir/x.db").display())).err().unwrap();
+        assert_eq!(e.code, RegistryErrorCode::JournalUnavailable);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

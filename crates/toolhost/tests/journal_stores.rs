@@ -1,0 +1,287 @@
+//! The journal stores (`JournalStore`) against a real SQLite file and a real Postgres
+//! server: every test runs on both, and they must answer the same.
+#![cfg(feature = "journal")]
+
+mod postgres_cluster;
+
+use std::sync::{Arc, Barrier};
+
+use serde_json::json;
+use toolhost::journal::{
+    open, ApprovalRequest, Claim, ClaimAnswer, DecideAnswer, Decision, Effect, Record, RecordAnswer, RowKey, Store,
+    StoredOutcome, Verdict,
+};
+
+const LEASE: i64 = 10_000;
+
+/// A fresh journal of each kind: a SQLite file, and a Postgres cluster of the test's
+/// own (stopped when the test ends: a static one would never be stopped).
+struct Journals {
+    _cluster: postgres_cluster::Cluster,
+    dir: std::path::PathBuf,
+    urls: Vec<(&'static str, String)>,
+}
+
+impl Drop for Journals {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn journals(test: &str) -> Journals {
+    let dir = std::env::temp_dir().join(format!("toolhost-journal-test-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cluster = postgres_cluster::Cluster::start();
+    let urls = vec![("sqlite", format!("sqlite:{}", dir.join(format!("{test}.db")).display())), ("postgres", cluster.database(test))];
+    Journals { _cluster: cluster, dir, urls }
+}
+
+fn store(url: &str) -> Store {
+    open(url).unwrap_or_else(|e| panic!("open {url}: {e}"))
+}
+
+fn row(key: &str) -> RowKey {
+    RowKey { scope: String::new(), key: key.into() }
+}
+
+fn claim(key: &str, args: serde_json::Value, effect: Effect) -> Claim {
+    Claim {
+        exec: 1,
+        row: row(key),
+        fingerprint: toolhost::journal::fingerprint("pay", &args),
+        tool: "pay".into(),
+        effect,
+        args: args.to_string(),
+        execution_id: format!("exec-{key}"),
+        tool_call_id: Some(key.into()),
+        approval: None,
+    }
+}
+
+fn outcome(result: serde_json::Value) -> StoredOutcome {
+    StoredOutcome {
+        status: "succeeded".into(),
+        result: Some(result),
+        error: None,
+        execution_id: "exec".into(),
+        attempts: 1,
+        started_at: Some(1.0),
+        completed_at: 2.0,
+        duration_ms: Some(1.0),
+        approval: None,
+    }
+}
+
+fn one(store: &mut Store, owner: &str, now: i64, c: &Claim) -> ClaimAnswer {
+    store.as_store().claim(owner, now + LEASE, now, std::slice::from_ref(c)).unwrap().remove(0)
+}
+
+fn fence_of(a: &ClaimAnswer) -> i64 {
+    match a {
+        ClaimAnswer::Claimed { fence, .. } => *fence,
+        other => panic!("expected Claimed, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_key_is_claimed_once_replayed_after_its_outcome_and_refused_with_other_arguments() {
+    let j = journals("replay");
+    for (kind, url) in j.urls.clone() {
+        let mut s = store(&url);
+        let c = claim("k1", json!({ "cents": 5 }), Effect::Once);
+        let fence = fence_of(&one(&mut s, "a", 1_000, &c));
+        assert!(matches!(one(&mut s, "b", 1_001, &c), ClaimAnswer::InFlight), "{kind}: a live claim makes others wait");
+        let other = claim("k1", json!({ "cents": 6 }), Effect::Once);
+        assert!(matches!(one(&mut s, "b", 1_002, &other), ClaimAnswer::Conflict { ref tool } if tool == "pay"), "{kind}: other arguments conflict");
+        let rec = Record { exec: 1, row: row("k1"), fence, outcome: outcome(json!({ "paid": 5 })) };
+        assert!(matches!(s.as_store().record(1_003, &[rec.clone()]).unwrap()[..], [RecordAnswer::Recorded]), "{kind}");
+        match one(&mut s, "b", 1_004, &c) {
+            ClaimAnswer::Finished(o) => assert_eq!(o.result, Some(json!({ "paid": 5 })), "{kind}"),
+            other => panic!("{kind}: expected Finished, got {other:?}"),
+        }
+        // A second outcome for the same key is fenced off and sees the first.
+        match &s.as_store().record(1_005, &[Record { outcome: outcome(json!("other")), ..rec }]).unwrap()[..] {
+            [RecordAnswer::Fenced(Some(o))] => assert_eq!(o.result, Some(json!({ "paid": 5 })), "{kind}"),
+            other => panic!("{kind}: expected Fenced, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn an_expired_lease_is_taken_over_by_effect() {
+    let j = journals("takeover");
+    for (kind, url) in j.urls.clone() {
+        let mut s = store(&url);
+        // `once`: ends interrupted, never claimed to run again.
+        let once = claim("once", json!({}), Effect::Once);
+        fence_of(&one(&mut s, "dead", 0, &once));
+        match one(&mut s, "alive", LEASE + 1, &once) {
+            ClaimAnswer::Finished(o) => {
+                assert_eq!(o.status, "failed", "{kind}");
+                assert_eq!(o.error.as_ref().unwrap().category, "interrupted", "{kind}");
+                assert_eq!(o.error.as_ref().unwrap().code, "INTERRUPTED", "{kind}");
+            }
+            other => panic!("{kind}: expected Finished(interrupted), got {other:?}"),
+        }
+        // `idempotent`: taken over to run again, with a new fence; the old owner is fenced off.
+        let idem = claim("idem", json!({}), Effect::Idempotent);
+        let old = fence_of(&one(&mut s, "dead", 0, &idem));
+        match one(&mut s, "alive", LEASE + 1, &idem) {
+            ClaimAnswer::Claimed { fence, taken_over: Some(prior) } => {
+                assert_eq!(fence, old + 1, "{kind}");
+                assert_eq!(prior.state, "running", "{kind}");
+                assert_eq!(prior.owner, "dead", "{kind}");
+            }
+            other => panic!("{kind}: expected a takeover, got {other:?}"),
+        }
+        let late = Record { exec: 1, row: row("idem"), fence: old, outcome: outcome(json!("late")) };
+        assert!(matches!(s.as_store().record(LEASE + 2, &[late]).unwrap()[..], [RecordAnswer::Fenced(None)]), "{kind}: the dead owner's write is refused");
+        // A renewed lease is not taken over.
+        let renewed = claim("renewed", json!({}), Effect::Idempotent);
+        fence_of(&one(&mut s, "slow", 0, &renewed));
+        s.as_store().renew("slow", 3 * LEASE).unwrap();
+        assert!(matches!(one(&mut s, "other", LEASE + 1, &renewed), ClaimAnswer::InFlight), "{kind}");
+    }
+}
+
+#[test]
+fn exactly_one_approval_decision_wins_and_a_denial_is_the_outcome() {
+    let j = journals("approvals");
+    for (kind, url) in j.urls.clone() {
+        let mut s = store(&url);
+        let mut c = claim("ask", json!({ "cents": 100 }), Effect::Once);
+        c.approval = Some(ApprovalRequest { approval_id: "ap-1".into(), requested_at: 10.0, expires_at: None });
+        let fence = fence_of(&one(&mut s, "owner", 10, &c));
+        let listed = s.as_store().approvals().unwrap();
+        assert_eq!(listed.len(), 1, "{kind}");
+        assert_eq!((listed[0].approval_id.as_str(), listed[0].tool.as_str(), listed[0].args.as_str()), ("ap-1", "pay", r#"{"cents":100}"#), "{kind}");
+        let approve = Decision { approval_id: "ap-1".into(), verdict: Verdict::Approve { args: Some(r#"{"cents":50}"#.into()) }, by: Some("ada".into()), now_ms: 20.0 };
+        // A check that refuses leaves everything as it was.
+        let refused = s.as_store().decide(&approve, &|_| Err(toolhost::ToolError::execution("no"))).unwrap();
+        assert!(matches!(refused, DecideAnswer::Refused(_)), "{kind}");
+        assert!(matches!(s.as_store().decide(&approve, &|_| Ok(())).unwrap(), DecideAnswer::Decided(_)), "{kind}");
+        let deny = Decision { approval_id: "ap-1".into(), verdict: Verdict::Deny { reason: "late".into() }, by: None, now_ms: 21.0 };
+        assert!(matches!(s.as_store().decide(&deny, &|_| Ok(())).unwrap(), DecideAnswer::NotFound), "{kind}: answered once");
+        assert!(s.as_store().approvals().unwrap().is_empty(), "{kind}");
+        let r = s.as_store().rows(&[row("ask")]).unwrap().remove(0);
+        assert_eq!(r.state, "approved", "{kind}");
+        assert_eq!(r.args, r#"{"cents":50}"#, "{kind}: the edited arguments are kept");
+        assert_eq!(r.approval.as_ref().unwrap()["by"], "ada", "{kind}");
+        assert_eq!(s.as_store().start("owner", 30 + LEASE, &[(row("ask"), fence)]).unwrap(), [true], "{kind}");
+        assert_eq!(s.as_store().rows(&[row("ask")]).unwrap()[0].state, "running", "{kind}");
+
+        let mut d = claim("deny", json!({}), Effect::Once);
+        d.approval = Some(ApprovalRequest { approval_id: "ap-2".into(), requested_at: 10.0, expires_at: Some(1_000.0) });
+        fence_of(&one(&mut s, "owner", 10, &d));
+        let deny = Decision { approval_id: "ap-2".into(), verdict: Verdict::Deny { reason: "too much".into() }, by: Some("bob".into()), now_ms: 30.0 };
+        assert!(matches!(s.as_store().decide(&deny, &|_| Ok(())).unwrap(), DecideAnswer::Decided(_)), "{kind}");
+        match one(&mut s, "replayer", 40, &d) {
+            ClaimAnswer::Finished(o) => {
+                assert_eq!(o.error.as_ref().unwrap().code, "APPROVAL_DENIED", "{kind}");
+                assert!(o.error.as_ref().unwrap().message.contains("too much"), "{kind}");
+                assert_eq!(o.approval.as_ref().unwrap()["by"], "bob", "{kind}");
+            }
+            other => panic!("{kind}: expected the denial, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn an_unanswered_approval_of_a_dead_owner_expires_into_a_denial() {
+    let j = journals("expiry");
+    for (kind, url) in j.urls.clone() {
+        let mut s = store(&url);
+        let mut c = claim("ask", json!({}), Effect::Once);
+        c.approval = Some(ApprovalRequest { approval_id: "ap".into(), requested_at: 0.0, expires_at: Some(5.0) });
+        fence_of(&one(&mut s, "dead", 0, &c));
+        match one(&mut s, "alive", LEASE + 1, &c) {
+            ClaimAnswer::Finished(o) => assert_eq!(o.error.unwrap().code, "APPROVAL_DENIED", "{kind}"),
+            other => panic!("{kind}: expected the expiry, got {other:?}"),
+        }
+        // One that has not expired is taken over to keep waiting for the same approval.
+        let mut w = claim("wait", json!({}), Effect::Once);
+        w.approval = Some(ApprovalRequest { approval_id: "ap-w".into(), requested_at: 0.0, expires_at: None });
+        fence_of(&one(&mut s, "dead", 0, &w));
+        match one(&mut s, "alive", LEASE + 1, &w) {
+            ClaimAnswer::Claimed { taken_over: Some(prior), .. } => {
+                assert_eq!(prior.state, "awaiting", "{kind}");
+                assert_eq!(prior.approval_id.as_deref(), Some("ap-w"), "{kind}");
+            }
+            other => panic!("{kind}: expected a takeover of the wait, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn release_due_take_over_and_prune() {
+    let j = journals("housekeeping");
+    for (kind, url) in j.urls.clone() {
+        let mut s = store(&url);
+        let c = claim("gone", json!({}), Effect::Once);
+        let fence = fence_of(&one(&mut s, "a", 0, &c));
+        s.as_store().release(&[(row("gone"), fence)]).unwrap();
+        assert_eq!(fence_of(&one(&mut s, "b", 1, &c)), 1, "{kind}: a released key is claimed afresh");
+
+        let stale = claim("stale", json!({}), Effect::Idempotent);
+        let old = fence_of(&one(&mut s, "dead", 0, &stale));
+        let due = s.as_store().due(LEASE + 5, 10).unwrap();
+        assert!(due.iter().any(|r| r.row.key == "stale" && r.effect == Effect::Idempotent), "{kind}: {due:?}");
+        let taken = s.as_store().take_over("rescuer", 3 * LEASE, LEASE + 5, &row("stale"), old, "running").unwrap();
+        assert_eq!(taken, Some(old + 1), "{kind}");
+        assert_eq!(s.as_store().take_over("other", 3 * LEASE, LEASE + 5, &row("stale"), old, "running").unwrap(), None, "{kind}: one takeover wins");
+
+        let f = fence_of(&one(&mut s, "a", 0, &claim("old", json!({}), Effect::Once)));
+        s.as_store().record(100, &[Record { exec: 1, row: row("old"), fence: f, outcome: outcome(json!(1)) }]).unwrap();
+        assert_eq!(s.as_store().prune(200, i64::MIN).unwrap(), 1, "{kind}: the finished row past retention");
+        assert!(s.as_store().rows(&[row("old")]).unwrap().is_empty(), "{kind}");
+    }
+}
+
+#[test]
+fn two_connections_racing_for_one_key_get_one_claim() {
+    let j = journals("race");
+    for (kind, url) in j.urls.clone() {
+        for round in 0..20 {
+            let key = format!("race-{round}");
+            let barrier = Arc::new(Barrier::new(4));
+            let handles: Vec<_> = (0..4)
+                .map(|i| {
+                    let (url, key, barrier) = (url.clone(), key.clone(), barrier.clone());
+                    std::thread::spawn(move || {
+                        let mut s = store(&url);
+                        barrier.wait();
+                        one(&mut s, &format!("owner-{i}"), 0, &claim(&key, json!({}), Effect::Once))
+                    })
+                })
+                .collect();
+            let answers: Vec<ClaimAnswer> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+            let claimed = answers.iter().filter(|a| matches!(a, ClaimAnswer::Claimed { .. })).count();
+            assert_eq!(claimed, 1, "{kind} round {round}: {answers:?}");
+        }
+    }
+}
+
+#[test]
+fn a_newer_schema_is_refused() {
+    let j = journals("newer");
+    for (kind, url) in j.urls.clone() {
+        drop(store(&url));
+        match kind {
+            "sqlite" => {
+                let path = url.strip_prefix("sqlite:").unwrap();
+                let c = rusqlite_connection(path);
+                c.execute("UPDATE toolhost_meta SET value = '999' WHERE name = 'schema_version'", []).unwrap();
+            }
+            _ => {
+                let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+                c.execute("UPDATE toolhost_meta SET value = '999' WHERE name = 'schema_version'", &[]).unwrap();
+            }
+        }
+        let e = open(&url).err().expect("a newer schema must be refused");
+        assert_eq!(e.code(), "JOURNAL_SCHEMA_NEWER", "{kind}: {}", e.message);
+    }
+}
+
+fn rusqlite_connection(path: &str) -> rusqlite::Connection {
+    rusqlite::Connection::open(path).unwrap()
+}
