@@ -15,6 +15,10 @@ export declare class EngineCore {
   /**
    * Configures the engine from the manager's options (JSON text); '' when accepted,
    * else the refusal `{ code, message }` as JSON.
+   *
+   * A journal the options name is opened here, on the JS thread, so that a URL that
+   * is malformed, unreachable, locked or of a newer schema fails the constructor; its
+   * IO then runs on a journal thread of its own.
    */
   init(options: string): string
   /** The engine's id, which the wake function is called with. */
@@ -63,11 +67,18 @@ export declare class EngineCore {
    * that was not a boolean ('' when it was one).
    */
   approvalDecided(key: number, needed: boolean, invalid: string): string
-  /** Approves a waiting call; `args` edited arguments as JSON text ('' for none). */
-  approve(approvalId: string, args: string, by?: string | undefined | null): string
-  deny(approvalId: string, reason?: string | undefined | null, by?: string | undefined | null): string
-  /** Every call waiting for approval, as JSON. */
-  pendingApprovals(): string
+  /**
+   * Approves a waiting call; `args` edited arguments as JSON text ('' for none). With
+   * a journal the decision is made there, answered later as `ANSWER ticket`.
+   */
+  approve(approvalId: string, args: string, by: string | undefined | null, ticket: number): string
+  /** Denies a waiting call (with a journal: answered later as `ANSWER ticket`). */
+  deny(approvalId: string, reason: string | undefined | null, by: string | undefined | null, ticket: number): string
+  /**
+   * Every call waiting for approval, as JSON; with a journal, '' (the journal's list
+   * is answered later as `APPROVALS ticket`).
+   */
+  pendingApprovals(ticket: number): string
   /** The running attempt reported progress (`total` NaN for none). */
   progress(key: number, attempt: number, progress: number, total: number, message?: string | undefined | null): string
   /** The running attempt yielded a preliminary result. */

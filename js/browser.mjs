@@ -94,6 +94,7 @@ class EngineCore {
     return this.#timers(this.#core.approvalDecided(key, needed, invalid))
   }
 
+  // The ticket is the journal's: the browser has none, so every answer is at once.
   approve(id, args, by) {
     return this.#timers(this.#core.approve(id, args, by))
   }

@@ -6,10 +6,13 @@ export class ToolCallContext {
   #controller = undefined
   #reason = undefined
   #report
-  constructor(executionId, toolCallId, sessionId, toolName, attemptNumber, maxAttempts, report, context) {
+  constructor(executionId, toolCallId, sessionId, toolName, attemptNumber, maxAttempts, report, context, idempotencyKey) {
     this.#report = report
     /** The `context` call option of the `execute` that started this execution. */
     this.context = context
+    /** The call's idempotency key (its `idempotencyKey`, else its tool-call id, else its
+     * execution id): the same on every attempt, to pass on to an API that takes one. */
+    this.idempotencyKey = idempotencyKey
     this.executionId = executionId
     this.toolCallId = toolCallId
     this.sessionId = sessionId
@@ -53,7 +56,7 @@ export const then = Promise.prototype.then
 export function runChain(interceptors, handler, args, ctx) {
   const ictx = {
     toolName: ctx.toolName, args, executionId: ctx.executionId, toolCallId: ctx.toolCallId,
-    sessionId: ctx.sessionId, attemptNumber: ctx.attemptNumber, maxAttempts: ctx.maxAttempts, context: ctx.context,
+    sessionId: ctx.sessionId, attemptNumber: ctx.attemptNumber, maxAttempts: ctx.maxAttempts, context: ctx.context, idempotencyKey: ctx.idempotencyKey,
     get signal() { return ctx.signal },
   }
   let reached = -1

@@ -32,6 +32,7 @@ export function wake(engineId, ticket, text) {
 }
 
 const NO_OPTIONS = ''
+const noop = () => {}
 
 /** The caller's async context, for the backend that has one (Node's AsyncResource):
  * `runInAsyncScope(fn, thisArg, ...args)`. */
@@ -107,6 +108,8 @@ class Execution {
     this.approvalId = undefined
     /** The caller's `context` option (`ctx.context` of each attempt). */
     this.context = undefined
+    /** The caller's `idempotencyKey` option. */
+    this.idempotencyKey = undefined
     /** The async context `execute` was called in (Node: an AsyncResource), in which every
      * attempt, queued, retried or approved, runs; undefined where there is none. */
     this.scope = undefined
@@ -210,7 +213,7 @@ function extrasAt(ops, i, text, at) {
 }
 
 function record(exec, ops, i, error, previousErrors, extras) {
-  return {
+  const r = {
     id: exec.id,
     toolCallId: exec.toolCallId,
     sessionId: exec.sessionId,
@@ -225,6 +228,13 @@ function record(exec, ops, i, error, previousErrors, extras) {
     approval: extras?.approval,
     progress: extras?.progress,
   }
+  if (extras?.idempotencyKey !== undefined) {
+    // With a journal: the key, and whether the outcome was replayed or recovered.
+    r.idempotencyKey = extras.idempotencyKey
+    r.replayed = extras.replayed === true
+    r.recovered = extras.recovered === true
+  }
+  return r
 }
 
 /** An optional string at `ops[i]` (a flag, then its length). Returns [string, next op, next text index]. */
@@ -262,6 +272,11 @@ export class ToolExecutionManager extends ToolEventTarget {
   #approvalPolicy
   /** An approve() or deny() refusal the last engine call wrote. */
   #refused = undefined
+  /** The manager has a journal: approvals are decided through it (Promises). */
+  #journaled = false
+  /** ticket -> { resolve, reject } of a journal answer awaited (approve, deny, pendingApprovals) */
+  #answers = new Map()
+  #nextAnswer = 0
   #interceptors = []
   /** key -> Execution, in flight */
   #live = new Map()
@@ -307,6 +322,7 @@ export class ToolExecutionManager extends ToolEventTarget {
         needsApproval = 'ask'
       }
       if (typeof options.maxOutputChars === 'number') outputBudgets.set(this, options.maxOutputChars)
+      this.#journaled = options.journal !== undefined && options.journal !== null
       text = optionsText({ ...options, logger: this.#logger === undefined ? undefined : true, needsApproval }, 'options')
     }
     this.#core = new backend.EngineCore(this.#state.core)
@@ -381,6 +397,7 @@ export class ToolExecutionManager extends ToolEventTarget {
     if (options !== undefined && options !== null) {
       if (typeof options.toolCallId === 'string') exec.toolCallId = options.toolCallId
       if (typeof options.sessionId === 'string') exec.sessionId = options.sessionId
+      if (typeof options.idempotencyKey === 'string') exec.idempotencyKey = options.idempotencyKey
       exec.context = options.context
     }
     exec.scope = captureScope()
@@ -410,7 +427,7 @@ export class ToolExecutionManager extends ToolEventTarget {
   }
 
   #busy() {
-    busy[this.#engineId] = this.#live.size + this.#pending.size > 0 ? this.#onWake : undefined
+    busy[this.#engineId] = this.#live.size + this.#pending.size + this.#answers.size > 0 ? this.#onWake : undefined
   }
 
   /** Applies an engine call's output; returns how many executions it finished. */
@@ -550,6 +567,13 @@ export class ToolExecutionManager extends ToolEventTarget {
               detail = { executionId: exec.id, toolName: exec.toolName, progress, total, message }
               break
             }
+            case 12: {
+              const idempotencyKey = text.slice(at, (at += ops[i + 3]))
+              const action = text.slice(at, (at += ops[i + 4]))
+              detail = { executionId: exec.id, toolName: exec.toolName, idempotencyKey, action }
+              i += 5
+              break
+            }
             default:
               detail = { executionId: exec.id, toolName: exec.toolName, result: exec.preliminary }
               i += 3
@@ -622,6 +646,54 @@ export class ToolExecutionManager extends ToolEventTarget {
           i += 3
           break
         }
+        case OP.RECOVERED: {
+          // Recovery took over a call a dead process left: an execution nobody awaits.
+          const key = ops[i + 1]
+          i += 2
+          const id = text.slice(at, (at += ops[i++]))
+          const name = text.slice(at, (at += ops[i++]))
+          const args = text.slice(at, (at += ops[i++]))
+          const exec = new Execution(name, args)
+          exec.key = key
+          exec.id = id
+          exec.resolve = noop
+          exec.reject = noop
+          ;[exec.sessionId, i, at] = optionalAt(ops, i, text, at)
+          ;[exec.toolCallId, i, at] = optionalAt(ops, i, text, at)
+          exec.idempotencyKey = text.slice(at, (at += ops[i++]))
+          this.#live.set(key, exec)
+          this.#busy()
+          break
+        }
+        case OP.RESULT: {
+          // A replayed outcome's result, from the journal.
+          const exec = this.#live.get(ops[i + 1])
+          exec.result = JSON.parse(text.slice(at, (at += ops[i + 2])))
+          i += 3
+          break
+        }
+        case OP.ANSWER: {
+          const waiting = this.#answers.get(ops[i + 1])
+          this.#answers.delete(ops[i + 1])
+          if (ops[i + 2] === 1) {
+            i += 3
+            waiting?.resolve()
+          } else {
+            const error = engineError(text.slice(at, (at += ops[i + 3])), undefined)
+            i += 4
+            const { code, message, ...extra } = error
+            waiting?.reject(toolhostError(code, message, extra.validationErrors ? { validationErrors: extra.validationErrors } : undefined))
+          }
+          break
+        }
+        case OP.APPROVALS: {
+          const waiting = this.#answers.get(ops[i + 1])
+          this.#answers.delete(ops[i + 1])
+          const list = JSON.parse(text.slice(at, (at += ops[i + 3])))
+          i += 4
+          waiting?.resolve(list)
+          break
+        }
         case OP.APPROVAL_REFUSED:
           this.#refused = engineError(text.slice(at, (at += ops[i + 1])), undefined)
           i += 2
@@ -677,10 +749,11 @@ export class ToolExecutionManager extends ToolEventTarget {
     // alive, which the collector then marks over and over (B4: 9.4 ms of JS-thread time
     // per call instead of 4.5, and 3 GB instead of 1.1).
     this.#history.push(exec.text.length >= KEEP_AS_TEXT ? withArgsAsText(execution, exec.text) : execution)
-    if (execution.status === 'succeeded') exec.resolve({ success: true, result: execution.result, execution })
-    else {
+    if (execution.status === 'succeeded') {
+      exec.resolve(execution.replayed === true ? { success: true, result: execution.result, execution, replayed: true } : { success: true, result: execution.result, execution })
+    } else {
       this.#lastErrors.set(exec.toolName, execution.error)
-      exec.resolve({ success: false, error: execution.error, execution })
+      exec.resolve(execution.replayed === true ? { success: false, error: execution.error, execution, replayed: true } : { success: false, error: execution.error, execution })
     }
     this.#busy()
   }
@@ -823,7 +896,8 @@ export class ToolExecutionManager extends ToolEventTarget {
     if (handler === undefined) return this.#failed(exec, attempt, toolhostError('PERMANENT_ERROR', `tool '${exec.toolName}' has no handler any more`, { category: 'permanent' }))
     exec.toolId = toolId
     const args = exec.value()
-    const ctx = new ToolCallContext(exec.id, exec.toolCallId, exec.sessionId, exec.toolName, attempt, maxAttempts, (p) => this.#progress(exec, attempt, p), exec.context)
+    const ctx = new ToolCallContext(exec.id, exec.toolCallId, exec.sessionId, exec.toolName, attempt, maxAttempts, (p) => this.#progress(exec, attempt, p), exec.context,
+      exec.idempotencyKey ?? exec.toolCallId ?? exec.id)
     // Kept before the handler runs, so that a cancel or timeout from its synchronous
     // part or an interceptor aborts this context's signal.
     exec.ctx = ctx
@@ -1027,7 +1101,17 @@ export class ToolExecutionManager extends ToolEventTarget {
   /** Every call waiting for approval, oldest first, as plain JSON data:
    * `[{ approvalId, executionId, toolCallId?, sessionId?, toolName, args, requestedAt, expiresAt? }]`. */
   pendingApprovals() {
-    return JSON.parse(this.#core.pendingApprovals())
+    if (this.#journaled) return this.#ask((ticket) => this.#apply(this.#core.pendingApprovals(ticket)))
+    return JSON.parse(this.#core.pendingApprovals(0))
+  }
+
+  /** A journal answer to wait for: `send(ticket)` makes the request. */
+  #ask(send) {
+    const ticket = ++this.#nextAnswer
+    const answer = new Promise((resolve, reject) => this.#answers.set(ticket, { resolve, reject }))
+    send(ticket)
+    this.#busy()
+    return answer
   }
 
   /** Approves a waiting call: it runs (or queues for a slot), with `args` instead of
@@ -1042,7 +1126,8 @@ export class ToolExecutionManager extends ToolEventTarget {
       if (converted.error !== undefined) throw toolhostError('INVALID_ARGUMENTS', `approve: the edited arguments are not JSON: ${converted.error}`)
       text = converted.text
     }
-    this.#answer(this.#core.approve(approvalId, text, by))
+    if (this.#journaled) return this.#ask((ticket) => this.#apply(this.#core.approve(approvalId, text, by, ticket)))
+    this.#answer(this.#core.approve(approvalId, text, by, 0))
   }
 
   /** Denies a waiting call: it ends failed, category `denied`, code `APPROVAL_DENIED`.
@@ -1050,7 +1135,8 @@ export class ToolExecutionManager extends ToolEventTarget {
   deny(approvalId, options) {
     if (typeof approvalId !== 'string') throw argumentTypeError('deny', 'the approval id', approvalId)
     const { reason, by } = approvalOptions(options, ['reason', 'by'], 'deny')
-    this.#answer(this.#core.deny(approvalId, reason, by))
+    if (this.#journaled) return this.#ask((ticket) => this.#apply(this.#core.deny(approvalId, reason, by, ticket)))
+    this.#answer(this.#core.deny(approvalId, reason, by, 0))
   }
 
   #answer(text) {

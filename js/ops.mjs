@@ -22,6 +22,10 @@ export const DECIDE = 19
 export const AWAIT_APPROVAL = 20
 export const APPROVAL_REFUSED = 21
 export const ARGS = 22
+export const RECOVERED = 23
+export const RESULT = 24
+export const ANSWER = 25
+export const APPROVALS = 26
 
 // Record statuses, by number.
 export const STATUS = ['pending', 'validating', 'executing', 'succeeded', 'failed', 'cancelled', 'awaiting-approval']
@@ -31,7 +35,7 @@ export const EVENT_TYPES = [
   'tool-execution-started', 'tool-execution-validating', 'tool-execution-executing', 'tool-execution-retrying',
   'tool-execution-succeeded', 'tool-execution-failed', 'tool-execution-cancelled',
   'tool-execution-approval-requested', 'tool-execution-approved', 'tool-execution-denied',
-  'tool-execution-progress', 'tool-execution-preliminary-result',
+  'tool-execution-progress', 'tool-execution-preliminary-result', 'tool-execution-recovered',
 ]
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error']

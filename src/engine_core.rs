@@ -20,6 +20,7 @@ use napi::{sys, Env};
 use napi_derive::napi;
 use rustc_hash::FxHashMap;
 use toolhost::host::{HostEngine, TimerKind, TimerRequest};
+use toolhost::journal::worker::JournalWorker;
 use toolhost::{Arguments, CallOptions, DeadlineKey};
 
 use crate::hop::{self, Message};
@@ -68,6 +69,8 @@ struct Inner {
     /// Whether this engine keeps Node alive (it has executions in flight).
     retained: Cell<bool>,
     hop: Arc<hop::Hop>,
+    /// The thread that does the journal's IO, when the manager has a journal.
+    journal: RefCell<Option<JournalWorker>>,
 }
 
 impl Drop for Inner {
@@ -119,6 +122,11 @@ impl Inner {
                         hop::deadlines().cancel(d);
                     }
                 }
+            }
+        }
+        if let Some(worker) = self.journal.borrow().as_ref() {
+            for request in host.take_journal() {
+                worker.send(request);
             }
         }
         let busy = host.in_flight() + self.pending.borrow().len() > 0;
@@ -180,6 +188,7 @@ impl EngineCore {
             tapes: RefCell::new(FxHashMap::default()),
             retained: Cell::new(false),
             hop: hop::hop(raw),
+            journal: RefCell::new(None),
         });
         // SAFETY: the buffer is at least one f64 long.
         unsafe { *inner.scratch = 0.0 };
@@ -189,15 +198,27 @@ impl EngineCore {
 
     /// Configures the engine from the manager's options (JSON text); '' when accepted,
     /// else the refusal `{ code, message }` as JSON.
+    ///
+    /// A journal the options name is opened here, on the JS thread, so that a URL that
+    /// is malformed, unreachable, locked or of a newer schema fails the constructor; its
+    /// IO then runs on a journal thread of its own.
     #[napi]
     pub fn init(&self, options: String) -> String {
-        match HostEngine::new(&self.inner.registry, &options) {
-            Ok(host) => {
-                *self.inner.host.borrow_mut() = Some(host);
-                String::new()
-            }
-            Err(e) => toolhost::host::registry_error_json(&e).to_string(),
+        let host = match HostEngine::new(&self.inner.registry, &options) {
+            Ok(host) => host,
+            Err(e) => return toolhost::host::registry_error_json(&e).to_string(),
+        };
+        if let (Some(url), Some(policy)) = (host.journal_url(), host.journal_policy()) {
+            let store = match toolhost::journal::open(url) {
+                Ok(store) => store,
+                Err(e) => return toolhost::host::registry_error_json(&e).to_string(),
+            };
+            let (hop, engine) = (self.inner.hop.clone(), self.inner.id);
+            let deliver = Box::new(move |answers| hop.post(Message::Journal { engine, answers }));
+            *self.inner.journal.borrow_mut() = Some(JournalWorker::start(store, policy, deliver));
         }
+        *self.inner.host.borrow_mut() = Some(host);
+        String::new()
     }
 
     /// The engine's id, which the wake function is called with.
@@ -308,20 +329,28 @@ impl EngineCore {
         self.inner.call(env.raw(), |h| h.approval_decided(key as u64, needed, &invalid))
     }
 
-    /// Approves a waiting call; `args` edited arguments as JSON text ('' for none).
+    /// Approves a waiting call; `args` edited arguments as JSON text ('' for none). With
+    /// a journal the decision is made there, answered later as `ANSWER ticket`.
     #[napi]
-    pub fn approve(&self, env: Env, approval_id: String, args: String, by: Option<String>) -> String {
-        self.inner.call(env.raw(), |h| h.approve(&approval_id, &args, by))
+    pub fn approve(&self, env: Env, approval_id: String, args: String, by: Option<String>, ticket: f64) -> String {
+        self.inner.call(env.raw(), |h| h.approve_ticket(&approval_id, &args, by, ticket as u64))
     }
 
+    /// Denies a waiting call (with a journal: answered later as `ANSWER ticket`).
     #[napi]
-    pub fn deny(&self, env: Env, approval_id: String, reason: Option<String>, by: Option<String>) -> String {
-        self.inner.call(env.raw(), |h| h.deny(&approval_id, reason, by))
+    pub fn deny(&self, env: Env, approval_id: String, reason: Option<String>, by: Option<String>, ticket: f64) -> String {
+        self.inner.call(env.raw(), |h| h.deny_ticket(&approval_id, reason, by, ticket as u64))
     }
 
-    /// Every call waiting for approval, as JSON.
+    /// Every call waiting for approval, as JSON; with a journal, '' (the journal's list
+    /// is answered later as `APPROVALS ticket`).
     #[napi]
-    pub fn pending_approvals(&self) -> String {
+    pub fn pending_approvals(&self, env: Env, ticket: f64) -> String {
+        let asked = self.inner.with_host(|h| h.journal_approvals(ticket as u64)).unwrap_or(false);
+        if asked {
+            self.inner.flush(env.raw());
+            return String::new();
+        }
         self.inner.with_host(|h| h.pending_approvals()).unwrap_or_default()
     }
 
@@ -478,6 +507,11 @@ pub fn on_message(env: RawEnv, message: Message) {
                 TimerKind::Total => h.total_timed_out(key),
                 TimerKind::Approval => h.approval_expired(key),
             });
+            call_wake(env, engine, 0.0, &text);
+        }
+        Message::Journal { engine, answers } => {
+            let Some(inner) = find(engine) else { return };
+            let text = inner.call(env, |h| h.journal_answered(answers));
             call_wake(env, engine, 0.0, &text);
         }
         Message::ArgumentsReady { engine, ticket, arguments } => {

@@ -28,6 +28,8 @@ pub enum Message {
     Timer { engine: u32, key: u64, attempt: u32, kind: toolhost::host::TimerKind },
     /// Large argument text was parsed and validated on a worker thread.
     ArgumentsReady { engine: u32, ticket: u64, arguments: Box<crate::engine_core::ParsedArguments> },
+    /// The journal thread answered.
+    Journal { engine: u32, answers: Vec<toolhost::journal::JournalAnswer> },
 }
 
 struct TsfnPtr(sys::napi_threadsafe_function);

@@ -150,6 +150,12 @@ impl EngineCore {
     /// '' when the options are accepted, else the refusal `{ code, message }` as JSON.
     pub fn init(&mut self, options: &str) -> String {
         match HostEngine::new(&self.registry, options) {
+            // The journal's stores are files and servers a page cannot reach.
+            Ok(host) if host.journal_url().is_some() => serde_json::json!({
+                "code": "INVALID_CONFIG",
+                "message": "journal is not available in the browser: a page keeps its executions in memory (run a journaled manager in Node)",
+            })
+            .to_string(),
             Ok(host) => {
                 self.host = Some(host);
                 String::new()

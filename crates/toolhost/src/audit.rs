@@ -39,6 +39,15 @@ pub struct AuditRecord {
     /// absent for calls that needed no approval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<AuditApproval>,
+    /// With a journal: the call's idempotency key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
+    /// Its outcome was read from the journal, not run here (a replay).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replayed: bool,
+    /// Recovery started it, taking over a call a dead process left.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recovered: bool,
 }
 
 /// The approval part of an [`AuditRecord`].
@@ -274,6 +283,9 @@ mod tests {
             attempts: 1,
             error_code: None,
             approval: None,
+            idempotency_key: None,
+            replayed: false,
+            recovered: false,
         }
     }
 

@@ -79,6 +79,11 @@ pub struct ToolMetadata {
     /// The most characters of this tool's result a model is sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_output_chars: Option<u64>,
+    /// What its calls do to the world (`read`, `idempotent`, `once`): what recovery may
+    /// do with a call whose process died. Unset: `read` for `readOnly`, `idempotent`
+    /// for `idempotent`, else `once`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<crate::journal::Effect>,
     /// Anything else: the hosts that read definitions as JSON accept only `custom` and
     /// `examples` here, refusing other unknown keys as likely typos.
     #[serde(flatten)]
@@ -119,7 +124,7 @@ impl<'de> Deserialize<'de> for NeedsApproval {
 pub const METADATA_KEYS: &[&str] = &[
     "title", "category", "tags", "idempotent", "readOnly", "destructive", "openWorld", "timeoutMs", "retry",
     "circuitBreaker", "selfInstrumented", "needsApproval", "approvalTimeoutMs", "resetTimeoutOnProgress",
-    "maxTotalTimeoutMs", "maxOutputChars", "custom", "examples",
+    "maxTotalTimeoutMs", "maxOutputChars", "effect", "custom", "examples",
 ];
 
 /// Retry settings where every field is optional, layered call > tool > manager > default.
@@ -193,6 +198,23 @@ pub fn check_declaration(decl: &ToolDeclaration) -> Result<(), RegistryError> {
     if let Some(cb) = &decl.metadata.circuit_breaker {
         if cb.failure_threshold == 0 || cb.success_threshold == 0 {
             return refuse("circuitBreaker thresholds must be at least 1".into());
+        }
+    }
+    if let Some(effect) = decl.metadata.effect {
+        use crate::journal::Effect;
+        let m = &decl.metadata;
+        let contradiction = match effect {
+            Effect::Read => m.read_only == Some(false),
+            Effect::Idempotent => m.read_only == Some(true) || m.idempotent == Some(false),
+            Effect::Once => m.read_only == Some(true) || m.idempotent == Some(true),
+        };
+        if contradiction {
+            return refuse(format!(
+                "metadata.effect '{}' contradicts readOnly: {:?} / idempotent: {:?} (effect 'read' is readOnly, 'idempotent' is idempotent, 'once' is neither)",
+                effect.as_str(),
+                m.read_only,
+                m.idempotent
+            ));
         }
     }
     // Values no manager could run with are refused here, not at every execute().

@@ -28,6 +28,8 @@ use crate::record::{
 use crate::registry::{RegisteredTool, Scope, ToolRegistry};
 use crate::retry::{Backoff, RetryConfig};
 
+mod durable;
+
 /// A manager's settings. Per call, the call's options win, then the tool's metadata,
 /// then these.
 #[derive(Clone, Debug)]
@@ -54,6 +56,9 @@ pub struct ManagerConfig {
     pub reset_timeout_on_progress: bool,
     /// A bound on a whole execution that progress does not extend; `None` for none.
     pub max_total_timeout_ms: Option<f64>,
+    /// Executions are journaled (see [`crate::journal`]): claimed by key before they run,
+    /// their outcomes stored, replayed, recovered. `None`: in memory only.
+    pub journal: Option<crate::journal::JournalPolicy>,
 }
 
 impl Default for ManagerConfig {
@@ -71,6 +76,7 @@ impl Default for ManagerConfig {
             approval_timeout_ms: None,
             reset_timeout_on_progress: false,
             max_total_timeout_ms: None,
+            journal: None,
         }
     }
 }
@@ -174,6 +180,9 @@ pub struct CallOptions {
     /// such as the Vercel AI SDK's): `Some(by)`. A call that needs approval then runs
     /// at once, its record saying who approved it.
     pub preapproved: Option<Option<String>>,
+    /// The call's idempotency key (with a journal: a call with the key of a finished
+    /// one is not run again); else its tool-call id is the key.
+    pub idempotency_key: Option<String>,
 }
 
 /// Everything a driver needs to run one attempt.
@@ -217,6 +226,9 @@ pub enum Step {
     /// Waiting for [`ExecutionEngine::approve`] or [`ExecutionEngine::deny`]; after
     /// `timeout`, call [`ExecutionEngine::approval_expired`].
     AwaitApproval { approval_id: String, timeout: Option<Duration> },
+    /// The execution waits for the journal's answer to this request (see
+    /// [`ExecutionEngine::journal_answered`]).
+    Journal(crate::journal::JournalRequest),
 }
 
 /// What a host's approval policy answered for a call in [`Step::Decide`].
@@ -258,15 +270,34 @@ pub struct Transition {
     pub audit: Option<AuditRecord>,
     /// Progress restarted the running attempt's timeout: `(attempt, timeout)`.
     pub rearm: Option<(u32, Duration)>,
+    /// Journal work to do that nobody waits for (releases, watches, decisions).
+    pub journal: Vec<crate::journal::JournalRequest>,
+    /// This transition started an execution nobody called: recovery took over a call a
+    /// dead process left (the host makes its own view of it from the record).
+    pub recovered: bool,
+    /// An approver edited the arguments (JSON text): the handler gets these.
+    pub edited_args: Option<String>,
 }
 
 impl Transition {
-    fn new(key: u64, step: Step) -> Self {
-        Self { key, step, events: Vec::new(), admitted: Vec::new(), interrupted_attempt: None, logs: Vec::new(), audit: None, rearm: None }
+    pub(crate) fn new(key: u64, step: Step) -> Self {
+        Self {
+            key,
+            step,
+            events: Vec::new(),
+            admitted: Vec::new(),
+            interrupted_attempt: None,
+            logs: Vec::new(),
+            audit: None,
+            rearm: None,
+            journal: Vec::new(),
+            recovered: false,
+            edited_args: None,
+        }
     }
 
     /// `self` after `events`: events already built by the caller come first.
-    fn after(mut self, mut events: Vec<ExecutionEvent>) -> Self {
+    pub(crate) fn after(mut self, mut events: Vec<ExecutionEvent>) -> Self {
         events.append(&mut self.events);
         self.events = events;
         self
@@ -281,6 +312,14 @@ enum Phase {
     /// The host's approval policy is deciding.
     Deciding,
     AwaitingApproval,
+    /// Waiting for the journal's answer to its claim.
+    Claiming,
+    /// Its key is held by another execution (here or in another process): waiting for it.
+    WaitingForKey,
+    /// Approved: waiting for the journal to mark it running before it runs.
+    Starting,
+    /// Finished: waiting for the journal to store its outcome before anyone hears of it.
+    Recording,
 }
 
 struct Active {
@@ -302,6 +341,8 @@ struct Active {
     reset_on_progress: bool,
     total_timeout: Option<Duration>,
     approval_timeout: Option<Duration>,
+    /// Its journal state, when the manager has a journal.
+    journal: Option<Box<durable::Journaled>>,
 }
 
 /// A call waiting for approval, as `pendingApprovals()` lists it: plain JSON, so a
@@ -460,6 +501,9 @@ impl ExecutionEngine {
             previous_errors: Vec::new(),
             approval: None,
             progress: None,
+            idempotency_key: None,
+            replayed: false,
+            recovered: false,
         };
         let mut events = Vec::new();
         if self.wanted.wants(EventType::Started) {
@@ -481,30 +525,7 @@ impl ExecutionEngine {
             (Err(e), _) | (_, Some(Err(e))) => return self.finish_unstarted(key, record, ToolError::from(e), events),
             (Ok(_), None) => unreachable!("a policy is computed for every resolved tool"),
         };
-        let (retry, timeout) = policy;
-        let meta = &tool.declaration.metadata;
-        let reset_on_progress = options.reset_timeout_on_progress.or(meta.reset_timeout_on_progress).unwrap_or(self.config.reset_timeout_on_progress);
-        let total_timeout = millis(options.max_total_timeout_ms.or(meta.max_total_timeout_ms.map(|t| t as f64)).or(self.config.max_total_timeout_ms));
-        let approval_timeout = millis(meta.approval_timeout_ms.map(|t| t as f64).or(self.config.approval_timeout_ms));
-        let mut active = Active {
-            record,
-            tool,
-            backoff: Backoff::new(retry),
-            timeout,
-            phase: Phase::Queued,
-            started: None,
-            queued: Instant::now(),
-            holds_slot: false,
-            uses_breaker: false,
-            error_logged: false,
-            ended: None,
-            input_hash,
-            reset_on_progress,
-            total_timeout,
-            approval_timeout,
-        };
-        active.record.max_attempts = active.backoff.config().max_attempts;
-        self.active.insert(key, active);
+        self.activate(key, record, tool, policy, &options, input_hash);
 
         if options.already_cancelled {
             let mut t = self.finish(key, ExecutionStatus::Cancelled, None, Some(ToolError::cancelled(tool_name)));
@@ -544,19 +565,76 @@ impl ExecutionEngine {
             t.events = events;
             return t;
         }
+        if self.config.journal.is_some() {
+            self.journaled(key, options.idempotency_key.as_deref());
+        }
         let rule = self.active[&key].tool.declaration.metadata.needs_approval.unwrap_or(self.config.needs_approval);
         if let (Some(by), NeedsApproval::Always | NeedsApproval::Ask) = (&options.preapproved, rule) {
             let events = self.approved_before(key, by.clone(), events);
-            return self.admit_new(key).after(events);
+            return self.proceed(key, false).after(events);
         }
         match rule {
-            NeedsApproval::Never => self.admit_new(key).after(events),
-            NeedsApproval::Always => self.request_approval(key).after(events),
+            NeedsApproval::Never => self.proceed(key, false).after(events),
+            NeedsApproval::Always => self.proceed(key, true).after(events),
             NeedsApproval::Ask => {
                 let a = self.active.get_mut(&key).expect("inserted above");
                 a.phase = Phase::Deciding;
                 Transition::new(key, Step::Decide { timeout: a.approval_timeout }).after(events)
             }
+        }
+    }
+
+    /// Makes a resolved execution active, with its policy.
+    fn activate(&mut self, key: u64, record: ExecutionRecord, tool: Arc<RegisteredTool>, policy: (RetryConfig, Option<Duration>), options: &CallOptions, input_hash: Option<String>) {
+        let (retry, timeout) = policy;
+        let meta = &tool.declaration.metadata;
+        let reset_on_progress = options.reset_timeout_on_progress.or(meta.reset_timeout_on_progress).unwrap_or(self.config.reset_timeout_on_progress);
+        let total_timeout = millis(options.max_total_timeout_ms.or(meta.max_total_timeout_ms.map(|t| t as f64)).or(self.config.max_total_timeout_ms));
+        let approval_timeout = millis(meta.approval_timeout_ms.map(|t| t as f64).or(self.config.approval_timeout_ms));
+        let mut active = Active {
+            record,
+            tool,
+            backoff: Backoff::new(retry),
+            timeout,
+            phase: Phase::Queued,
+            started: None,
+            queued: Instant::now(),
+            holds_slot: false,
+            uses_breaker: false,
+            error_logged: false,
+            ended: None,
+            input_hash,
+            reset_on_progress,
+            total_timeout,
+            approval_timeout,
+            journal: None,
+        };
+        active.record.max_attempts = active.backoff.config().max_attempts;
+        self.active.insert(key, active);
+    }
+
+    /// Starts an execution recovery took over from a dead process: its row's arguments
+    /// are validated again, then it runs (an approved one marks its row running first).
+    fn start_adopted(&mut self, key: u64, record: ExecutionRecord, tool: Arc<RegisteredTool>, row: &crate::journal::RowState, fence: i64, options: CallOptions) -> Transition {
+        let policy = match self.policy_for(&tool, &options) {
+            Ok(p) => p,
+            Err(e) => return self.finish_unstarted(key, record, ToolError::from(e), Vec::new()),
+        };
+        self.activate(key, record, tool, policy, &options, None);
+        self.journaled(key, options.idempotency_key.as_deref());
+        self.adopt_fence(key, fence);
+        if self.config.validation {
+            let a = &self.active[&key];
+            let args = a.record.args.to_value();
+            if !a.tool.schema.is_valid(&args) {
+                let e = ToolError::invalid_arguments(&a.record.tool_name, a.tool.schema.validate_redacting(&args, &self.config.redact));
+                return self.finish(key, ExecutionStatus::Failed, None, Some(e));
+            }
+        }
+        if row.state == "approved" {
+            self.start_approved(key)
+        } else {
+            self.admit_new(key)
         }
     }
 
@@ -617,16 +695,35 @@ impl ExecutionEngine {
         events
     }
 
+    /// A validated execution, its approval decided: in memory, it waits for its approval
+    /// or runs; with a journal, it claims its key first ([`durable`]).
+    fn proceed(&mut self, key: u64, needs_approval: bool) -> Transition {
+        if self.active[&key].journal.is_some() {
+            return self.claim(key, needs_approval);
+        }
+        if needs_approval {
+            self.request_approval(key)
+        } else {
+            self.admit_new(key)
+        }
+    }
+
     /// Puts a validated execution in `awaiting-approval`: no slot, no timeout.
     fn request_approval(&mut self, key: u64) -> Transition {
         let approval_id = uuid::Uuid::new_v4().to_string();
+        self.request_approval_as(key, approval_id, now_ms())
+    }
+
+    /// As [`ExecutionEngine::request_approval`], with the approval's id and time given (a
+    /// journaled call claims its key with them).
+    fn request_approval_as(&mut self, key: u64, approval_id: String, requested_at: f64) -> Transition {
         let wants = self.wanted.wants(EventType::ApprovalRequested);
         let a = self.active.get_mut(&key).expect("approval is asked for active executions");
         a.phase = Phase::AwaitingApproval;
         a.record.status = ExecutionStatus::AwaitingApproval;
         a.record.approval = Some(ApprovalRecord {
             approval_id: approval_id.clone(),
-            requested_at: now_ms(),
+            requested_at,
             decision: None,
             decided_at: None,
             by: None,
@@ -646,8 +743,8 @@ impl ExecutionEngine {
     pub fn approval_decided(&mut self, key: u64, verdict: ApprovalVerdict) -> Transition {
         match self.active.get(&key) {
             Some(a) if a.phase == Phase::Deciding => match verdict {
-                ApprovalVerdict::Needed => self.request_approval(key),
-                ApprovalVerdict::NotNeeded => self.admit_new(key),
+                ApprovalVerdict::Needed => self.proceed(key, true),
+                ApprovalVerdict::NotNeeded => self.proceed(key, false),
                 ApprovalVerdict::Invalid(what) => {
                     let mut e = ToolError::new(
                         ErrorCategory::Permanent,
@@ -731,6 +828,8 @@ impl ExecutionEngine {
     /// answered by then ([`Step::Decide`]) is bounded by the same timeout.
     pub fn approval_expired(&mut self, key: u64) -> Transition {
         match self.active.get(&key) {
+            // Another process may be approving it right now: the journal decides.
+            Some(a) if a.phase == Phase::AwaitingApproval && a.journal.is_some() => self.expire_journaled(key),
             Some(a) if a.phase == Phase::AwaitingApproval => {
                 let ms = a.approval_timeout.map_or(0, |d| d.as_millis());
                 self.deny_key(key, format!("nobody approved it within {ms} ms"), None)
@@ -824,7 +923,7 @@ impl ExecutionEngine {
     /// An execution's `maxTotalTimeoutMs` passed: it ends failed with `timeout` /
     /// `TIMEOUT`, not retried, its running attempt interrupted.
     pub fn total_timed_out(&mut self, key: u64) -> Transition {
-        let Some(a) = self.active.get(&key) else { return Transition::new(key, Step::Stale) };
+        let Some(a) = self.active.get(&key).filter(|a| a.phase != Phase::Recording) else { return Transition::new(key, Step::Stale) };
         let Some(total) = a.total_timeout else { return Transition::new(key, Step::Stale) };
         let interrupted = (a.phase == Phase::Running).then_some(a.record.attempt_number);
         let mut e = ToolError::new(
@@ -836,6 +935,11 @@ impl ExecutionEngine {
         let mut t = self.finish(key, ExecutionStatus::Failed, None, Some(e));
         t.interrupted_attempt = interrupted;
         t
+    }
+
+    /// Whether the tool of an execution in flight has an `outputSchema`.
+    pub fn checks_output(&self, key: u64) -> bool {
+        self.active.get(&key).is_some_and(|a| a.tool.output.is_some())
     }
 
     /// Checks a result against the tool's `outputSchema` (none: always fine).
@@ -1009,11 +1113,20 @@ impl ExecutionEngine {
         let Some(a) = self.active.get(&key) else {
             return Transition::new(key, Step::Stale);
         };
+        // Its handler finished: the journal is storing the outcome every caller will get.
+        if a.phase == Phase::Recording {
+            return Transition::new(key, Step::Stale);
+        }
         let interrupted = (a.phase == Phase::Running).then_some(a.record.attempt_number);
         let tool = a.record.tool_name.clone();
         let mut t = self.finish(key, ExecutionStatus::Cancelled, None, Some(ToolError::cancelled(&tool)));
         t.interrupted_attempt = interrupted;
         t
+    }
+
+    /// The record of an execution in flight, by its engine key.
+    pub fn record_of(&self, key: u64) -> Option<Arc<ExecutionRecord>> {
+        self.active.get(&key).map(|a| Arc::new(a.record.clone()))
     }
 
     /// The tool of an execution in flight.
@@ -1102,6 +1215,9 @@ impl ExecutionEngine {
                 decided_at: a.decided_at.map(iso),
                 edited: a.edited,
             }),
+            idempotency_key: record.idempotency_key.clone(),
+            replayed: record.replayed,
+            recovered: record.recovered,
         }
     }
 
@@ -1130,7 +1246,18 @@ impl ExecutionEngine {
         self.active.get(&key).and_then(|a| a.record.previous_errors.last())
     }
 
+    /// Ends an execution. A journaled one that ran first stores its outcome, and ends
+    /// when the journal has it ([`durable`]).
     fn finish(&mut self, key: u64, status: ExecutionStatus, result: Option<Payload>, error: Option<ToolError>) -> Transition {
+        if self.active[&key].journal.is_some() {
+            return self.finish_journaled(key, status, result, error);
+        }
+        self.finish_now(key, status, result, error)
+    }
+
+    /// Ends an execution now: its record, statistics, log line, audit record and event,
+    /// and the slot it frees.
+    fn finish_now(&mut self, key: u64, status: ExecutionStatus, result: Option<Payload>, error: Option<ToolError>) -> Transition {
         let mut a = self.active.remove(&key).expect("finish is called for active executions");
         if a.phase == Phase::Queued {
             self.queue.retain(|k| *k != key);

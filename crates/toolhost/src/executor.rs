@@ -289,6 +289,8 @@ impl ToolExecutor {
                     return ExecutionOutcome { record };
                 }
                 Step::Stale | Step::Continue => return self.cancelled(key).await,
+                // The executor's config has no journal yet (ManagerConfig::journal is None).
+                Step::Journal(_) => unreachable!("journaled executions are not driven by ToolExecutor yet"),
                 Step::Decide { .. } => {
                     let policy = lock(&self.inner.approval_policy).clone();
                     let id = self.id_of(key);

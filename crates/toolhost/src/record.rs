@@ -99,6 +99,14 @@ pub struct ExecutionRecord {
     pub approval: Option<ApprovalRecord>,
     /// The last progress its handler reported.
     pub progress: Option<Progress>,
+    /// With a journal: the call's idempotency key (its own, else its tool-call id, else
+    /// its execution id).
+    pub idempotency_key: Option<String>,
+    /// Its outcome was not run here but read from the journal: a call with the same key
+    /// finished before.
+    pub replayed: bool,
+    /// Recovery started it: a process holding it died, and this one took it over.
+    pub recovered: bool,
 }
 
 /// An approval asked for a call, and its answer.
@@ -176,10 +184,12 @@ pub enum EventType {
     Denied,
     Progress,
     PreliminaryResult,
+    /// Recovery took over a call a dead process left (with a journal).
+    Recovered,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 12] = [
+    pub const ALL: [EventType; 13] = [
         Self::Started,
         Self::Validating,
         Self::Executing,
@@ -192,6 +202,7 @@ impl EventType {
         Self::Denied,
         Self::Progress,
         Self::PreliminaryResult,
+        Self::Recovered,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -208,6 +219,7 @@ impl EventType {
             Self::Denied => "tool-execution-denied",
             Self::Progress => "tool-execution-progress",
             Self::PreliminaryResult => "tool-execution-preliminary-result",
+            Self::Recovered => "tool-execution-recovered",
         }
     }
 
@@ -250,6 +262,10 @@ pub enum ExecutionEvent {
     Denied { execution_id: String, tool_name: String, approval_id: String, by: Option<String>, reason: String },
     Progress { execution_id: String, tool_name: String, progress: Progress },
     PreliminaryResult { execution_id: String, tool_name: String },
+    /// `action`: `rerun` (a `read` or `idempotent` call, or an approved one, run here),
+    /// `interrupted` (a `once` call, ended with its outcome unknown) or `expired` (an
+    /// approval nobody answered in time).
+    Recovered { execution_id: String, tool_name: String, idempotency_key: String, action: &'static str },
 }
 
 impl ExecutionEvent {
@@ -267,6 +283,7 @@ impl ExecutionEvent {
             Self::Denied { .. } => EventType::Denied,
             Self::Progress { .. } => EventType::Progress,
             Self::PreliminaryResult { .. } => EventType::PreliminaryResult,
+            Self::Recovered { .. } => EventType::Recovered,
         }
     }
 
@@ -283,7 +300,8 @@ impl ExecutionEvent {
             | Self::Approved { execution_id, .. }
             | Self::Denied { execution_id, .. }
             | Self::Progress { execution_id, .. }
-            | Self::PreliminaryResult { execution_id, .. } => execution_id,
+            | Self::PreliminaryResult { execution_id, .. }
+            | Self::Recovered { execution_id, .. } => execution_id,
         }
     }
 }

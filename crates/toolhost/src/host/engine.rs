@@ -18,6 +18,7 @@ use super::registry::{tool_id, HostRegistry};
 use super::wire::{event, op, Wire};
 use super::{HostCause, HostValue};
 use crate::audit::{AuditLog, AuditRecord};
+use crate::journal::{DecideAnswer, JournalAnswer, JournalRequest, StoredApproval, Verdict};
 use crate::engine::{ApprovalVerdict, Arguments, AttemptSpec, CallOptions, Evicted, ExecutionEngine, Step, Transition};
 use crate::error::{RegistryError, Thrown, ToolError};
 use crate::log_lines::LogLine;
@@ -59,6 +60,10 @@ pub struct HostEngine {
     options: HostOptions,
     audit_file: Option<Result<AuditLog, String>>,
     audit_listener: bool,
+    /// Journal work for the host to hand to its journal worker.
+    journal: Vec<JournalRequest>,
+    /// Answers the host still waits for (decisions, listings), by ticket.
+    tickets: usize,
 }
 
 impl HostEngine {
@@ -79,6 +84,8 @@ impl HostEngine {
             options,
             audit_file,
             audit_listener: false,
+            journal: Vec::new(),
+            tickets: 0,
         };
         host.sync_audit();
         Ok(host)
@@ -110,9 +117,73 @@ impl HostEngine {
         self.timers.drain(..)
     }
 
-    /// Executions not yet finished.
+    /// Executions not yet finished, and journal answers still awaited.
     pub fn in_flight(&self) -> usize {
-        self.engine.in_flight()
+        self.engine.in_flight() + self.tickets
+    }
+
+    /// The journal the manager's options name (its URL), when they name one.
+    pub fn journal_url(&self) -> Option<&str> {
+        self.options.journal.as_deref()
+    }
+
+    /// The journal's lease, retention and poll settings.
+    pub fn journal_policy(&self) -> Option<crate::journal::JournalPolicy> {
+        self.engine.config().journal
+    }
+
+    /// Journal work to hand to the journal worker after the last call.
+    pub fn take_journal(&mut self) -> std::vec::Drain<'_, JournalRequest> {
+        self.journal.drain(..)
+    }
+
+    /// The journal answered (on the host's main thread, in the order answered).
+    pub fn journal_answered(&mut self, answers: Vec<JournalAnswer>) {
+        self.wire.clear();
+        for answer in answers {
+            match answer {
+                JournalAnswer::Decided { ticket, answer } => {
+                    if ticket == 0 {
+                        continue;
+                    }
+                    self.tickets = self.tickets.saturating_sub(1);
+                    match answer {
+                        DecideAnswer::Decided(_) => self.wire.push(&[op::ANSWER, ticket as f64, 1.0]),
+                        DecideAnswer::NotFound => {
+                            let e = ToolError::new(
+                                crate::ErrorCategory::NotFound,
+                                crate::RegistryErrorCode::ApprovalNotFound.as_str(),
+                                "no call waits for that approval (it was answered, cancelled or timed out)",
+                            );
+                            self.wire.push(&[op::ANSWER, ticket as f64, 0.0]);
+                            self.wire.error(&e);
+                        }
+                        DecideAnswer::Refused(e) => {
+                            self.wire.push(&[op::ANSWER, ticket as f64, 0.0]);
+                            self.wire.error(&e);
+                        }
+                    }
+                }
+                JournalAnswer::Approvals { ticket, approvals } => {
+                    self.tickets = self.tickets.saturating_sub(1);
+                    let list: Vec<serde_json::Value> = approvals.iter().map(pending_json).collect();
+                    self.wire.push(&[op::APPROVALS, ticket as f64, 1.0]);
+                    self.wire.string(&serde_json::Value::Array(list).to_string());
+                }
+                JournalAnswer::Failed { ticket: Some(ticket), error, .. } => {
+                    self.tickets = self.tickets.saturating_sub(1);
+                    let e = ToolError::new(crate::ErrorCategory::Transient, error.code.as_str(), error.message);
+                    self.wire.push(&[op::ANSWER, ticket as f64, 0.0]);
+                    self.wire.error(&e);
+                }
+                answer => {
+                    for t in self.engine.journal_answered(answer) {
+                        self.append(t, None);
+                    }
+                }
+            }
+        }
+        self.finish_call();
     }
 
     /// Starts an execution. `ticket` is the host's name for it until `NEW` gives its key;
@@ -158,17 +229,24 @@ impl HostEngine {
         }
         self.clear_timer(key, TimerKind::Attempt);
         if let Some(text) = result {
-            let checked = match crate::json_text::parse(text) {
-                Ok(v) => self.engine.check_output(key, &v),
-                Err(e) => {
-                    let tool = self.engine.timeout_of(key).map(|(t, _)| t.to_string()).unwrap_or_default();
-                    let issue = crate::schema::ValidationIssue { path: String::new(), schema_path: String::new(), keyword: "json".into(), message: format!("the result is not JSON: {e}") };
-                    Err(ToolError::invalid_output(&tool, vec![issue]))
+            let parsed = crate::json_text::parse(text);
+            if self.engine.checks_output(key) {
+                let checked = match &parsed {
+                    Ok(v) => self.engine.check_output(key, v),
+                    Err(e) => {
+                        let tool = self.engine.timeout_of(key).map(|(t, _)| t.to_string()).unwrap_or_default();
+                        let issue = crate::schema::ValidationIssue { path: String::new(), schema_path: String::new(), keyword: "json".into(), message: format!("the result is not JSON: {e}") };
+                        Err(ToolError::invalid_output(&tool, vec![issue]))
+                    }
+                };
+                if let Err(e) = checked {
+                    let t = self.engine.attempt_finished(key, attempt, Err(e));
+                    return self.apply(t, None);
                 }
-            };
-            if let Err(e) = checked {
-                let t = self.engine.attempt_finished(key, attempt, Err(e));
-                return self.apply(t, None);
+            }
+            // A journaled call stores its result as JSON, for replays.
+            if let Ok(v) = parsed {
+                self.engine.set_result_json(key, v);
             }
         }
         if let Some(meta) = self.engine.metadata_for(key) {
@@ -258,7 +336,30 @@ impl HostEngine {
     /// refusal (no such approval; edited arguments that do not validate, the call then
     /// still waiting) is written as `APPROVAL_REFUSED`.
     pub fn approve(&mut self, approval_id: &str, args: &str, by: Option<String>) {
+        self.approve_ticket(approval_id, args, by, 0);
+    }
+
+    /// As [`HostEngine::approve`]; with a journal the decision is made there, and
+    /// `ANSWER ticket` says how it went.
+    pub fn approve_ticket(&mut self, approval_id: &str, args: &str, by: Option<String>, ticket: u64) {
         self.wire.clear();
+        if self.journal_policy().is_some() {
+            let edited = if args.is_empty() {
+                None
+            } else {
+                match crate::arguments::parse_arguments("the approved call", args) {
+                    Ok(v) => Some(v),
+                    Err(e) => {
+                        self.wire.push(&[op::ANSWER, ticket as f64, 0.0]);
+                        return self.wire.error(&ToolError::from(e));
+                    }
+                }
+            };
+            let verdict = Verdict::Approve { args: edited.is_some().then(|| args.to_string()) };
+            let request = self.engine.approval_decision(ticket, approval_id, verdict, edited, by);
+            self.tickets += 1;
+            return self.journal.push(request);
+        }
         let edited = if args.is_empty() {
             None
         } else {
@@ -283,7 +384,18 @@ impl HostEngine {
 
     /// Denies a waiting call; a refusal (no such approval) is written as `APPROVAL_REFUSED`.
     pub fn deny(&mut self, approval_id: &str, reason: Option<String>, by: Option<String>) {
+        self.deny_ticket(approval_id, reason, by, 0);
+    }
+
+    /// As [`HostEngine::deny`]; with a journal, decided there (`ANSWER ticket`).
+    pub fn deny_ticket(&mut self, approval_id: &str, reason: Option<String>, by: Option<String>, ticket: u64) {
         self.wire.clear();
+        if self.journal_policy().is_some() {
+            let verdict = Verdict::Deny { reason: reason.unwrap_or_else(|| "denied by the approver".into()) };
+            let request = self.engine.approval_decision(ticket, approval_id, verdict, None, by);
+            self.tickets += 1;
+            return self.journal.push(request);
+        }
         match self.engine.deny(approval_id, reason, by) {
             Ok(t) => self.apply(t, None),
             Err(e) => self.refuse_approval(&e),
@@ -296,6 +408,18 @@ impl HostEngine {
     }
 
     /// Every call waiting for approval, as a JSON array.
+    /// With a journal: asks it for every call waiting for approval, in any process
+    /// (`APPROVALS ticket` answers). `false` without one.
+    pub fn journal_approvals(&mut self, ticket: u64) -> bool {
+        self.wire.clear();
+        if self.journal_policy().is_none() {
+            return false;
+        }
+        self.tickets += 1;
+        self.journal.push(JournalRequest::Approvals { ticket });
+        true
+    }
+
     pub fn pending_approvals(&self) -> String {
         serde_json::to_string(&self.engine.pending_approvals()).unwrap_or_default()
     }
@@ -450,8 +574,16 @@ impl HostEngine {
     /// Encodes a transition in delivery order: data the host needs before any of its
     /// user code runs, then events, log lines, the audit record, an interruption, the
     /// step, and attempts admitted from the queue.
-    fn append(&mut self, t: Transition, ticket: Option<f64>) {
+    fn append(&mut self, mut t: Transition, ticket: Option<f64>) {
         let key = t.key;
+        self.journal.append(&mut t.journal);
+        if t.recovered {
+            self.recovered(&t);
+        }
+        if let Some(text) = &t.edited_args {
+            self.wire.push(&[op::ARGS, key as f64]);
+            self.wire.string(text);
+        }
         let w = &mut self.wire;
         if let Some(ticket) = ticket {
             w.push(&[op::NEW, ticket, key as f64]);
@@ -463,6 +595,12 @@ impl HostEngine {
         let w = &mut self.wire;
         match &t.step {
             Step::Finished(record) => {
+                if record.replayed {
+                    // The host has no value of its own for a replayed result: its JSON.
+                    let text = record.result.as_ref().and_then(crate::record::payload_json).map_or_else(|| "null".to_string(), |v| v.to_string());
+                    w.push(&[op::RESULT, key as f64]);
+                    w.string(&text);
+                }
                 w.push(&[op::FINAL, key as f64]);
                 w.record(record);
                 match &record.error {
@@ -529,11 +667,28 @@ impl HostEngine {
                 self.wire.push(&[op::AWAIT_APPROVAL, key as f64]);
                 self.wire.string(approval_id);
             }
+            Step::Journal(request) => self.journal.push(request.clone()),
             Step::Stale | Step::Continue => {}
         }
         for spec in &t.admitted {
             self.run(spec, false);
         }
+    }
+
+    /// `RECOVERED`: an execution recovery started, which the host has no view of yet.
+    fn recovered(&mut self, t: &Transition) {
+        let record = match &t.step {
+            Step::Finished(r) => Some(r.clone()),
+            _ => self.engine.record_of(t.key),
+        };
+        let Some(r) = record else { return };
+        self.wire.push(&[op::RECOVERED, t.key as f64]);
+        self.wire.string(&r.id);
+        self.wire.string(&r.tool_name);
+        self.wire.string(&serde_json::to_string(&*r.args.to_value()).unwrap_or_else(|_| "{}".into()));
+        self.wire.opt_string(r.session_id.as_deref());
+        self.wire.opt_string(r.tool_call_id.as_deref());
+        self.wire.string(r.idempotency_key.as_deref().unwrap_or_default());
     }
 
     fn run(&mut self, spec: &AttemptSpec, deferred: bool) {
@@ -545,7 +700,8 @@ impl HostEngine {
             f64::from(spec.max_attempts),
             f64::from(tool_id(&spec.tool)),
             if deferred { 1.0 } else { 0.0 },
-            if spec.tool.output.is_some() { 1.0 } else { 0.0 },
+            // The host sends the result as JSON text: to check it, or to store it.
+            if spec.tool.output.is_some() || self.engine.is_journaled(spec.key) { 1.0 } else { 0.0 },
         ]);
     }
 
@@ -592,6 +748,11 @@ impl HostEngine {
                 w.opt_string(progress.message.as_deref());
             }
             ExecutionEvent::PreliminaryResult { .. } => w.push(&[op::EVENT, event::PRELIMINARY_RESULT, own]),
+            ExecutionEvent::Recovered { idempotency_key, action, .. } => {
+                w.push(&[op::EVENT, event::RECOVERED, own]);
+                w.string(idempotency_key);
+                w.string(action);
+            }
         }
     }
 
@@ -782,4 +943,26 @@ mod tests {
         }
         assert_eq!(codes(&h.wire), [op::FINAL, op::DONE, op::EVICT_OLDEST]);
     }
+}
+
+/// A pending approval from the journal as `pendingApprovals()` lists it.
+fn pending_json(a: &StoredApproval) -> serde_json::Value {
+    let mut o = serde_json::json!({
+        "approvalId": a.approval_id,
+        "executionId": a.execution_id,
+        "toolName": a.tool,
+        "args": crate::json_text::parse(&a.args).unwrap_or(serde_json::Value::Null),
+        "requestedAt": a.requested_at,
+    });
+    if let Some(id) = &a.tool_call_id {
+        o["toolCallId"] = id.clone().into();
+    }
+    if !a.row.scope.is_empty() {
+        o["sessionId"] = a.row.scope.clone().into();
+    }
+    if let Some(at) = a.expires_at {
+        o["expiresAt"] = at.into();
+    }
+    o["idempotencyKey"] = a.row.key.clone().into();
+    o
 }

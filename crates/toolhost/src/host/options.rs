@@ -177,7 +177,7 @@ pub fn retry_overrides(v: &Value) -> Result<RetryOverrides, RegistryError> {
 const MANAGER_KEYS: &[&str] = &[
     "retry", "timeoutMs", "maxConcurrency", "historyLimit", "validation", "logging", "logArguments", "truncateLogs",
     "metadata", "redact", "logger", "auditLog", "auditSync", "needsApproval", "approvalTimeoutMs", "resetTimeoutOnProgress",
-    "maxTotalTimeoutMs", "maxOutputChars",
+    "maxTotalTimeoutMs", "maxOutputChars", "journal",
 ];
 
 /// What a manager's options ask of the host itself.
@@ -190,6 +190,8 @@ pub struct HostOptions {
     pub audit_sync: crate::audit::AuditSync,
     /// The most characters of a result a model is sent (`executeToolCalls` replies).
     pub max_output_chars: Option<usize>,
+    /// The journal's URL (`journal`), which the host opens.
+    pub journal: Option<String>,
 }
 
 /// Reads a manager's options (`{}` when absent).
@@ -248,8 +250,49 @@ pub fn manager_options(json: &str) -> Result<(ManagerConfig, HostOptions), Regis
         None => crate::audit::AuditSync::default(),
         Some(v) => audit_sync(v)?,
     };
+    if let Some(v) = present(&o, "journal") {
+        let (url, policy) = journal(v)?;
+        host.journal = Some(url);
+        config.journal = Some(policy);
+    }
     config.check()?;
     Ok((config, host))
+}
+
+const JOURNAL_KEYS: &[&str] = &["url", "retentionMs", "leaseMs", "pollMs"];
+
+/// `journal`: a URL, or `{ url, retentionMs?, leaseMs?, pollMs? }`.
+fn journal(v: &Value) -> Result<(String, crate::journal::JournalPolicy), RegistryError> {
+    let mut policy = crate::journal::JournalPolicy::default();
+    let url = match v {
+        Value::String(url) => url.clone(),
+        Value::Object(o) => {
+            check_keys(o, JOURNAL_KEYS, "journal", RegistryErrorCode::InvalidConfig)?;
+            let url = match o.get("url") {
+                Some(Value::String(url)) => url.clone(),
+                _ => return Err(invalid_config("journal.url must be a string: 'sqlite:<path>' or 'postgres://…'")),
+            };
+            let ms = |key: &str, min: f64| -> Result<Option<u64>, RegistryError> {
+                match present(o, key).map(number) {
+                    None => Ok(None),
+                    Some(Some(n)) if n.is_finite() && n >= min && n.fract() == 0.0 => Ok(Some(n as u64)),
+                    Some(_) => Err(invalid_config(format!("journal.{key} must be a whole number of milliseconds >= {min}"))),
+                }
+            };
+            if let Some(n) = ms("retentionMs", 1.0)? {
+                policy.retention_ms = n;
+            }
+            if let Some(n) = ms("leaseMs", 100.0)? {
+                policy.lease_ms = n;
+            }
+            if let Some(n) = ms("pollMs", 1.0)? {
+                policy.poll_ms = n;
+            }
+            url
+        }
+        _ => return Err(invalid_config("journal must be a URL ('sqlite:<path>' or 'postgres://…') or { url, retentionMs?, leaseMs?, pollMs? }")),
+    };
+    Ok((url, policy))
 }
 
 /// `auditSync`: one of [`crate::audit::AuditSync::NAMES`]; a misspelt one is refused with
@@ -267,7 +310,10 @@ fn audit_sync(v: &Value) -> Result<crate::audit::AuditSync, RegistryError> {
 
 /// `context` is the host's: it stays on the JS side (`ctx.context`) and never comes here;
 /// it is listed so that a misspelt one is refused with it suggested.
-const CALL_KEYS: &[&str] = &["toolCallId", "sessionId", "timeoutMs", "retry", "signal", "resetTimeoutOnProgress", "maxTotalTimeoutMs", "approved", "context"];
+const CALL_KEYS: &[&str] = &[
+    "toolCallId", "sessionId", "timeoutMs", "retry", "signal", "resetTimeoutOnProgress", "maxTotalTimeoutMs", "approved", "context",
+    "idempotencyKey",
+];
 
 /// Reads a call's options (`signal` is the host's: only its `aborted` state comes here,
 /// as `aborted`).
@@ -292,6 +338,10 @@ pub fn call_options(json: &str, aborted: bool) -> Result<CallOptions, RegistryEr
         Some(_) => Err(invalid_config(format!("{key} must be a string"))),
     };
     call.tool_call_id = string("toolCallId")?;
+    call.idempotency_key = string("idempotencyKey")?;
+    if call.idempotency_key.as_deref() == Some("") {
+        return Err(invalid_config("idempotencyKey must not be empty"));
+    }
     call.session_id = string("sessionId")?;
     match timeout(&o)? {
         Some(Some(ms)) => call.timeout_ms = Some(ms),

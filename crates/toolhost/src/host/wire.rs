@@ -34,6 +34,10 @@
 //! | `EVICT_NEWEST` | | (the record just finished is not kept) |
 //! | `RELEASED` | tool id | |
 //! | `SNAPSHOT` | key, record (7), has extras | extras JSON |
+//! | `RECOVERED` | key | execution id, tool name, arguments JSON, optional session id, optional tool-call id, idempotency key (recovery started an execution nobody called) |
+//! | `RESULT` | key | the result as JSON (a replayed outcome: the host has no value of its own) |
+//! | `ANSWER` | ticket, ok | error JSON when not ok (a decision made through the journal) |
+//! | `APPROVALS` | ticket, ok | the pending approvals as a JSON array (read from the journal) |
 //!
 //! A record is `status, queuedAt, startedAt, completedAt, duration, attemptNumber,
 //! maxAttempts`, with NaN for what is not known yet. Event fields: `STARTED` a record;
@@ -43,14 +47,16 @@
 //! `APPROVAL_REQUESTED` a record, has extras, then strings: extras, approval id;
 //! `APPROVED` edited, then strings: approval id, optional approver; `DENIED` strings:
 //! approval id, reason, optional approver; `PROGRESS` progress, total (NaN: none), then
-//! an optional message; `PRELIMINARY_RESULT` nothing (the host has the value).
+//! an optional message; `PRELIMINARY_RESULT` nothing (the host has the value);
+//! `RECOVERED` strings: idempotency key, action.
 //! An optional string is a flag (0 or 1) followed, when 1, by the string's length.
-//! Extras (`{ approval?, progress? }` JSON) are a flag followed, when 1, by its length.
+//! Extras (`{ approval?, progress?, idempotencyKey?, replayed?, recovered? }` JSON) are a
+//! flag followed, when 1, by its length.
 
 use crate::error::ToolError;
 use crate::record::{ExecutionRecord, ExecutionStatus};
 
-/// Op codes. The JS runtime (`js/engine-ops.mjs`) keeps the same numbers.
+/// Op codes. The JS runtime (`js/ops.mjs`) keeps the same numbers.
 pub mod op {
     pub const NEW: f64 = 1.0;
     pub const REFUSED: f64 = 2.0;
@@ -74,6 +80,10 @@ pub mod op {
     pub const AWAIT_APPROVAL: f64 = 20.0;
     pub const APPROVAL_REFUSED: f64 = 21.0;
     pub const ARGS: f64 = 22.0;
+    pub const RECOVERED: f64 = 23.0;
+    pub const RESULT: f64 = 24.0;
+    pub const ANSWER: f64 = 25.0;
+    pub const APPROVALS: f64 = 26.0;
 }
 
 /// Event type numbers of `EVENT` ops, in `EventType` order.
@@ -90,6 +100,7 @@ pub mod event {
     pub const DENIED: f64 = 9.0;
     pub const PROGRESS: f64 = 10.0;
     pub const PRELIMINARY_RESULT: f64 = 11.0;
+    pub const RECOVERED: f64 = 12.0;
 }
 
 /// Status numbers of records.
@@ -164,7 +175,7 @@ impl Wire {
     /// What a record has beyond its numbers, when it has any: `{ approval?, progress? }`
     /// as JSON (a flag, then the text).
     pub fn extras(&mut self, r: &ExecutionRecord) {
-        if r.approval.is_none() && r.progress.is_none() {
+        if r.approval.is_none() && r.progress.is_none() && r.idempotency_key.is_none() {
             self.ops.push(0.0);
             return;
         }
@@ -174,6 +185,15 @@ impl Wire {
         }
         if let Some(p) = &r.progress {
             o.insert("progress".into(), serde_json::to_value(p).unwrap_or_default());
+        }
+        if let Some(k) = &r.idempotency_key {
+            o.insert("idempotencyKey".into(), k.as_str().into());
+        }
+        if r.replayed {
+            o.insert("replayed".into(), true.into());
+        }
+        if r.recovered {
+            o.insert("recovered".into(), true.into());
         }
         self.ops.push(1.0);
         self.string(&serde_json::Value::Object(o).to_string());

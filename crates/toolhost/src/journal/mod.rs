@@ -31,7 +31,7 @@ pub mod sqlite;
 #[cfg(feature = "journal")]
 pub mod postgres;
 #[cfg(feature = "journal")]
-// pub mod worker;
+pub mod worker;
 #[cfg(feature = "journal")]
 mod store_url;
 
@@ -412,6 +412,69 @@ pub trait JournalStore: Send {
     /// Deletes finished rows finished before `done_before`, and unfinished rows whose
     /// lease expired before `stale_before`. Returns how many.
     fn prune(&mut self, done_before: i64, stale_before: i64) -> Result<u64, JournalError>;
+}
+
+/// Checks an approver's decision against the row it decides, before anything is written
+/// (the engine validates edited arguments against the tool's schema here).
+pub type DecisionCheck = std::sync::Arc<dyn Fn(&StoredApproval) -> Result<(), ToolError> + Send + Sync>;
+
+/// What recovery does with a row it took over.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// Run it here (a `read` or `idempotent` call that was running, or an approved one).
+    Run,
+    /// End it `interrupted` (a `once` call that was running).
+    Interrupt,
+    /// End it denied: its approval expired with nobody waiting for it.
+    Expire,
+}
+
+/// Journal work the engine asks a driver to do off its main thread.
+#[derive(Clone)]
+pub enum JournalRequest {
+    /// Claim a key; answered by [`JournalAnswer::Claimed`].
+    Claim(Claim),
+    /// Claim a key again every poll (or at once on a Postgres notification) until the
+    /// answer is not `InFlight`; answered once, by [`JournalAnswer::Claimed`].
+    Watch(Claim),
+    /// Stop watching for an execution (it was cancelled).
+    Unwatch { exec: u64 },
+    /// Write an outcome; answered by [`JournalAnswer::Recorded`]. Retried by the driver
+    /// until it is written: an outcome is never dropped.
+    Record(Record),
+    /// Forget a claim that never ran (no answer).
+    Release { row: RowKey, fence: i64 },
+    /// An approved call is about to run: mark its row running; answered by
+    /// [`JournalAnswer::Started`].
+    Start { exec: u64, row: RowKey, fence: i64 },
+    /// Watch the approval an execution waits for: answered by
+    /// [`JournalAnswer::ApprovalChanged`] once its row is decided (here or elsewhere),
+    /// gone, or taken by another owner.
+    WatchApproval { exec: u64, row: RowKey, fence: i64 },
+    /// Decide an approval; answered by [`JournalAnswer::Decided`] with the ticket.
+    Decide { ticket: u64, decision: Decision, check: DecisionCheck },
+    /// List pending approvals; answered by [`JournalAnswer::Approvals`].
+    Approvals { ticket: u64 },
+    /// Recovery: take over an expired row; answered by [`JournalAnswer::TakenOver`].
+    TakeOver { row: Box<RowState>, state: String, then: Recovery },
+}
+
+/// What the journal answered, handed back to the engine.
+#[derive(Clone, Debug)]
+pub enum JournalAnswer {
+    Claimed { claim: Box<Claim>, answer: ClaimAnswer },
+    Recorded { exec: u64, row: RowKey, answer: RecordAnswer },
+    Started { exec: u64, ok: bool },
+    ApprovalChanged { exec: u64, row: Option<Box<RowState>> },
+    Decided { ticket: u64, answer: DecideAnswer },
+    Approvals { ticket: u64, approvals: Vec<StoredApproval> },
+    /// Unfinished rows whose lease expired (recovery looks at them on start and then
+    /// periodically).
+    Due(Vec<RowState>),
+    TakenOver { row: Box<RowState>, fence: Option<i64>, then: Recovery },
+    /// A request that needed an answer could not be done: the store is unreachable.
+    /// `exec` for a claim or start, `ticket` for a decision or a listing.
+    Failed { exec: Option<u64>, ticket: Option<u64>, claim: Option<Box<Claim>>, error: JournalError },
 }
 
 /// `ToolError` for a call refused because its key was used for another call.

@@ -74,11 +74,9 @@ impl PostgresStore {
         Ok(store)
     }
 
-    /// A second connection for `LISTEN`.
-    pub fn listener(&self) -> Result<Client, JournalError> {
-        let mut c = self.config.connect(NoTls).map_err(|e| unavailable(&self.label, &e))?;
-        c.batch_execute(&format!("LISTEN {CHANNEL}")).map_err(|e| unavailable(&self.label, &e))?;
-        Ok(c)
+    /// How it connects (the worker's listener opens a connection of its own with it).
+    pub fn config(&self) -> &postgres::Config {
+        &self.config
     }
 
     fn connect(&mut self) -> Result<&mut Client, JournalError> {

@@ -13,7 +13,7 @@ use crate::declaration::ToolDeclaration;
 ///
 /// `annotations` carries `title`, `readOnlyHint`, `destructiveHint`,
 /// `idempotentHint` and `openWorldHint` from the metadata, each only when
-/// set; it is omitted when none is set.
+/// set (the hints also from `effect`); it is omitted when none is set.
 pub fn mcp_tool(tool: &ToolDeclaration) -> Value {
     let mut out = json!({
         "name": tool.name,
@@ -31,10 +31,13 @@ pub fn mcp_tool(tool: &ToolDeclaration) -> Value {
     if let Some(title) = &meta.title {
         annotations.insert("title".into(), json!(title));
     }
+    // `effect` maps onto the hints when they are not set themselves: `read` is
+    // readOnlyHint, `idempotent` idempotentHint (a mount reads them back the same way).
+    use crate::journal::Effect;
     let hints = [
-        ("readOnlyHint", meta.read_only),
+        ("readOnlyHint", meta.read_only.or(meta.effect.filter(|e| *e == Effect::Read).map(|_| true))),
         ("destructiveHint", meta.destructive),
-        ("idempotentHint", meta.idempotent),
+        ("idempotentHint", meta.idempotent.or(meta.effect.filter(|e| *e == Effect::Idempotent).map(|_| true))),
         ("openWorldHint", meta.open_world),
     ];
     for (key, hint) in hints {

@@ -1,5 +1,9 @@
 -- One row per idempotency key (scoped by session): who holds it, its state, and its
 -- outcome once finished. Times are milliseconds since the Unix epoch.
+--
+-- Every index is written by every claim and outcome, so there are few: the key, unfinished
+-- rows by lease (recovery; renewal by owner scans these), finished rows by time (pruning),
+-- and approval ids.
 CREATE TABLE toolhost_calls (
   scope TEXT NOT NULL,
   key TEXT NOT NULL,
@@ -22,5 +26,4 @@ CREATE TABLE toolhost_calls (
 );
 CREATE UNIQUE INDEX toolhost_calls_approval ON toolhost_calls (approval_id) WHERE approval_id IS NOT NULL;
 CREATE INDEX toolhost_calls_lease ON toolhost_calls (lease_until) WHERE state <> 'done';
-CREATE INDEX toolhost_calls_owner ON toolhost_calls (owner) WHERE state <> 'done';
 CREATE INDEX toolhost_calls_finished ON toolhost_calls (finished_at) WHERE state = 'done';

@@ -1,0 +1,269 @@
+// The durable journal (issue 21), through the public package, on SQLite and on a real
+// Postgres server: idempotency keys, replay, conflict, waiting for a key in flight,
+// approvals decided from another manager, retention, effects, and bad journals.
+import { describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { writeFileSync } from 'node:fs'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { ToolRegistry, ToolExecutionManager, transientError } from 'toolhost'
+import { each, journalUrl, pgCluster } from './fixtures/journals.mjs'
+
+const CENTS = { type: 'object', properties: { cents: { type: 'integer' }, to: { type: 'string' } }, required: ['cents'] }
+
+function payments() {
+  const registry = new ToolRegistry()
+  const effects = []
+  registry.register({
+    name: 'pay', description: 'Pays', inputSchema: CENTS,
+    handler: async ({ cents, to }, ctx) => {
+      effects.push({ cents, key: ctx.idempotencyKey })
+      if (to === 'nobody') throw new Error('no such payee')
+      return { paid: cents }
+    },
+  })
+  return { registry, effects }
+}
+
+describe('journal: idempotency', () => {
+  each('the same key and arguments run once; the replay is marked and gets the stored outcome', async (url) => {
+    const { registry, effects } = payments()
+    const manager = new ToolExecutionManager(registry, { journal: url })
+    const first = await manager.execute('pay', { cents: 5 }, { idempotencyKey: 'order-1' })
+    assert.equal(first.success, true)
+    assert.deepEqual(first.result, { paid: 5 })
+    assert.equal(first.replayed, undefined)
+    assert.equal(first.execution.idempotencyKey, 'order-1')
+    assert.equal(first.execution.replayed, false)
+    const again = await manager.execute('pay', { cents: 5 }, { idempotencyKey: 'order-1' })
+    assert.equal(again.replayed, true)
+    assert.equal(again.execution.replayed, true)
+    assert.deepEqual(again.result, { paid: 5 })
+    assert.deepEqual(effects, [{ cents: 5, key: 'order-1' }], 'the handler ran once, and saw its key')
+    // A second manager on the same journal (another process would do the same).
+    const other = new ToolExecutionManager(registry, { journal: url })
+    assert.deepEqual((await other.execute('pay', { cents: 5 }, { idempotencyKey: 'order-1' })).result, { paid: 5 })
+    assert.equal(effects.length, 1)
+  })
+
+  each('a failure is stored and replayed too; a validation failure is not', async (url) => {
+    const { registry, effects } = payments()
+    const manager = new ToolExecutionManager(registry, { journal: url })
+    const failed = await manager.execute('pay', { cents: 1, to: 'nobody' }, { idempotencyKey: 'f' })
+    assert.equal(failed.error.code, 'EXECUTION_ERROR')
+    const replay = await manager.execute('pay', { cents: 1, to: 'nobody' }, { idempotencyKey: 'f' })
+    assert.equal(replay.replayed, true)
+    assert.equal(replay.error.code, 'EXECUTION_ERROR')
+    assert.equal(replay.error.message, failed.error.message)
+    assert.equal(effects.length, 1)
+    const invalid = await manager.execute('pay', { cents: 'x' }, { idempotencyKey: 'v' })
+    assert.equal(invalid.error.code, 'INVALID_ARGUMENTS')
+    const valid = await manager.execute('pay', { cents: 2 }, { idempotencyKey: 'v' })
+    assert.equal(valid.success, true, 'the key was free: the invalid call was not stored')
+    assert.equal(valid.replayed, undefined)
+  })
+
+  each('the same key with other arguments is refused with IDEMPOTENCY_CONFLICT, never run', async (url) => {
+    const { registry, effects } = payments()
+    const manager = new ToolExecutionManager(registry, { journal: url })
+    await manager.execute('pay', { cents: 5 }, { idempotencyKey: 'k' })
+    const conflict = await manager.execute('pay', { cents: 500 }, { idempotencyKey: 'k' })
+    assert.equal(conflict.success, false)
+    assert.equal(conflict.error.code, 'IDEMPOTENCY_CONFLICT')
+    assert.equal(conflict.error.category, 'permanent')
+    assert.match(conflict.error.message, /idempotency key 'k' was already used for a call of 'pay' with other arguments/)
+    assert.equal(effects.length, 1)
+    // Key order does not matter: the fingerprint is of the canonical JSON.
+    registry.register({ name: 'pair', description: 'Two', handler: (a) => a })
+    await manager.execute('pair', { a: 1, b: 2 }, { idempotencyKey: 'p' })
+    assert.equal((await manager.execute('pair', { b: 2, a: 1 }, { idempotencyKey: 'p' })).replayed, true)
+  })
+
+  each('a caller of a key in flight waits for it and gets the same outcome', async (url) => {
+    const registry = new ToolRegistry()
+    let runs = 0
+    let release
+    const gate = new Promise((resolve) => (release = resolve))
+    registry.register({ name: 'slow', description: 'Slow', handler: async () => { runs++; await gate; return { n: runs } } })
+    const a = new ToolExecutionManager(registry, { journal: { url, pollMs: 10 } })
+    const b = new ToolExecutionManager(registry, { journal: { url, pollMs: 10 } })
+    const first = a.execute('slow', {}, { idempotencyKey: 'same' })
+    await sleep(100)
+    const second = b.execute('slow', {}, { idempotencyKey: 'same' })
+    const third = a.execute('slow', {}, { idempotencyKey: 'same' })
+    await sleep(100)
+    assert.equal(runs, 1)
+    release()
+    const [r1, r2, r3] = await Promise.all([first, second, third])
+    assert.deepEqual([r1.result, r2.result, r3.result], [{ n: 1 }, { n: 1 }, { n: 1 }])
+    assert.deepEqual([r1.replayed, r2.replayed, r3.replayed], [undefined, true, true])
+    assert.equal(runs, 1)
+  })
+
+  each('the key is the call option, else the tool-call id, scoped by session', async (url) => {
+    const { registry, effects } = payments()
+    const manager = new ToolExecutionManager(registry, { journal: url })
+    await manager.execute('pay', { cents: 1 }, { toolCallId: 'call_1' })
+    assert.equal((await manager.execute('pay', { cents: 1 }, { toolCallId: 'call_1' })).replayed, true)
+    const s1 = registry.createSession()
+    const s2 = registry.createSession()
+    await manager.execute('pay', { cents: 1 }, { toolCallId: 'call_1', sessionId: s1.id })
+    await manager.execute('pay', { cents: 1 }, { toolCallId: 'call_1', sessionId: s2.id })
+    assert.equal(effects.length, 3, 'each session has its own keys')
+    // Without a key or a tool-call id, each call is its own (its execution id).
+    await manager.execute('pay', { cents: 1 })
+    await manager.execute('pay', { cents: 1 })
+    assert.equal(effects.length, 5)
+    assert.equal(effects[3].key === effects[4].key, false)
+  })
+
+  each('retention: a finished outcome past journal.retentionMs is pruned, and the key runs again', async (url) => {
+    const { registry, effects } = payments()
+    const manager = new ToolExecutionManager(registry, { journal: { url, retentionMs: 100 } })
+    await manager.execute('pay', { cents: 1 }, { idempotencyKey: 'old' })
+    await sleep(600)
+    // A new manager prunes on start (and every retention period, at most every minute).
+    const later = new ToolExecutionManager(registry, { journal: { url, retentionMs: 100 } })
+    await sleep(200)
+    const r = await later.execute('pay', { cents: 1 }, { idempotencyKey: 'old' })
+    assert.equal(r.replayed, undefined)
+    assert.equal(effects.length, 2)
+  })
+
+  each('retries within an execution are one call: the key is stored once, with the final outcome', async (url) => {
+    const registry = new ToolRegistry()
+    let attempts = 0
+    registry.register({ name: 'flaky', description: 'Busy once', handler: () => { if (++attempts === 1) throw transientError('busy'); return 'ok' } })
+    const manager = new ToolExecutionManager(registry, { journal: url, retry: { maxAttempts: 3, baseDelay: 1, jitter: 'none' } })
+    const r = await manager.execute('flaky', {}, { idempotencyKey: 'r' })
+    assert.equal(r.result, 'ok')
+    assert.equal(r.execution.retry.attemptNumber, 2)
+    assert.equal((await manager.execute('flaky', {}, { idempotencyKey: 'r' })).result, 'ok')
+    assert.equal(attempts, 2)
+  })
+})
+
+describe('journal: approvals that outlive the process', () => {
+  each('another manager on the journal lists, and approves, a call this one waits on', async (url) => {
+    const { registry, effects } = payments()
+    registry.unregister('pay')
+    registry.register({ name: 'pay', description: 'Pays', inputSchema: CENTS, needsApproval: true, handler: ({ cents }) => { effects.push(cents); return { paid: cents } } })
+    const waiting = new ToolExecutionManager(registry, { journal: { url, pollMs: 10 } })
+    const approver = new ToolExecutionManager(registry, { journal: { url, pollMs: 10 } })
+    const call = waiting.execute('pay', { cents: 40 }, { idempotencyKey: 'a1' })
+    let pending = []
+    for (let i = 0; i < 100 && pending.length === 0; i++) {
+      pending = await approver.pendingApprovals()
+      await sleep(10)
+    }
+    assert.equal(pending.length, 1)
+    assert.equal(pending[0].toolName, 'pay')
+    assert.deepEqual(pending[0].args, { cents: 40 })
+    assert.equal(pending[0].idempotencyKey, 'a1')
+    await approver.approve(pending[0].approvalId, { args: { cents: 30 }, by: 'grace' })
+    const r = await call
+    assert.deepEqual(r.result, { paid: 30 }, 'edited arguments reach the handler')
+    assert.equal(r.execution.approval.by, 'grace')
+    assert.equal(r.execution.approval.edited, true)
+    assert.deepEqual(effects, [30])
+    await assert.rejects(approver.approve(pending[0].approvalId), { code: 'APPROVAL_NOT_FOUND' })
+    assert.deepEqual(await waiting.pendingApprovals(), [])
+  })
+
+  each('exactly one decision wins when two managers answer at once', async (url) => {
+    const registry = new ToolRegistry()
+    let runs = 0
+    registry.register({ name: 'wire', description: 'Wires', needsApproval: true, handler: () => ++runs })
+    const a = new ToolExecutionManager(registry, { journal: { url, pollMs: 10 } })
+    const b = new ToolExecutionManager(registry, { journal: { url, pollMs: 10 } })
+    const calls = []
+    for (let k = 0; k < 10; k++) calls.push(a.execute('wire', {}, { idempotencyKey: `w${k}` }))
+    let pending = []
+    while (pending.length < 10) pending = await a.pendingApprovals()
+    const decisions = pending.flatMap(({ approvalId }) => [
+      a.approve(approvalId).then(() => 'approved', (e) => e.code),
+      b.deny(approvalId, { reason: 'no' }).then(() => 'denied', (e) => e.code),
+    ])
+    const answered = await Promise.all(decisions)
+    const results = await Promise.all(calls)
+    for (let k = 0; k < 10; k++) {
+      const [approve, deny] = answered.slice(2 * k, 2 * k + 2)
+      assert.equal([approve, deny].filter((d) => d === 'APPROVAL_NOT_FOUND').length, 1, `one of ${approve} / ${deny} lost`)
+      const r = results.find((x) => x.execution.idempotencyKey === pending[k].idempotencyKey)
+      assert.equal(r.success, approve === 'approved', 'the call did what the winning decision said')
+    }
+    assert.equal(runs, results.filter((r) => r.success).length)
+  })
+
+  each('approvalTimeoutMs still denies, and a cancel lets the key go', async (url) => {
+    const registry = new ToolRegistry()
+    registry.register({ name: 'wire', description: 'Wires', needsApproval: true, handler: () => 'sent' })
+    const manager = new ToolExecutionManager(registry, { journal: { url, pollMs: 10 }, approvalTimeoutMs: 100 })
+    const r = await manager.execute('wire', {}, { idempotencyKey: 't' })
+    assert.equal(r.error.code, 'APPROVAL_DENIED')
+    assert.match(r.error.message, /nobody approved it within 100 ms/)
+    assert.equal((await manager.execute('wire', {}, { idempotencyKey: 't' })).replayed, true, 'the denial is the stored outcome')
+    const controller = new AbortController()
+    const call = manager.execute('wire', {}, { idempotencyKey: 'c', signal: controller.signal, timeoutMs: 1000 })
+    await sleep(50)
+    controller.abort()
+    assert.equal((await call).error.code, 'CANCELLED')
+    await sleep(50)
+    assert.deepEqual(await manager.pendingApprovals(), [], 'the cancelled call no longer waits')
+  })
+})
+
+describe('journal: effects', () => {
+  each('effect is declared in metadata, defaults to once, and maps to and from MCP hints', async (url) => {
+    const registry = new ToolRegistry()
+    registry.register({ name: 'search', description: 'Reads', metadata: { effect: 'read' }, handler: () => 1 })
+    registry.register({ name: 'upsert', description: 'Writes twice safely', metadata: { effect: 'idempotent' }, handler: () => 1 })
+    registry.register({ name: 'lookup', description: 'Reads', metadata: { readOnly: true }, handler: () => 1 })
+    const hints = Object.fromEntries(registry.toMcpTools().map((t) => [t.name, t.annotations]))
+    assert.deepEqual(hints.search, { readOnlyHint: true })
+    assert.deepEqual(hints.upsert, { idempotentHint: true })
+    assert.throws(() => registry.register({ name: 'x', description: 'x', metadata: { effect: 'once', readOnly: true }, handler() {} }), { code: 'INVALID_DEFINITION', message: /effect 'once' contradicts readOnly/ })
+    assert.throws(() => registry.register({ name: 'y', description: 'y', metadata: { effect: 'twice' }, handler() {} }), { code: 'INVALID_DEFINITION', message: /twice/ })
+    assert.ok(new ToolExecutionManager(registry, { journal: url }))
+  })
+})
+
+describe('journal: bad journals fail at construction', () => {
+  const registry = new ToolRegistry()
+  // SQLite's case is in the Rust tests (crates/toolhost/tests/journal_stores.rs): Node 20
+  // has no SQLite client to write the version with.
+  test('a newer schema is refused with JOURNAL_SCHEMA_NEWER [postgres]', async () => {
+    const url = await journalUrl('postgres')
+    new ToolExecutionManager(registry, { journal: url })
+    const pg = await pgCluster()
+    pg.sql(url.slice(url.lastIndexOf('/') + 1), "UPDATE toolhost_meta SET value = '999' WHERE name = 'schema_version'")
+    assert.throws(() => new ToolExecutionManager(registry, { journal: url }), { code: 'JOURNAL_SCHEMA_NEWER', message: /newer than this toolhost knows/ })
+  })
+
+  test('malformed URLs are INVALID_CONFIG, naming what is expected', () => {
+    for (const journal of ['mysql://x', 'sqlite:', 'postgres://u@h:notaport/db', 42, { url: 'sqlite:x.db', retention: 5 }]) {
+      assert.throws(() => new ToolExecutionManager(registry, { journal }), { code: 'INVALID_CONFIG' }, JSON.stringify(journal))
+    }
+    assert.throws(() => new ToolExecutionManager(registry, { journal: { url: 'sqlite:x.db', retention: 5 } }), { message: /did you mean `retentionMs`\?/ })
+    assert.throws(() => new ToolExecutionManager(registry, { jurnal: 'sqlite:x.db' }), { message: /did you mean `journal`\?/ })
+  })
+
+  test('an unreachable Postgres is JOURNAL_UNAVAILABLE at construction, not at the first call', async () => {
+    const started = Date.now()
+    assert.throws(() => new ToolExecutionManager(registry, { journal: 'postgres://postgres@127.0.0.1:1/none' }), { code: 'JOURNAL_UNAVAILABLE', message: /127\.0\.0\.1:1/ })
+    assert.ok(Date.now() - started < 5000)
+  })
+
+  test('a corrupt SQLite file and a missing folder are JOURNAL_UNAVAILABLE, never a silent fallback to memory', async () => {
+    const url = await journalUrl('sqlite')
+    const path = url.slice('sqlite:'.length)
+    writeFileSync(path, 'not a database, just text that is long enough to fill a header of one hundred bytes...........')
+    assert.throws(() => new ToolExecutionManager(registry, { journal: url }), { code: 'JOURNAL_UNAVAILABLE', message: /not a SQLite database/ })
+    assert.throws(() => new ToolExecutionManager(registry, { journal: `${url}.missing/dir/x.db` }), { code: 'JOURNAL_UNAVAILABLE' })
+  })
+
+  test('idempotencyKey must be a non-empty string', async () => {
+    const manager = new ToolExecutionManager(registry)
+    await assert.rejects(manager.execute('x', {}, { idempotencyKey: '' }), { code: 'INVALID_CONFIG', message: /idempotencyKey must not be empty/ })
+    await assert.rejects(manager.execute('x', {}, { idempotencyKey: 5 }), { code: 'INVALID_CONFIG', message: /idempotencyKey must be a string/ })
+  })
+})

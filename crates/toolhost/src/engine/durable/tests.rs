@@ -1,0 +1,1 @@
+//! Paused-clock tests of journaled executions: the journal is played by the test.

@@ -1,0 +1,423 @@
+//! The thread that does a manager's journal IO, so that no store call ever runs on the
+//! driver's main thread (the JS thread, in Node).
+//!
+//! It takes [`JournalRequest`]s from a channel and hands [`JournalAnswer`]s to a callback
+//! in batches: requests that arrive together are written together (one SQLite
+//! transaction for a batch of claims, one for a batch of outcomes), and the answers of a
+//! batch cross back to the driver in one call. Besides the requests it:
+//! - renews the leases of every unfinished row it holds, every third of a lease;
+//! - looks again at what callers wait for (keys held elsewhere, approvals decided
+//!   elsewhere) every poll, and at once when Postgres notifies a change;
+//! - lists the rows whose lease expired, on start and every half lease, for recovery;
+//! - deletes finished rows past their retention, on start and every minute (or every
+//!   retention period, when that is shorter);
+//! - retries outcomes it could not write (a lost connection) with backoff until they are.
+//!
+//! Dropping the worker stops the thread after its current batch.
+
+use std::collections::{HashMap, VecDeque};
+
+use postgres::fallible_iterator::FallibleIterator;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+use super::{
+    ClaimAnswer, Claim, JournalAnswer, JournalError, JournalPolicy, JournalRequest, Record, RowKey, Store,
+};
+
+enum Message {
+    Work(JournalRequest),
+    /// Postgres notified a change: look at what callers wait for now.
+    Notified,
+    Stop,
+}
+
+/// The callback answers go to, called on the worker's thread.
+pub type Deliver = Box<dyn Fn(Vec<JournalAnswer>) + Send>;
+
+/// A running journal thread. See the module docs.
+pub struct JournalWorker {
+    tx: Sender<Message>,
+    owner: String,
+}
+
+impl JournalWorker {
+    /// Starts the thread over an open store. `deliver` receives the answers.
+    pub fn start(store: Store, policy: JournalPolicy, deliver: Deliver) -> Self {
+        let (tx, rx) = mpsc::channel();
+        let owner = format!("{}:{}", std::process::id(), uuid::Uuid::new_v4());
+        if let Store::Postgres(pg) = &store {
+            listen(pg.config().clone(), tx.clone());
+        }
+        let state = Worker::new(store, policy, owner.clone(), deliver);
+        std::thread::Builder::new()
+            .name("toolhost-journal".into())
+            .spawn(move || state.run(rx))
+            .expect("starting the journal thread");
+        Self { tx, owner }
+    }
+
+    /// Queues a request.
+    pub fn send(&self, request: JournalRequest) {
+        let _ = self.tx.send(Message::Work(request));
+    }
+
+    /// This worker's owner id in the journal (`pid:uuid`).
+    pub fn owner(&self) -> &str {
+        &self.owner
+    }
+}
+
+impl Drop for JournalWorker {
+    fn drop(&mut self) {
+        let _ = self.tx.send(Message::Stop);
+    }
+}
+
+/// Wakes the worker on every Postgres `NOTIFY`, on a connection of its own, connecting
+/// again (every second) when it is lost; the worker polls meanwhile. Ends when the worker
+/// has stopped.
+fn listen(config: postgres::Config, tx: Sender<Message>) {
+    let _ = std::thread::Builder::new().name("toolhost-journal-listen".into()).spawn(move || loop {
+        let client = config.connect(postgres::NoTls).and_then(|mut c| {
+            c.batch_execute(&format!("LISTEN {}", super::postgres::CHANNEL))?;
+            Ok(c)
+        });
+        let Ok(mut client) = client else {
+            std::thread::sleep(Duration::from_secs(1));
+            if tx.send(Message::Notified).is_err() {
+                return;
+            }
+            continue;
+        };
+        let mut notifications = client.notifications();
+        let mut iter = notifications.timeout_iter(Duration::from_secs(5));
+        loop {
+            match iter.next() {
+                // A change, or a quiet period (which also tells whether the worker still runs).
+                Ok(_) => {
+                    if tx.send(Message::Notified).is_err() {
+                        return;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+    });
+}
+
+fn now_ms() -> i64 {
+    crate::record::now_ms() as i64
+}
+
+/// A write that failed and is tried again later.
+enum Retry {
+    Record(Record),
+    Start { exec: u64, row: RowKey, fence: i64 },
+    Release { row: RowKey, fence: i64 },
+}
+
+struct Worker {
+    store: Store,
+    policy: JournalPolicy,
+    owner: String,
+    deliver: Deliver,
+    /// Keys held elsewhere that callers here wait for, by execution.
+    watches: HashMap<u64, Claim>,
+    /// Approvals executions here wait for: (row, our fence), by execution.
+    approvals: HashMap<u64, (RowKey, i64)>,
+    retries: VecDeque<Retry>,
+    retry_delay: Duration,
+    next_retry: Option<Instant>,
+    next_renew: Instant,
+    next_poll: Instant,
+    next_due: Instant,
+    next_prune: Instant,
+    notified: bool,
+}
+
+impl Worker {
+    fn new(store: Store, policy: JournalPolicy, owner: String, deliver: Deliver) -> Self {
+        let now = Instant::now();
+        Self {
+            store,
+            policy,
+            owner,
+            deliver,
+            watches: HashMap::new(),
+            approvals: HashMap::new(),
+            retries: VecDeque::new(),
+            retry_delay: Duration::from_millis(50),
+            next_retry: None,
+            next_renew: now + Duration::from_millis(policy.lease_ms / 3),
+            next_poll: now,
+            // Recovery and pruning run at once on start.
+            next_due: now,
+            next_prune: now,
+            notified: false,
+        }
+    }
+
+    fn lease_until(&self) -> i64 {
+        now_ms() + self.policy.lease_ms as i64
+    }
+
+    fn run(mut self, rx: Receiver<Message>) {
+        loop {
+            let wait = self.next_deadline().saturating_duration_since(Instant::now());
+            let first = match rx.recv_timeout(wait) {
+                Ok(m) => Some(m),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => return,
+            };
+            let mut batch = Vec::new();
+            let mut stop = false;
+            for m in first.into_iter().chain(std::iter::from_fn(|| rx.try_recv().ok())) {
+                match m {
+                    Message::Work(r) => batch.push(r),
+                    Message::Notified => self.notified = true,
+                    Message::Stop => stop = true,
+                }
+            }
+            let mut answers = Vec::new();
+            self.work(batch, &mut answers);
+            self.housekeeping(&mut answers);
+            if !answers.is_empty() {
+                (self.deliver)(answers);
+            }
+            if stop {
+                return;
+            }
+        }
+    }
+
+    fn next_deadline(&self) -> Instant {
+        let mut at = self.next_renew.min(self.next_due).min(self.next_prune);
+        if !self.watches.is_empty() || !self.approvals.is_empty() {
+            at = at.min(self.next_poll);
+        }
+        if let Some(r) = self.next_retry {
+            at = at.min(r);
+        }
+        at
+    }
+
+    /// Does a batch of requests, writing alike requests together.
+    fn work(&mut self, batch: Vec<JournalRequest>, answers: &mut Vec<JournalAnswer>) {
+        let mut claims = Vec::new();
+        let mut records = Vec::new();
+        let mut releases = Vec::new();
+        let mut starts = Vec::new();
+        for r in batch {
+            match r {
+                JournalRequest::Claim(c) => claims.push(c),
+                JournalRequest::Watch(c) => {
+                    self.watches.insert(c.exec, c);
+                    self.next_poll = Instant::now() + Duration::from_millis(self.policy.poll_ms);
+                }
+                JournalRequest::Unwatch { exec } => {
+                    self.watches.remove(&exec);
+                    self.approvals.remove(&exec);
+                }
+                JournalRequest::Record(r) => records.push(r),
+                JournalRequest::Release { row, fence } => releases.push((row, fence)),
+                JournalRequest::Start { exec, row, fence } => starts.push((exec, row, fence)),
+                JournalRequest::WatchApproval { exec, row, fence } => {
+                    self.approvals.insert(exec, (row, fence));
+                }
+                JournalRequest::Decide { ticket, decision, check } => {
+                    match self.store.as_store().decide(&decision, &*check) {
+                        Ok(answer) => {
+                            // A decision here may be what an execution here waits for.
+                            self.notified = true;
+                            answers.push(JournalAnswer::Decided { ticket, answer });
+                        }
+                        Err(error) => answers.push(JournalAnswer::Failed { exec: None, ticket: Some(ticket), claim: None, error }),
+                    }
+                }
+                JournalRequest::Approvals { ticket } => match self.store.as_store().approvals() {
+                    Ok(approvals) => answers.push(JournalAnswer::Approvals { ticket, approvals }),
+                    Err(error) => answers.push(JournalAnswer::Failed { exec: None, ticket: Some(ticket), claim: None, error }),
+                },
+                JournalRequest::TakeOver { row, state, then } => {
+                    let (now, until) = (now_ms(), self.lease_until());
+                    match self.store.as_store().take_over(&self.owner, until, now, &row.row, row.fence, &state) {
+                        Ok(fence) => answers.push(JournalAnswer::TakenOver { row, fence, then }),
+                        // Recovery looks again at its next pass.
+                        Err(e) => tracing::warn!(target: "toolhost::journal", "taking over {:?} failed: {e}", row.row),
+                    }
+                }
+            }
+        }
+        if !claims.is_empty() {
+            let (now, until) = (now_ms(), self.lease_until());
+            match self.store.as_store().claim(&self.owner, until, now, &claims) {
+                Ok(found) => {
+                    for (claim, answer) in claims.into_iter().zip(found) {
+                        answers.push(JournalAnswer::Claimed { claim: Box::new(claim), answer });
+                    }
+                }
+                Err(error) => {
+                    for claim in claims {
+                        answers.push(JournalAnswer::Failed { exec: Some(claim.exec), ticket: None, claim: Some(Box::new(claim)), error: error.clone() });
+                    }
+                }
+            }
+        }
+        if !records.is_empty() {
+            self.record(records, answers);
+        }
+        if !starts.is_empty() {
+            self.start(starts, answers);
+        }
+        if !releases.is_empty() {
+            if let Err(e) = self.store.as_store().release(&releases) {
+                tracing::warn!(target: "toolhost::journal", "releasing claims failed, will retry: {e}");
+                self.retries.extend(releases.into_iter().map(|(row, fence)| Retry::Release { row, fence }));
+                self.schedule_retry();
+            }
+        }
+    }
+
+    fn record(&mut self, records: Vec<Record>, answers: &mut Vec<JournalAnswer>) {
+        match self.store.as_store().record(now_ms(), &records) {
+            Ok(found) => {
+                for (r, answer) in records.into_iter().zip(found) {
+                    answers.push(JournalAnswer::Recorded { exec: r.exec, row: r.row, answer });
+                }
+                self.notified = true;
+            }
+            Err(e) => {
+                tracing::warn!(target: "toolhost::journal", "writing {} outcome(s) failed, will retry: {e}", records.len());
+                self.retries.extend(records.into_iter().map(Retry::Record));
+                self.schedule_retry();
+            }
+        }
+    }
+
+    fn start(&mut self, starts: Vec<(u64, RowKey, i64)>, answers: &mut Vec<JournalAnswer>) {
+        let rows: Vec<(RowKey, i64)> = starts.iter().map(|(_, row, fence)| (row.clone(), *fence)).collect();
+        let until = self.lease_until();
+        match self.store.as_store().start(&self.owner, until, &rows) {
+            Ok(found) => {
+                for ((exec, _, _), ok) in starts.into_iter().zip(found) {
+                    answers.push(JournalAnswer::Started { exec, ok });
+                }
+            }
+            Err(e) => {
+                tracing::warn!(target: "toolhost::journal", "starting approved calls failed, will retry: {e}");
+                self.retries.extend(starts.into_iter().map(|(exec, row, fence)| Retry::Start { exec, row, fence }));
+                self.schedule_retry();
+            }
+        }
+    }
+
+    fn schedule_retry(&mut self) {
+        self.next_retry = Some(Instant::now() + self.retry_delay);
+        self.retry_delay = (self.retry_delay * 2).min(Duration::from_secs(5));
+    }
+
+    /// Timed work: retries, lease renewal, watches, recovery, pruning.
+    fn housekeeping(&mut self, answers: &mut Vec<JournalAnswer>) {
+        let now = Instant::now();
+        if self.next_retry.is_some_and(|at| at <= now) {
+            self.next_retry = None;
+            let pending: Vec<Retry> = self.retries.drain(..).collect();
+            let (mut records, mut starts, mut releases) = (Vec::new(), Vec::new(), Vec::new());
+            for r in pending {
+                match r {
+                    Retry::Record(r) => records.push(r),
+                    Retry::Start { exec, row, fence } => starts.push((exec, row, fence)),
+                    Retry::Release { row, fence } => releases.push((row, fence)),
+                }
+            }
+            let before = answers.len();
+            if !records.is_empty() {
+                self.record(records, answers);
+            }
+            if !starts.is_empty() {
+                self.start(starts, answers);
+            }
+            if !releases.is_empty() && self.store.as_store().release(&releases).is_err() {
+                self.retries.extend(releases.into_iter().map(|(row, fence)| Retry::Release { row, fence }));
+                self.schedule_retry();
+            }
+            if self.retries.is_empty() && answers.len() > before {
+                self.retry_delay = Duration::from_millis(50);
+            }
+        }
+        if now >= self.next_renew {
+            self.next_renew = now + Duration::from_millis((self.policy.lease_ms / 3).max(1));
+            let until = self.lease_until();
+            if let Err(e) = self.store.as_store().renew(&self.owner, until) {
+                tracing::warn!(target: "toolhost::journal", "renewing leases failed: {e}");
+            }
+        }
+        if (!self.watches.is_empty() || !self.approvals.is_empty()) && (self.notified || now >= self.next_poll) {
+            self.next_poll = now + Duration::from_millis(self.policy.poll_ms);
+            self.poll(answers);
+        }
+        self.notified = false;
+        if now >= self.next_due {
+            self.next_due = now + Duration::from_millis((self.policy.lease_ms / 2).max(1));
+            match self.store.as_store().due(now_ms(), 100) {
+                Ok(rows) if !rows.is_empty() => answers.push(JournalAnswer::Due(rows)),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(target: "toolhost::journal", "listing expired leases failed: {e}"),
+            }
+        }
+        if now >= self.next_prune {
+            self.next_prune = now + Duration::from_millis(self.policy.retention_ms.clamp(1, 60_000));
+            let now = now_ms();
+            let retention = self.policy.retention_ms as i64;
+            if let Err(e) = self.store.as_store().prune(now - retention, now - retention) {
+                tracing::warn!(target: "toolhost::journal", "pruning failed: {e}");
+            }
+        }
+    }
+
+    /// Looks again at what callers wait for.
+    fn poll(&mut self, answers: &mut Vec<JournalAnswer>) {
+        if !self.watches.is_empty() {
+            let claims: Vec<Claim> = self.watches.values().cloned().collect();
+            let (now, until) = (now_ms(), self.lease_until());
+            match self.store.as_store().claim(&self.owner, until, now, &claims) {
+                Ok(found) => {
+                    for (claim, answer) in claims.into_iter().zip(found) {
+                        if !matches!(answer, ClaimAnswer::InFlight) {
+                            self.watches.remove(&claim.exec);
+                            answers.push(JournalAnswer::Claimed { claim: Box::new(claim), answer });
+                        }
+                    }
+                }
+                Err(e) => tracing::warn!(target: "toolhost::journal", "looking at awaited keys failed: {e}"),
+            }
+        }
+        if !self.approvals.is_empty() {
+            let keys: Vec<RowKey> = self.approvals.values().map(|(row, _)| row.clone()).collect();
+            match self.store.as_store().rows(&keys) {
+                Ok(rows) => {
+                    let mut by_key: HashMap<RowKey, super::RowState> = rows.into_iter().map(|r| (r.row.clone(), r)).collect();
+                    let waiting: Vec<(u64, RowKey, i64)> = self.approvals.iter().map(|(e, (r, f))| (*e, r.clone(), *f)).collect();
+                    for (exec, row, fence) in waiting {
+                        let changed = match by_key.get(&row) {
+                            None => true,
+                            Some(r) => r.fence != fence || r.state != "awaiting",
+                        };
+                        if changed {
+                            self.approvals.remove(&exec);
+                            answers.push(JournalAnswer::ApprovalChanged { exec, row: by_key.remove(&row).map(Box::new) });
+                        }
+                    }
+                }
+                Err(e) => tracing::warn!(target: "toolhost::journal", "looking at awaited approvals failed: {e}"),
+            }
+        }
+    }
+}
+
+impl From<JournalError> for String {
+    fn from(e: JournalError) -> Self {
+        e.message
+    }
+}
