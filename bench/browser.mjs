@@ -58,6 +58,8 @@ import { SCENARIOS } from './scenarios.mjs'
 
 const q = new URLSearchParams(location.search)
 const id = q.get('id'), n = Number(q.get('n')), runs = Number(q.get('runs'))
+// toolhost's engine loads on ready(), outside the measured scenario.
+if (typeof api.ready === 'function') await api.ready()
 await send({ type: 'ready', crossOriginIsolated: globalThis.crossOriginIsolated === true })
 // The answer to a report comes back as a DevTools evaluation, and code that runs in its
 // microtasks runs with eval allowed whatever the CSP says ('ready' would otherwise
