@@ -25,7 +25,8 @@
 // engine loads: `new ToolRegistry()` before `ready()` throws ENGINE_NOT_READY, a .wasm
 // that is not where the bundle looks makes ready() reject ENGINE_LOAD_FAILED naming the
 // URL, `ready({ wasm })` then loads it from elsewhere, and `registry.mountMcp` without
-// toolhost/mcp rejects MCP_NOT_LOADED.
+// toolhost/mcp rejects MCP_NOT_LOADED. And the README's browser example is run as
+// written: its button clicked, the time it shows read back.
 // The screenshot of the Vite-built page is saved to docs/lit-example.png.
 //
 // It then does all this again for a copy of the example, in a temporary directory,
@@ -85,7 +86,8 @@ const USAGE = `usage: node scripts/lit-example-test.mjs [options]
 
   --skip-packed        skip the copy of the example that installs \`npm pack\` of the repository
   --app <dir>          test this installed copy of the example instead of examples/lit
-  --only <modes>       run only these modes, comma-separated: dev, build, esbuild, rollup, webpack, loading
+  --only <modes>       run only these modes, comma-separated: dev, build, esbuild, rollup, webpack,
+                       loading (how the engine loads), readme (the README's browser example)
   --screenshot <file>  where the built page's screenshot goes (default: docs/lit-example.png)
   --no-screenshot      take none
   -h, --help           this text
@@ -106,7 +108,7 @@ if (options.help) {
   console.log(USAGE)
   process.exit(0)
 }
-const MODES = ['dev', 'build', 'esbuild', 'rollup', 'webpack', 'loading']
+const MODES = ['dev', 'build', 'esbuild', 'rollup', 'webpack', 'loading', 'readme']
 const only = options.only === undefined ? MODES : options.only.split(',')
 const unknownModes = only.filter((m) => !MODES.includes(m))
 if (unknownModes.length > 0) {
@@ -721,6 +723,68 @@ async function checkLoading(app, browser, results) {
   for (const f of failures) console.log(`#   FAIL ${f}`)
 }
 
+// The README's browser example (the ```js norun block that defines <local-time>), run as
+// written: bundled with esbuild against the app's installed lit and toolhost, the
+// button clicked once the engine is there, the time read back; then with a zone that
+// does not exist, whose RangeError is the call's failure.
+function readmeBlock() {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  const block = [...readme.matchAll(/```js norun\n([\s\S]*?)```/g)].map((m) => m[1]).find((code) => code.includes("customElements.define('local-time'"))
+  if (block === undefined) throw new Error("README.md has no js norun block defining <local-time>")
+  return block
+}
+
+async function checkReadme(app, browser, results) {
+  const label = `${app.name}: the README's browser example`
+  const started = performance.now()
+  const failures = []
+  try {
+    const esbuild = await import('esbuild')
+    const dist = mkdtempSync(join(tmpdir(), 'toolhost-readme-'))
+    atEnd(async () => rmSync(dist, { recursive: true, force: true }))
+    await esbuild.build({ stdin: { contents: readmeBlock(), resolveDir: app.dir, sourcefile: 'readme.js' }, bundle: true, format: 'esm', platform: 'browser', outfile: join(dist, 'readme.js'), logLevel: 'silent' })
+    cpSync(join(app.dir, 'node_modules', 'toolhost', 'wasm', 'toolhost_wasm_bg.wasm'), join(dist, 'toolhost_wasm_bg.wasm'))
+    writeFileSync(join(dist, 'index.html'), '<!doctype html><meta charset="utf-8"><title>README</title><script type="module" src="./readme.js"></script>\n')
+    const server = await serveStatic(dist)
+    const context = await browser.createBrowserContext()
+    const closeContext = atEnd(() => context.close().catch(() => {}))
+    try {
+      const page = await context.newPage()
+      page.on('console', (m) => { if (m.type() === 'error' && !/favicon/.test(m.location()?.url ?? '')) failures.push(`console.error: ${m.text()} (${m.location()?.url ?? ''})`) })
+      page.on('pageerror', (e) => failures.push(`page error: ${e.stack ?? e.message}`))
+      await page.evaluateOnNewDocument(() => {
+        window.__events = []
+        for (const type of ['tool-execution-succeeded', 'tool-execution-failed']) document.addEventListener(type, () => window.__events.push(type))
+      })
+      await page.goto(server.url, { waitUntil: 'load', timeout: 60_000 })
+      const output = async (zone) => {
+        await page.waitForFunction(() => document.querySelector('local-time')?.shadowRoot?.querySelector('button:not([disabled])'), { timeout: 30_000, polling: 50 })
+        await page.evaluate((z) => { document.querySelector('local-time').timeZone = z }, zone)
+        await page.evaluate(() => document.querySelector('local-time').updateComplete)
+        const before = await page.evaluate(() => document.querySelector('local-time').shadowRoot.querySelector('output').textContent)
+        await page.evaluate(() => document.querySelector('local-time').shadowRoot.querySelector('button').click())
+        await page.waitForFunction((b) => document.querySelector('local-time').shadowRoot.querySelector('output').textContent !== b, { timeout: 30_000, polling: 50 }, before)
+        return page.evaluate(() => document.querySelector('local-time').shadowRoot.querySelector('output').textContent)
+      }
+      const time = await output('Asia/Tokyo')
+      if (!/^\d{2}:\d{2}:\d{2}$/.test(time)) failures.push(`the time in Asia/Tokyo reads ${JSON.stringify(time)}`)
+      const failed = await output('Mars/Olympus_Mons')
+      if (!/RangeError|time zone/i.test(failed)) failures.push(`an unknown zone reads ${JSON.stringify(failed)}, expected its RangeError`)
+      const events = await page.evaluate(() => window.__events)
+      if (JSON.stringify(events) !== JSON.stringify(['tool-execution-succeeded', 'tool-execution-failed'])) failures.push(`events sent up: ${JSON.stringify(events)}`)
+      console.log(`#   Asia/Tokyo: ${time}; Mars/Olympus_Mons: ${failed.slice(0, 100)}`)
+    } finally {
+      await closeContext()
+      await server.close()
+    }
+  } catch (error) {
+    failures.push(String(error?.message ?? error))
+  }
+  results.push({ label, ok: failures.length === 0 })
+  console.log(`${failures.length === 0 ? 'ok' : 'not ok'} ${results.length} - ${label} (${((performance.now() - started) / 1000).toFixed(1)} s)`)
+  for (const f of failures) console.log(`#   FAIL ${f}`)
+}
+
 async function main() {
   ensureWasm()
   const chromium = ensureChromium()
@@ -797,6 +861,7 @@ async function main() {
       })
     }
     if (only.includes('loading')) await checkLoading(app, launched.browser, results)
+    if (only.includes('readme') && app.name === 'example') await checkReadme(app, launched.browser, results)
   }
 
   const passed = results.filter((r) => r.ok).length
