@@ -4,12 +4,14 @@
 // is its `Client`.
 
 import type { ToolRegistry } from './index.js'
-// @ts-ignore: the SDK is an optional peer; where it is missing this type is `any`, and
-// McpClient falls back to McpClientLike.
+// The SDK is an optional peer: where it is missing, this import is unresolved (the
+// @ts-ignore keeps that from being an error) and its type matches anything, which the
+// probe below tells apart from the real Client (which has no such property).
+// @ts-ignore
 import type { Client as SdkClient } from '@modelcontextprotocol/sdk/client/index.js'
 
 /** The SDK's `Client` where @modelcontextprotocol/sdk is installed, else `McpClientLike`. */
-export type McpClient = 0 extends 1 & SdkClient ? McpClientLike : SdkClient
+export type McpClient = [SdkClient] extends [{ readonly __toolhostNoSdk: true }] ? McpClientLike : SdkClient
 
 /** An MCP SDK `Client`, as far as mounting uses it (the SDK's `Client` is one). */
 export interface McpClientLike {
