@@ -85,6 +85,8 @@ describe('issue 23: a mounted server is untrusted', async () => {
   const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js')
   const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js')
   const { z } = await import('zod')
+  // registry.mountMcp needs toolhost/mcp loaded, as a page loads it (Node loads it by itself).
+  await import('toolhost/mcp')
 
   /** A hostile server with the SDK's own McpServer: it offers `transfer` and records what it receives. */
   async function hostile(names = ['transfer']) {

@@ -3,7 +3,10 @@
 // each `@ts-expect-error` line must fail to (tsc reports an unused one as an error).
 
 import { z } from 'zod'
-import { ToolExecutionManager, ToolRegistry, transientError } from 'toolhost'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { ToolExecutionManager, ToolRegistry, ready, transientError } from 'toolhost'
+import type { McpMount } from 'toolhost/mcp'
+import weatherSchema from './fixtures/types/weather.schema.json'
 import type {
   PendingApproval,
   AnthropicTool,
@@ -347,4 +350,125 @@ export async function requestContext() {
   // @ts-expect-error: the context has the declared shape
   await m.execute('whoami', {}, { context: { user: 'ada' } })
   await m.executeToolCalls([], { provider: 'openai', context: { userId: 'ada', tenant: 'acme' } })
+}
+
+// Results inferred from the handler when there is no output schema, as the AI SDK does.
+export async function inferredResults() {
+  const r = new ToolRegistry()
+  const m = new ToolExecutionManager(r)
+  const weather = r.register({
+    name: 'weather',
+    description: 'Weather',
+    inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    handler: async ({ city }) => ({ city, tempC: 21, sky: 'clear' as const }),
+  })
+  const w = await m.execute(weather, { city: 'Paris' })
+  if (w.success) {
+    assertType<Equal<typeof w.result, { city: string; tempC: number; sky: 'clear' }>>()
+    // @ts-expect-error: the handler returns no `wind`
+    w.result.wind
+  }
+  const count = r.register({ name: 'count', description: 'A number, at once', handler: () => 42 })
+  const c = await m.execute(count)
+  if (c.success) assertType<Equal<typeof c.result, number>>()
+  const stream = r.register({
+    name: 'stream', description: 'Preliminary results, then the last',
+    handler: async function* () {
+      yield 'half'
+      yield 'done'
+    },
+  })
+  const s = await m.execute(stream)
+  if (s.success) assertType<Equal<typeof s.result, 'half' | 'done'>>()
+  // toModelOutput gets the inferred type too.
+  r.register({
+    name: 'described', description: 'x',
+    handler: () => ({ tempC: 3 }),
+    toModelOutput: (result) => `${result.tempC.toFixed(1)} °C`,
+  })
+  // With an output schema, the schema's type wins and the handler is checked against it.
+  const typed = r.register({
+    name: 'typed', description: 'x',
+    outputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
+    handler: () => ({ n: 1 }),
+  })
+  const t = await m.execute(typed)
+  if (t.success) {
+    const n: number = t.result.n
+    // @ts-expect-error: the output schema's type, not the handler's: `n` is a number
+    const wrong: string = t.result.n
+    void n, wrong
+  }
+}
+
+// A schema typed as a plain object (a variable without `as const`, a .json import): no
+// TS2322 about `type: string`; the arguments (and a result typed by such an output
+// schema) are `unknown`, to narrow as with any untrusted value.
+export async function wideSchemas() {
+  const r = new ToolRegistry()
+  const citySchema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }
+  r.register({
+    name: 'from_variable',
+    description: 'x',
+    inputSchema: citySchema,
+    outputSchema: citySchema,
+    handler: (args) => {
+      assertType<Equal<typeof args, unknown>>()
+      return args
+    },
+  })
+  const fromJson = r.register({
+    name: 'from_json',
+    description: 'x',
+    inputSchema: weatherSchema,
+    handler: (args) => {
+      assertType<Equal<typeof args, unknown>>()
+      return { ok: true }
+    },
+  })
+  const done = await new ToolExecutionManager(r).execute(fromJson, { city: 'Paris' })
+  if (done.success) assertType<Equal<typeof done.result, { ok: boolean }>>()
+  // A schema that is not an object at all is still refused.
+  // @ts-expect-error: a schema is an object
+  r.register({ name: 'bad', description: 'x', inputSchema: 'object', handler: () => 1 })
+}
+
+// Event types are checked: a misspelt one is an error, not a listener that never fires.
+export function checkedEvents(registry: ToolRegistry) {
+  const m = new ToolExecutionManager(registry)
+  const onDone = (event: CustomEvent<{ result: unknown }> & { type: 'tool-execution-succeeded' }) => event.detail.result
+  m.addEventListener('tool-execution-succeeded', onDone)
+  m.removeEventListener('tool-execution-succeeded', onDone)
+  // @ts-expect-error: misspelt event type
+  m.addEventListener('tool-execution-succeded', () => {})
+  // @ts-expect-error: misspelt event type
+  m.removeEventListener('tool-execution-succeded', onDone)
+  m.removeEventListener('tool-execution-failed', (event) => {
+    const code: string = event.detail.error.code
+    return code
+  })
+  registry.addEventListener('tool-registry-change', (event) => event.detail.toolNames.length)
+  // @ts-expect-error: a registry sends only tool-registry-change
+  registry.addEventListener('tool-registry-changed', () => {})
+  // @ts-expect-error: a registry sends only tool-registry-change
+  registry.removeEventListener('change', () => {})
+  // Still an EventTarget.
+  const target: EventTarget = m
+  return target
+}
+
+// The engine's load: a no-op in Node, the .wasm in a browser.
+export async function loading() {
+  await ready()
+  await ready({ wasm: new URL('https://cdn.example/toolhost_wasm_bg.wasm') })
+  await ready({ wasm: '/assets/toolhost_wasm_bg.wasm' })
+  // @ts-expect-error: misspelt option
+  await ready({ wams: '/x.wasm' })
+}
+
+// With @modelcontextprotocol/sdk installed, a mount's client is the SDK's Client.
+export async function mountClient(mount: McpMount) {
+  const client: Client | null = mount.client
+  const tools = await mount.client?.listTools()
+  return { client, tools }
 }

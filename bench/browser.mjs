@@ -23,6 +23,7 @@ import { readFileSync, readdirSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { dirname, join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib'
 import * as esbuild from 'esbuild'
 import { ensureChromium } from '../scripts/browser-tests/lib/chromium.mjs'
 import { launchBrowser } from '../scripts/browser-tests/lib/browser.mjs'
@@ -58,6 +59,8 @@ import { SCENARIOS } from './scenarios.mjs'
 
 const q = new URLSearchParams(location.search)
 const id = q.get('id'), n = Number(q.get('n')), runs = Number(q.get('runs'))
+// toolhost's engine loads on ready(), outside the measured scenario.
+if (typeof api.ready === 'function') await api.ready()
 await send({ type: 'ready', crossOriginIsolated: globalThis.crossOriginIsolated === true })
 // The answer to a report comes back as a DevTools evaluation, and code that runs in its
 // microtasks runs with eval allowed whatever the CSP says ('ready' would otherwise
@@ -330,6 +333,69 @@ async function runOne(browser, browserPid, { url, side, timeoutMs, profile }) {
   return result
 }
 
+// ---------------------------------------------------------------- the engine's weight and first result
+
+/** The .wasm a page downloads, in bytes: raw, gzip (-9, Node's zlib) and brotli (11). */
+export function wasmSize() {
+  const bytes = readFileSync(join(ROOT, 'wasm', 'toolhost_wasm_bg.wasm'))
+  return {
+    raw: bytes.length,
+    gzip: gzipSync(bytes, { level: 9 }).length,
+    brotli: brotliCompressSync(bytes, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11 } }).length,
+  }
+}
+
+/** A page that imports toolhost, awaits ready(), registers a tool and runs it once:
+ * when (after navigation start) its code starts, the engine is ready, the result is in. */
+const FIRST_RESULT_ENTRY = `
+import { ToolExecutionManager, ToolRegistry, ready } from 'toolhost'
+const appStart = performance.now()
+await ready()
+const engineReady = performance.now()
+const registry = new ToolRegistry()
+registry.register({
+  name: 'get_weather', description: 'Weather',
+  inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  handler: ({ city }) => ({ city, tempC: 21 }),
+})
+const r = await new ToolExecutionManager(registry).execute('get_weather', { city: 'Paris' })
+const firstResult = performance.now()
+const load = await new Promise((done) => (document.readyState === 'complete' ? done() : addEventListener('load', () => done(), { once: true })))
+window.__first = { ok: r.success && r.result.tempC === 21, appStart, engineReady, firstResult, loadEvent: performance.getEntriesByType('navigation')[0].loadEventStart, wasmFetchMs: performance.getEntriesByType('resource').find((e) => e.name.endsWith('.wasm'))?.duration }
+`
+
+async function bundleFirstResult() {
+  const result = await esbuild.build({
+    stdin: { contents: FIRST_RESULT_ENTRY, resolveDir: HERE, sourcefile: 'first.js' },
+    absWorkingDir: ROOT, bundle: true, format: 'esm', platform: 'browser', conditions: ['browser'], target: 'es2022',
+    outfile: join(ROOT, 'first.js'), write: false, logLevel: 'silent', plugins: [benchPlugin('toolhost')],
+  })
+  return Buffer.from(result.outputFiles[0].contents)
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+/** Loads the first-result page `runs` times, each in a fresh context (no cache: the
+ * server sends no-store); medians in ms after navigation start. */
+async function firstResult(browser, origin, runs) {
+  const seen = []
+  for (let i = 0; i < runs; i++) {
+    const context = await browser.createBrowserContext()
+    try {
+      const p = await context.newPage()
+      await p.goto(`${origin}/first.html`, { waitUntil: 'load', timeout: 60_000 })
+      await p.waitForFunction(() => window.__first !== undefined, { timeout: 60_000, polling: 20 })
+      const r = await p.evaluate(() => window.__first)
+      if (!r.ok) throw new Error(`the first-result page got a wrong result: ${JSON.stringify(r)}`)
+      seen.push(r)
+    } finally {
+      await context.close()
+    }
+  }
+  const pick = (k) => median(seen.map((r) => r[k]))
+  return { runs, appStartMs: pick('appStart'), engineReadyMs: pick('engineReady'), firstResultMs: pick('firstResult'), loadEventMs: pick('loadEvent'), wasmFetchMs: pick('wasmFetchMs') }
+}
+
 /**
  * Runs `ids` (of BROWSER_SCENARIOS) for both sides. `sizes` maps id -> call count.
  * Returns { version, results: { id: { toolhost, peer } }, profile? }; a side that failed
@@ -343,6 +409,10 @@ export async function runBrowser({ ids, sizes, runs, standin = false, profile = 
   for (const side of ['toolhost', 'peer']) {
     files.set(`/${side}.html`, { contents: page(side), type: 'text/html; charset=utf-8', csp: CSP[side] })
     files.set(`/${side}.js`, { contents: bundles.get(`${side}.js`), type: 'text/javascript; charset=utf-8' })
+  }
+  if (!standin) {
+    files.set('/first.html', { contents: Buffer.from('<!doctype html><meta charset="utf-8"><title>toolhost: first result</title><script type="module" src="/first.js"></script>\n'), type: 'text/html; charset=utf-8' })
+    files.set('/first.js', { contents: await bundleFirstResult(), type: 'text/javascript; charset=utf-8' })
   }
   for (const name of readdirSync(join(ROOT, 'wasm'))) {
     const type = name.endsWith('.wasm') ? 'application/wasm' : name.endsWith('.js') ? 'text/javascript; charset=utf-8' : 'application/octet-stream'
@@ -363,6 +433,17 @@ export async function runBrowser({ ids, sizes, runs, standin = false, profile = 
         log(r.ok ? `${r.usPerCall.toFixed(2)} µs/call\n` : `FAILED\n${r.error}\n`)
       }
     }
+    let first
+    if (!standin) {
+      log('time to first tool result (Chromium, 5 fresh pages) ... ')
+      try {
+        first = await firstResult(browser, server.origin, 5)
+        log(`${first.firstResultMs.toFixed(0)} ms\n`)
+      } catch (err) {
+        first = { error: String(err?.message ?? err) }
+        log(`FAILED\n${first.error}\n`)
+      }
+    }
     let prof
     if (profile) {
       log('B1 toolhost (Chromium, CPU profile) ... ')
@@ -370,7 +451,7 @@ export async function runBrowser({ ids, sizes, runs, standin = false, profile = 
       prof = r.ok ? { usPerCall: r.usPerCall, ...topSelfTime(r.profile, bundles, 20) } : { error: r.error }
       log(r.ok ? 'done\n' : `FAILED\n${r.error}\n`)
     }
-    return { version, results, profile: prof }
+    return { version, results, profile: prof, first, wasm: standin ? undefined : wasmSize() }
   } finally {
     await close()
     await server.close()

@@ -84,7 +84,7 @@ async function main() {
 
   // The browser column (after the Node runs, never at the same time).
   const web = {} // id -> { toolhost, peer }, as res
-  let browserVersion, profile
+  let browserVersion, profile, first, wasm
   const { BROWSER_SCENARIOS, runBrowser } = BROWSER ? await import('./browser.mjs') : { BROWSER_SCENARIOS: [] }
   const webIds = only.filter((id) => BROWSER_SCENARIOS.includes(id))
   if (webIds.length) {
@@ -93,6 +93,8 @@ async function main() {
       const b = await runBrowser({ ids: webIds, sizes, runs: RUNS, standin: STANDIN, profile: PROFILE, log: (s) => process.stderr.write(s) })
       browserVersion = b.version
       profile = b.profile
+      first = b.first
+      wasm = b.wasm
       Object.assign(web, b.results)
     } catch (err) {
       process.stderr.write(`the browser column could not run (--no-browser skips it):\n${err?.stack ?? err}\n`)
@@ -101,7 +103,12 @@ async function main() {
     for (const id of webIds) if (!web[id].toolhost.ok || !web[id].peer.ok) failed = true
   }
 
-  const out = ['## toolhost benchmark', '', machine(browserVersion), '',
+  const kb = (n) => `${Math.round(n / 1000).toLocaleString('en-US')} KB`
+  const browserFacts = [
+    ...(wasm ? [`- Browser engine: wasm/toolhost_wasm_bg.wasm is ${kb(wasm.raw)}, ${kb(wasm.gzip)} gzipped (-9, Node's zlib), ${kb(wasm.brotli)} with brotli (11)`] : []),
+    ...(first?.error ? [`- Time to first tool result in Chromium: FAILED ${first.error}`] : first ? [`- Time to first tool result in Chromium (median of ${first.runs} fresh pages, ms after navigation start): page code starts ${f(first.appStartMs, 0)}, load event ${f(first.loadEventMs, 0)}, engine ready ${f(first.engineReadyMs, 0)} (its .wasm fetched in ${f(first.wasmFetchMs, 0)}), first result ${f(first.firstResultMs, 0)}`] : []),
+  ]
+  const out = ['## toolhost benchmark', '', machine(browserVersion), ...browserFacts, '',
     '| scenario | calls | toolhost µs/call | peer µs/call | ratio t/p | toolhost calls/s | peer calls/s | toolhost peak RSS MB | peer peak RSS MB | extra (toolhost / peer) |',
     '|---|---|---|---|---|---|---|---|---|---|']
   for (const id of only) {

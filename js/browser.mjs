@@ -1,12 +1,72 @@
 // The browser entry: the API over the wasm-bindgen build of the engine (wasm/, made by
-// `npm run build:wasm`). No special headers, no eval, no workers: the module is fetched
-// next to this file and instantiated once, before the API is handed out (top-level
-// await). Timers are the page's own setTimeout.
+// `npm run build:wasm`). No special headers, no eval, no workers. Importing it blocks
+// nothing: the engine (a .wasm fetched next to this file) loads on the first `ready()`,
+// and the classes need it from their constructor on, so a page renders first and
+// awaits `ready()` where it first needs tools. Timers are the page's own setTimeout.
 import init, { EngineCore as WasmEngine, RegistryCore, unknownOption } from '../wasm/toolhost_wasm.js'
 import { setBackend } from './backend.mjs'
+import { checkOptions, toolhostError } from './errors.mjs'
 import { wake } from './manager.mjs'
 
-const wasm = await init()
+/** The wasm module's exports, once `ready()` has loaded them. */
+let wasm = null
+/** The load: null before the first `ready()` (and after a load that failed). */
+let loading = null
+
+function notReady() {
+  // The first use starts the load, so a page that tries again later finds the engine.
+  ready().catch(() => {})
+  return toolhostError('ENGINE_NOT_READY', "toolhost's engine (WebAssembly) is not loaded yet in this page: `await ready()` (import { ready } from 'toolhost') before creating a ToolRegistry or a ToolExecutionManager")
+}
+
+/** The backend until the engine is loaded: what needs the engine says to await `ready()`. */
+class Unloaded {
+  constructor() {
+    throw notReady()
+  }
+}
+setBackend({
+  name: 'wasm', RegistryCore: Unloaded, EngineCore: Unloaded, largeText: undefined, auditFile: false,
+  // For a misspelt option before the engine is there (`ready({ wams })`): no did-you-mean.
+  unknownOption: (key, known, what) => `unknown option \`${key}\` in ${what}; expected one of ${known.map((k) => `\`${k}\``).join(', ')}`,
+})
+
+const READY_OPTIONS = ['wasm']
+
+/**
+ * Loads the engine: fetches and instantiates its `.wasm` (once; later calls return the
+ * same promise). Until it resolves, `new ToolRegistry()` throws `ENGINE_NOT_READY`.
+ * `options.wasm` says where the `.wasm` is when it is not next to this module (a bundler
+ * that does not copy it, a CDN): a URL or string, a `Response`, its bytes, or a compiled
+ * `WebAssembly.Module`. A failed load rejects with `ENGINE_LOAD_FAILED`; the next call
+ * tries again. A misspelt option rejects with `INVALID_CONFIG`.
+ */
+export function ready(options) {
+  if (options !== undefined) {
+    try {
+      if (options === null || typeof options !== 'object') throw toolhostError('INVALID_CONFIG', 'ready() takes { wasm } or nothing')
+      checkOptions(options, READY_OPTIONS, 'ready() options')
+    } catch (err) {
+      return Promise.reject(err)
+    }
+  }
+  if (loading === null) {
+    const source = options?.wasm
+    loading = init(source === undefined ? undefined : { module_or_path: source }).then(
+      (exports) => {
+        wasm = exports
+        setBackend({ name: 'wasm', RegistryCore, EngineCore, largeText: undefined, auditFile: false, unknownOption })
+      },
+      (err) => {
+        loading = null
+        // wasm-bindgen's message names the URL of a fetch that failed.
+        throw toolhostError('ENGINE_LOAD_FAILED', `toolhost could not load its WebAssembly engine: ${err?.message ?? err}. ` +
+          'A bundler that does not copy the .wasm next to the bundle (esbuild, Rollup) needs it copied there from node_modules/toolhost/wasm/, or its URL passed as ready({ wasm: url })', { cause: err })
+      },
+    )
+  }
+  return loading
+}
 
 let nextEngine = 1
 
@@ -147,7 +207,5 @@ class EngineCore {
     return this.#core.stats(name)
   }
 }
-
-setBackend({ name: 'wasm', RegistryCore, EngineCore, largeText: undefined, auditFile: false, unknownOption })
 
 export * from './api.mjs'

@@ -20,14 +20,20 @@ export interface StandardSchemaV1<Input = unknown, Output = Input> {
   }
 }
 
-/** What `inputSchema` accepts: a Standard Schema (zod v4, valibot, ...) or a JSON Schema. */
-export type InputSchema = StandardSchemaV1 | JSONSchema
+/**
+ * What `inputSchema` accepts: a Standard Schema (zod v4, valibot, ...) or a JSON Schema.
+ * A JSON Schema typed as a plain object (held in a variable without `as const`, imported
+ * from a `.json` file) is accepted too: the engine checks it at registration, and the
+ * handler's `args` are `unknown` (see `InferArgs`).
+ */
+export type InputSchema = StandardSchemaV1 | JSONSchema | JsonSchemaObject
 
-/** What `outputSchema` accepts: a Standard Schema or a JSON Schema. */
-export type OutputSchema = StandardSchemaV1 | JSONSchema
+/** What `outputSchema` accepts: a Standard Schema or a JSON Schema (as for `InputSchema`). */
+export type OutputSchema = StandardSchemaV1 | JSONSchema | JsonSchemaObject
 
 /** The type of a tool's result for output schema `O` (a Standard Schema's output type,
- * or `FromSchema<O>` of a `const` JSON Schema literal); `unknown` without one. */
+ * or `FromSchema<O>` of a `const` JSON Schema literal); `unknown` for a schema typed as
+ * a plain object, and without one. */
 export type InferResult<O> = O extends { readonly '~standard': { readonly types?: infer T } }
   ? NonNullable<T> extends { readonly output: infer R }
     ? R
@@ -35,6 +41,13 @@ export type InferResult<O> = O extends { readonly '~standard': { readonly types?
   : O extends JSONSchema
     ? FromSchema<O>
     : unknown
+
+/**
+ * The type of a tool's result: what its output schema says (`InferResult<O>`), or
+ * without one, what its handler returns (`R`, inferred from the handler as the AI SDK
+ * infers a tool's output: a Promise's value, an async generator's items).
+ */
+export type ToolResult<O, R> = [O] extends [undefined] ? R : InferResult<O>
 
 /** The schema of a tool registered without `inputSchema`: any object. */
 export type NoInputSchema = { readonly type: 'object' }
@@ -47,7 +60,8 @@ export type NoInputSchema = { readonly type: 'object' }
  *   zod defaults are not filled in and transforms are not applied.
  * - A `const` JSON Schema literal gives `FromSchema<S>` of `json-schema-to-ts`, with
  *   properties that have a `default` kept optional for the same reason.
- * - Anything else (a schema typed as a wide `JSONSchema`) gives `unknown`.
+ * - Anything else (a schema typed as a wide `JSONSchema`, or as a plain object: held in
+ *   a variable without `as const`, imported from a `.json` file) gives `unknown`.
  */
 export type InferArgs<S> = S extends { readonly '~standard': { readonly types?: infer T } }
   ? NonNullable<T> extends { readonly input: infer I }
@@ -193,9 +207,10 @@ export interface GeminiSchema {
 
 /**
  * What `register()` takes. `S` is inferred from `inputSchema`, and types the handler's
- * `args` (see `InferArgs`).
+ * `args` (see `InferArgs`); `O` from `outputSchema`, and `R` from what the handler
+ * returns: together they type the result (see `ToolResult`).
  */
-export interface ToolDefinition<S extends InputSchema = NoInputSchema, O extends OutputSchema | undefined = undefined> {
+export interface ToolDefinition<S extends InputSchema = NoInputSchema, O extends OutputSchema | undefined = undefined, R = unknown> {
   /** 1 to 64 letters, digits, `_` or `-`. */
   name: string
   /** Models choose tools by it; must not be empty. */
@@ -215,8 +230,8 @@ export interface ToolDefinition<S extends InputSchema = NoInputSchema, O extends
   needsApproval?: boolean | ((args: InferArgs<S>, context: ApprovalContext) => boolean | Promise<boolean>)
   /** What `executeToolCalls` sends the model for a result (the record and events keep
    * the full value): a string, or text and image parts. */
-  toModelOutput?: (result: InferResult<O>) => string | ContentPart[]
-  handler: ToolHandler<InferArgs<S>, InferResult<O>>
+  toModelOutput?: (result: ToolResult<O, R>) => string | ContentPart[]
+  handler: [O] extends [undefined] ? ToolHandler<InferArgs<S>, R> : ToolHandler<InferArgs<S>, InferResult<O>>
 }
 
 /**
@@ -663,11 +678,12 @@ export declare class ToolExecutionManager extends EventTarget {
   use(interceptor: (ctx: InterceptorContext, next: () => Promise<unknown>) => unknown): void
   /** Executions not yet finished. */
   get inFlight(): number
-  /** Listens to a lifecycle event; the listener receives a `CustomEvent` whose `detail` is the event's detail. */
+  /** Listens to a lifecycle event; the listener receives a `CustomEvent` whose `detail`
+   * is the event's detail. Only the manager's event types are accepted: a misspelt type
+   * is a type error, not a listener that never fires. */
   addEventListener<T extends ExecutionEventType>(type: T, listener: ((event: ExecutionEvent<T>) => void) | { handleEvent(event: ExecutionEvent<T>): void } | null, options?: boolean | AddEventListenerOptions): void
-  addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | AddEventListenerOptions): void
   /** As the DOM's: removes a listener added with the same type, listener and `capture`. */
-  removeEventListener(type: string, listener: ((event: any) => void) | EventListenerObject | null, options?: boolean | EventListenerOptions): void
+  removeEventListener<T extends ExecutionEventType>(type: T, listener: ((event: ExecutionEvent<T>) => void) | { handleEvent(event: ExecutionEvent<T>): void } | null, options?: boolean | EventListenerOptions): void
   /** Listens with the detail alone; returns an unsubscribe function (`true` when it removed the listener). */
   on<T extends ExecutionEventType>(type: T, listener: (detail: ExecutionEventMap[T]) => void): () => boolean
 }
@@ -680,7 +696,7 @@ export declare class ToolRegistry extends EventTarget {
    * Registers a tool. Throws an `Error` with `code` `INVALID_TOOL_NAME`,
    * `INVALID_DEFINITION`, `INVALID_SCHEMA` or `DUPLICATE_TOOL`; nothing changes then.
    */
-  register<const S extends InputSchema = NoInputSchema, const O extends OutputSchema | undefined = undefined>(definition: ToolDefinition<S, O>): ToolDeclaration<InferArgs<S>, InferResult<O>>
+  register<const S extends InputSchema = NoInputSchema, const O extends OutputSchema | undefined = undefined, R = unknown>(definition: ToolDefinition<S, O, R>): ToolDeclaration<InferArgs<S>, ToolResult<O, R>>
   /** Removes a tool; `true` when it was registered. */
   unregister(name: string): boolean
   /** Removes every global tool (sessions keep theirs). */
@@ -704,9 +720,8 @@ export declare class ToolRegistry extends EventTarget {
   validate(name: string, args: unknown): ValidationResult
   /** Listens to `tool-registry-change`; the listener receives a `CustomEvent<RegistryChange>`. */
   addEventListener(type: 'tool-registry-change', listener: ((event: CustomEvent<RegistryChange>) => void) | { handleEvent(event: CustomEvent<RegistryChange>): void } | null, options?: boolean | AddEventListenerOptions): void
-  addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | AddEventListenerOptions): void
   /** As the DOM's: removes a listener added with the same type, listener and `capture`. */
-  removeEventListener(type: string, listener: ((event: any) => void) | EventListenerObject | null, options?: boolean | EventListenerOptions): void
+  removeEventListener(type: 'tool-registry-change', listener: ((event: CustomEvent<RegistryChange>) => void) | { handleEvent(event: CustomEvent<RegistryChange>): void } | null, options?: boolean | EventListenerOptions): void
   /** Listens with the detail alone; returns an unsubscribe function (`true` when it removed the listener). */
   on(type: 'tool-registry-change', listener: (detail: RegistryChange) => void): () => boolean
   /**
@@ -751,12 +766,12 @@ export declare class ToolSession extends EventTarget {
   get registry(): ToolRegistry
   /** Listens to `tool-registry-change` of this session's own tools. */
   addEventListener(type: 'tool-registry-change', listener: ((event: CustomEvent<RegistryChange>) => void) | { handleEvent(event: CustomEvent<RegistryChange>): void } | null, options?: boolean | AddEventListenerOptions): void
-  addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | AddEventListenerOptions): void
-  removeEventListener(type: string, listener: ((event: any) => void) | EventListenerObject | null, options?: boolean | EventListenerOptions): void
+  /** As the DOM's: removes a listener added with the same type, listener and `capture`. */
+  removeEventListener(type: 'tool-registry-change', listener: ((event: CustomEvent<RegistryChange>) => void) | { handleEvent(event: CustomEvent<RegistryChange>): void } | null, options?: boolean | EventListenerOptions): void
   /** Listens with the detail alone; returns an unsubscribe function. */
   on(type: 'tool-registry-change', listener: (detail: RegistryChange) => void): () => boolean
   /** Registers a tool visible only inside this session (it may shadow a global one). */
-  register<const S extends InputSchema = NoInputSchema, const O extends OutputSchema | undefined = undefined>(definition: ToolDefinition<S, O>): ToolDeclaration<InferArgs<S>, InferResult<O>>
+  register<const S extends InputSchema = NoInputSchema, const O extends OutputSchema | undefined = undefined, R = unknown>(definition: ToolDefinition<S, O, R>): ToolDeclaration<InferArgs<S>, ToolResult<O, R>>
   /** Removes one of the session's own tools; `true` when it was there. */
   unregister(name: string): boolean
   /** The declaration of a tool visible in this session, or `undefined`. */
@@ -843,6 +858,18 @@ export declare function modelOutputOf(manager: ToolExecutionManager, result: Exe
  * unknown session.
  */
 export declare function toAiSdkTools(manager: ToolExecutionManager, options?: AiSdkToolsOptions): Record<string, AiSdkTool>
+
+/** Where `ready()` finds the engine's `.wasm`: a URL, a fetch `Response`, its bytes, or a compiled module. */
+export type WasmSource = string | URL | Response | ArrayBuffer | ArrayBufferView | WebAssembly.Module
+
+/**
+ * Loads the engine. In a browser, importing toolhost loads nothing: the first `ready()`
+ * fetches and instantiates the engine's `.wasm` (next to the entry, or `options.wasm`),
+ * and until it resolves `new ToolRegistry()` throws `ENGINE_NOT_READY`. A failed load
+ * rejects with `ENGINE_LOAD_FAILED`, and the next call tries again. In Node the engine
+ * is loaded with the module and it resolves at once.
+ */
+export declare function ready(options?: { wasm?: WasmSource }): Promise<void>
 
 /** An `Error` the manager classifies as `transient` (retried by default). */
 export declare function transientError(message: string, options?: { retryAfterMs?: number, code?: string, cause?: unknown }): Error

@@ -277,6 +277,8 @@ export class ToolExecutionManager extends ToolEventTarget {
   /** ticket -> { resolve, reject } of a journal answer awaited (approve, deny, pendingApprovals) */
   #answers = new Map()
   #nextAnswer = 0
+  /** Whether this manager warned that a call waits for an approval nobody listens for. */
+  #warnedUnheard = false
   #interceptors = []
   /** key -> Execution, in flight */
   #live = new Map()
@@ -633,10 +635,13 @@ export class ToolExecutionManager extends ToolEventTarget {
           work.push(W_DECIDE, this.#live.get(ops[i + 1]), ops[i + 2])
           i += 3
           break
-        case OP.AWAIT_APPROVAL:
-          this.#live.get(ops[i + 1]).approvalId = text.slice(at, (at += ops[i + 2]))
+        case OP.AWAIT_APPROVAL: {
+          const exec = this.#live.get(ops[i + 1])
+          exec.approvalId = text.slice(at, (at += ops[i + 2]))
           i += 3
+          if (!this.#warnedUnheard && this.listenerCount('tool-execution-approval-requested') === 0) this.#warnUnheard(exec)
           break
+        }
         case OP.ARGS: {
           // An approver edited the arguments: the handler gets those.
           const exec = this.#live.get(ops[i + 1])
@@ -1096,6 +1101,33 @@ export class ToolExecutionManager extends ToolEventTarget {
   use(interceptor) {
     if (typeof interceptor !== 'function') throw toolhostError('INVALID_CONFIG', 'use() takes an interceptor function (ctx, next) => result')
     this.#interceptors.push(interceptor)
+  }
+
+  /** A call waits for approval and this manager has no 'tool-execution-approval-requested'
+   * listener: says so once per manager (a loop of such calls warns once; each manager
+   * set up without a listener warns), after the ops are read, since a warning reaches
+   * user code (a process 'warning' listener, a patched console). */
+  #warnUnheard(exec) {
+    this.#warnedUnheard = true
+    const { toolName, approvalId } = exec
+    queueMicrotask(() => {
+      // (A journaled manager's pendingApprovals() asks the journal: its fate is not said.)
+      const pending = this.#journaled ? undefined : this.pendingApprovals().find((p) => p.approvalId === approvalId)
+      const fate = pending === undefined
+        ? ''
+        : pending.expiresAt === undefined
+          ? ', and with no approvalTimeoutMs it waits forever'
+          : `, and it is denied when approvalTimeoutMs runs out (${pending.expiresAt - pending.requestedAt} ms)`
+      const message = `tool '${toolName}' waits for approval (${approvalId}), but this manager has no ` +
+        `'tool-execution-approval-requested' listener: nothing is asked to approve or deny it${fate}. Listen to that ` +
+        'event (or read pendingApprovals()) and call approve() or deny(); set approvalTimeoutMs; or pass ' +
+        '{ approved: true } for a call approved elsewhere. This manager warns once.'
+      try {
+        if (typeof globalThis.process?.emitWarning === 'function') {
+          globalThis.process.emitWarning(message, { type: 'ToolhostApprovalWarning', code: 'APPROVAL_UNHEARD' })
+        } else console.warn(`toolhost: ${message}`)
+      } catch {}
+    })
   }
 
   /** Every call waiting for approval, oldest first, as plain JSON data:

@@ -1,8 +1,17 @@
 // The types of mounting MCP servers (`registry.mountMcp`, `mountMcp` of toolhost/mcp),
 // written without the SDK's types so that they type-check without the optional peer
-// dependency @modelcontextprotocol/sdk installed.
+// dependency @modelcontextprotocol/sdk installed. Where it is installed, `mount.client`
+// is its `Client`.
 
 import type { ToolRegistry } from './index.js'
+// The SDK is an optional peer: where it is missing, this import is unresolved (the
+// @ts-ignore keeps that from being an error) and its type matches anything, which the
+// probe below tells apart from the real Client (which has no such property).
+// @ts-ignore
+import type { Client as SdkClient } from '@modelcontextprotocol/sdk/client/index.js'
+
+/** The SDK's `Client` where @modelcontextprotocol/sdk is installed, else `McpClientLike`. */
+export type McpClient = [SdkClient] extends [{ readonly __toolhostNoSdk: true }] ? McpClientLike : SdkClient
 
 /** An MCP SDK `Client`, as far as mounting uses it (the SDK's `Client` is one). */
 export interface McpClientLike {
@@ -85,7 +94,7 @@ export declare class McpMount {
   /** Remote tools that could not be mounted (an invalid name or schema, a name taken). */
   get skipped(): { name: string; reason: string }[]
   /** The SDK Client in use (a new one after a reconnection), or `null` once unmounted. */
-  get client(): McpClientLike | null
+  get client(): McpClient | null
   /** The server's `{ name, version }`. */
   get serverInfo(): { name: string; version: string } | undefined
   get unmounted(): boolean

@@ -1,6 +1,7 @@
 // toolhost/mcp: tools over MCP (Model Context Protocol), both ways, on the official
 // TypeScript SDK (@modelcontextprotocol/sdk, an optional peer dependency: the main
-// entry never loads this module; `registry.mountMcp` imports it on first use).
+// entry never loads this module; `registry.mountMcp` calls the `mountMcp` it hands over
+// below, and in Node imports it on first use).
 //
 // Serving: `createMcpServer` is an SDK `Server` over a registry (or a session):
 // `tools/list` is `toMcpTools()` and follows registry changes (`list_changed`);
@@ -43,7 +44,7 @@ const {
 } = types
 import { ToolExecutionManager } from './manager.mjs'
 import { modelErrorText } from './model-errors.mjs'
-import { ToolRegistry, ToolSession, registerMounted, stateOf, unregisterMounted } from './registry.mjs'
+import { ToolRegistry, ToolSession, linkMcp, registerMounted, stateOf, unregisterMounted } from './registry.mjs'
 
 /** `_meta` keys toolhost's server sets on results, and its mounts read back. */
 export const META = {
@@ -1076,3 +1077,6 @@ export async function mountMcp(registry, source, options) {
   }
   return mount
 }
+
+// `registry.mountMcp` works wherever this module is loaded (a page imports it itself).
+linkMcp({ mount: mountMcp })

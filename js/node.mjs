@@ -2,7 +2,9 @@
 import { AsyncResource } from 'node:async_hooks'
 import { createRequire } from 'node:module'
 import { setBackend } from './backend.mjs'
+import { checkOptions, toolhostError } from './errors.mjs'
 import { wake } from './manager.mjs'
+import { linkMcp } from './registry.mjs'
 import { decodeTape } from './tape.mjs'
 
 const binding = createRequire(import.meta.url)('../index.js')
@@ -20,5 +22,20 @@ setBackend({
   captureScope: () => new AsyncResource('toolhost.execution'),
 })
 binding.setWake(wake)
+// toolhost/mcp (and with it the MCP SDK) loads on the first `registry.mountMcp`.
+linkMcp({ load: () => import('./mcp.mjs') })
+
+/** The engine is loaded with this module: resolves at once (the browser entry's
+ * `ready()` loads its WebAssembly), so code for both can await it. */
+export function ready(options) {
+  if (options === undefined) return Promise.resolve()
+  try {
+    if (options === null || typeof options !== 'object') throw toolhostError('INVALID_CONFIG', 'ready() takes { wasm } or nothing')
+    checkOptions(options, ['wasm'], 'ready() options')
+  } catch (err) {
+    return Promise.reject(err)
+  }
+  return Promise.resolve()
+}
 
 export * from './api.mjs'

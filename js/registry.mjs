@@ -292,9 +292,24 @@ export class ToolRegistry extends ToolEventTarget {
    * for stdio or `{ url, headers }` for Streamable HTTP). See js/mcp.mjs.
    */
   async mountMcp(clientOrTransport, options) {
-    const { mountMcp } = await import('./mcp.mjs')
-    return mountMcp(this, clientOrTransport, options)
+    if (mcpLink.mount === null && mcpLink.load !== null) await mcpLink.load()
+    if (mcpLink.mount === null) {
+      throw toolhostError('MCP_NOT_LOADED', "registry.mountMcp needs toolhost/mcp, which this page has not loaded: import it once (`import 'toolhost/mcp'`, with @modelcontextprotocol/sdk installed), or call `mountMcp(registry, source, options)` from it")
+    }
+    return mcpLink.mount(this, clientOrTransport, options)
   }
+}
+
+/** How `registry.mountMcp` reaches toolhost/mcp (js/mcp.mjs), which the main entry never
+ * imports, so that a browser bundle of `toolhost` reaches neither the MCP SDK nor a Node
+ * module: js/mcp.mjs hands over its `mountMcp` when it loads (`mount`), and the Node
+ * entry says how to load it on first use (`load`). */
+const mcpLink = { mount: null, load: null }
+
+/** `{ mount }` from js/mcp.mjs, `{ load }` from the Node entry. */
+export function linkMcp(link) {
+  if (link.mount !== undefined) mcpLink.mount = link.mount
+  if (link.load !== undefined) mcpLink.load = link.load
 }
 
 const SESSION_KEY = Symbol('toolhost.session')

@@ -1,7 +1,13 @@
 #!/usr/bin/env node
-// `npm run test:lit`: runs examples/lit (a Vite app with a Lit element over toolhost's
-// browser build) in headless Chromium, twice: on the Vite dev server, and built with
-// `vite build` and served by a small static server of this script's own. Both send a
+// `npm run test:lit`: runs examples/lit (a Lit element over toolhost's browser build) in
+// headless Chromium, built each way a user would build it, with no bundler config and
+// no plugin beyond the one Rollup always needs to read node_modules:
+//   - dev:     the Vite dev server;
+//   - build:   `vite build`;
+//   - esbuild: `npm run build:esbuild` (esbuild, then copy-page.mjs copies the .wasm);
+//   - rollup:  `npm run build:rollup` (with @rollup/plugin-node-resolve, then the same copy);
+//   - webpack: `npm run build:webpack` (webpack emits the .wasm itself);
+// each built page served by a small static server of this script's own. All send a
 // strict Content-Security-Policy and no COOP/COEP. Each page runs its scripted
 // conversation to the end, and this script checks, from the page:
 //   - the lifecycle events <toolhost-chat> re-dispatches (bubbling, composed, same
@@ -9,9 +15,19 @@
 //     with bad arguments failed with INVALID_ARGUMENTS, then the corrected one
 //     succeeded;
 //   - the results and the model's final answer, and what the element rendered;
+//   - that the page's own code ran before the engine was fetched (importing toolhost
+//     blocks nothing; the engine loads on `ready()`);
 //   - no CSP violation, no uncaught error, no console error, no failed request, and
-//     crossOriginIsolated === false.
-// The built page's screenshot is saved to docs/lit-example.png.
+//     crossOriginIsolated === false;
+//   - for the built pages, that no bundle holds the MCP SDK or a Node module (the
+//     page imports only `toolhost`), and that the bundler printed no warning.
+// One more page, bundled with esbuild from the installed package, checks how the
+// engine loads: `new ToolRegistry()` before `ready()` throws ENGINE_NOT_READY, a .wasm
+// that is not where the bundle looks makes ready() reject ENGINE_LOAD_FAILED naming the
+// URL, `ready({ wasm })` then loads it from elsewhere, and `registry.mountMcp` without
+// toolhost/mcp rejects MCP_NOT_LOADED. And the README's browser example is run as
+// written: its button clicked, the time it shows read back.
+// The screenshot of the Vite-built page is saved to docs/lit-example.png.
 //
 // It then does all this again for a copy of the example, in a temporary directory,
 // that installs `npm pack` of the repository: the package exactly as published, with
@@ -19,7 +35,7 @@
 // peer dependency, say) that a user would not have.
 //
 // Nothing Rust is built: wasm/ must exist (`npm run build:wasm`). examples/lit gets
-// `npm install --ignore-scripts` when it has no node_modules, or when its copy of
+// `npm install --ignore-scripts` when it lacks a package it needs, or when its copy of
 // toolhost differs from the repository's js/, wasm/ or package.json.
 import { spawn } from 'node:child_process'
 import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
@@ -70,7 +86,8 @@ const USAGE = `usage: node scripts/lit-example-test.mjs [options]
 
   --skip-packed        skip the copy of the example that installs \`npm pack\` of the repository
   --app <dir>          test this installed copy of the example instead of examples/lit
-  --only <dev|build>   run only one of the two modes
+  --only <modes>       run only these modes, comma-separated: dev, build, esbuild, rollup, webpack,
+                       loading (how the engine loads), readme (the README's browser example)
   --screenshot <file>  where the built page's screenshot goes (default: docs/lit-example.png)
   --no-screenshot      take none
   -h, --help           this text
@@ -91,8 +108,11 @@ if (options.help) {
   console.log(USAGE)
   process.exit(0)
 }
-if (options.only !== undefined && !['dev', 'build'].includes(options.only)) {
-  console.error(`--only takes dev or build, not ${options.only}\n\n${USAGE}`)
+const MODES = ['dev', 'build', 'esbuild', 'rollup', 'webpack', 'loading', 'readme']
+const only = options.only === undefined ? MODES : options.only.split(',')
+const unknownModes = only.filter((m) => !MODES.includes(m))
+if (unknownModes.length > 0) {
+  console.error(`--only takes ${MODES.join(', ')}, not ${unknownModes.join(', ')}\n\n${USAGE}`)
   process.exit(2)
 }
 const EXAMPLE = options.app ? resolve(options.app) : EXAMPLE_SOURCE
@@ -362,6 +382,11 @@ function readDom() {
     crossOriginIsolated: window.crossOriginIsolated,
     wasm: wasm && { url: wasm.name, bytes: wasm.encodedBodySize, ms: Math.round(wasm.responseEnd - wasm.startTime), startedAt: Math.round(wasm.startTime) },
     scripts: performance.getEntriesByType('resource').filter((r) => r.initiatorType === 'script' || r.name.endsWith('.js')).length,
+    // When the page's own code started and when the engine was ready (main.js marks
+    // them), and when the page's load event came.
+    appStart: Math.round(performance.getEntriesByName('app-start')[0]?.startTime ?? NaN),
+    engineReady: Math.round(performance.getEntriesByName('engine-ready')[0]?.startTime ?? NaN),
+    loadEvent: Math.round(performance.getEntriesByType('navigation')[0]?.loadEventStart ?? NaN),
   }
 }
 
@@ -499,6 +524,11 @@ function checkConversation({ recorded, dom }) {
   expect(dom.cards[1]?.text.includes('INVALID_ARGUMENTS'), 'the failed card does not show INVALID_ARGUMENTS')
   expect(/K7Q2XD/.test(dom.answer ?? ''), `the answer shown is ${JSON.stringify(dom.answer)}`)
   expect(dom.logEntries === events.length, `<event-log> lists ${dom.logEntries} events, the document heard ${events.length}`)
+
+  // Importing toolhost blocks nothing: the page's code runs, and renders, before the
+  // engine is fetched (main.js calls ready() after its imports).
+  expect(dom.appStart <= (dom.wasm?.startedAt ?? -Infinity), `the page's code started at ${dom.appStart} ms, after the .wasm fetch began at ${dom.wasm?.startedAt} ms`)
+  expect(dom.engineReady >= dom.appStart, `engine-ready (${dom.engineReady} ms) came before app-start (${dom.appStart} ms)`)
   return { failures, summary: [...byCall].map(([call, list]) => `${call} ${list[0]?.toolName}: ${phases(call).join(' > ')}`) }
 }
 
@@ -530,7 +560,8 @@ function staleFiles(installed) {
 async function ensureInstalled(appDir) {
   const modules = join(appDir, 'node_modules')
   const installed = join(modules, 'toolhost')
-  if (['vite', 'lit', 'toolhost'].every((name) => existsSync(join(modules, name)))) {
+  const needed = ['toolhost', ...Object.keys(JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8')).devDependencies), 'lit']
+  if (needed.every((name) => existsSync(join(modules, name)))) {
     const stale = lstatSync(installed).isSymbolicLink() ? ['(a symlink, not a copy)'] : staleFiles(installed)
     if (stale.length === 0) return
     console.log(`# ${installed} differs from the repository (${stale.slice(0, 4).join(', ')}${stale.length > 4 ? ', ...' : ''}): installing it again`)
@@ -558,7 +589,7 @@ async function preparePacked() {
 
   const app = join(dir, 'app')
   mkdirSync(app)
-  for (const entry of ['index.html', 'src', 'public', '.npmrc']) {
+  for (const entry of ['index.html', 'src', 'public', 'copy-page.mjs', '.npmrc']) {
     if (existsSync(join(EXAMPLE_SOURCE, entry))) cpSync(join(EXAMPLE_SOURCE, entry), join(app, entry), { recursive: true })
   }
   const pkg = JSON.parse(readFileSync(join(EXAMPLE_SOURCE, 'package.json'), 'utf8'))
@@ -572,12 +603,193 @@ async function preparePacked() {
   return app
 }
 
+/** Files under `dir`, with their sizes, sorted by path. */
+function listFiles(dir, prefix = '') {
+  const files = []
+  for (const name of readdirSync(dir).sort()) {
+    const path = join(dir, name)
+    if (statSync(path).isDirectory()) files.push(...listFiles(path, `${prefix}${name}/`))
+    else files.push({ path: `${prefix}${name}`, bytes: statSync(path).size })
+  }
+  return files
+}
+
+// What a page importing only `toolhost` must not bundle: toolhost/mcp (its code asks
+// for 'tools/list'), the MCP SDK (an optional peer the page does not have), Node's
+// modules, or Vite's stand-ins for Node modules it could not bundle.
+const FOREIGN = [
+  /["']tools\/list["']/,
+  /(from|import\(|require\()\s*["']@modelcontextprotocol\//,
+  /(from|import\(|require\()\s*["']node:/,
+  /__vite-browser-external/,
+]
+// webpack's performance hints are not problems of the build: they name the .wasm, over
+// the 244 KiB webpack suggests for any asset.
+const WEBPACK_HINTS = /WARNING in (asset size limit|entrypoint size limit|webpack performance recommendations)|compiled with \d+ warnings?/
+
+/** Problems of a built dist/: the MCP SDK or a Node module in a bundle, a bundler warning. */
+function checkBundle(dist, output) {
+  const problems = []
+  const files = listFiles(dist)
+  const scripts = files.filter((f) => /\.m?js$/.test(f.path))
+  if (scripts.length === 0) problems.push('the build wrote no script')
+  for (const f of scripts) {
+    const text = readFileSync(join(dist, f.path), 'utf8')
+    for (const re of FOREIGN) if (re.test(text)) problems.push(`dist/${f.path} holds ${re.source}: a page importing only toolhost bundled MCP or Node code`)
+  }
+  if (!files.some((f) => f.path.endsWith('.wasm'))) problems.push('dist/ holds no .wasm')
+  const lines = output.replace(/\x1b\[[0-9;]*m/g, '').split('\n')
+  const warnings = lines.filter((l) => /warn/i.test(l) && !/^npm warn/i.test(l.trim()) && !WEBPACK_HINTS.test(l))
+  for (const w of warnings) problems.push(`the bundler warned: ${w.trim()}`)
+  // A performance hint may name only the .wasm (the lines under it list the assets).
+  const hinted = lines.filter((l) => /^\s+\S+\.(m?js|css)\s+\(\d/.test(l))
+  for (const h of hinted) problems.push(`webpack's size hint names a script or style, not only the .wasm: ${h.trim()}`)
+  return problems
+}
+
+// The page that checks how the engine loads, bundled with esbuild (the installed
+// package's browser entry, as any bundler resolves it) and served with its .wasm moved
+// to engine/: the bundle's own URL for it (next to the bundle) is missing on purpose.
+const LOADING_PAGE = `
+import { ToolExecutionManager, ToolRegistry, ready } from 'toolhost'
+const out = (window.__loading = { done: false })
+const attempt = async (f) => {
+  try {
+    await f()
+    return 'no error'
+  } catch (e) {
+    return { code: e.code, message: e.message }
+  }
+}
+out.beforeReady = await attempt(() => new ToolRegistry())
+out.missingWasm = await attempt(() => ready())
+out.misspelt = await attempt(() => ready({ wams: 'x' }))
+const t0 = performance.now()
+await ready({ wasm: new URL('./engine/toolhost_wasm_bg.wasm', location.href) })
+out.loadMs = Math.round(performance.now() - t0)
+out.sameLoad = ready() === ready()
+const registry = new ToolRegistry()
+registry.register({ name: 'echo', description: 'Echoes', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, handler: ({ text }) => text })
+out.mount = await attempt(() => registry.mountMcp({ url: 'http://127.0.0.1:9/mcp' }))
+const r = await new ToolExecutionManager(registry).execute('echo', { text: 'hi' })
+out.result = r.success ? r.result : r.error
+out.done = true
+`
+
+async function checkLoading(app, browser, results) {
+  const label = `${app.name}: engine loading (esbuild bundle, .wasm moved)`
+  const started = performance.now()
+  const failures = []
+  try {
+    const esbuild = await import('esbuild')
+    const dist = mkdtempSync(join(tmpdir(), 'toolhost-loading-'))
+    atEnd(async () => rmSync(dist, { recursive: true, force: true }))
+    // Bundled from the app's directory, so `toolhost` is its installed copy.
+    await esbuild.build({ stdin: { contents: LOADING_PAGE, resolveDir: app.dir, sourcefile: 'loading.js' }, bundle: true, format: 'esm', platform: 'browser', outfile: join(dist, 'loading.js'), logLevel: 'silent' })
+    writeFileSync(join(dist, 'index.html'), '<!doctype html><meta charset="utf-8"><title>loading</title><script type="module" src="./loading.js"></script>\n')
+    mkdirSync(join(dist, 'engine'))
+    cpSync(join(app.dir, 'node_modules', 'toolhost', 'wasm', 'toolhost_wasm_bg.wasm'), join(dist, 'engine', 'toolhost_wasm_bg.wasm'))
+    const server = await serveStatic(dist)
+    const context = await browser.createBrowserContext()
+    const closeContext = atEnd(() => context.close().catch(() => {}))
+    let seen
+    try {
+      const page = await context.newPage()
+      const consoleErrors = []
+      page.on('console', (m) => { if (m.type() === 'error' && !/404|Failed to load resource/.test(m.text())) consoleErrors.push(m.text()) })
+      page.on('pageerror', (e) => consoleErrors.push(`page error: ${e.message}`))
+      await page.goto(server.url, { waitUntil: 'load', timeout: 60_000 })
+      await page.waitForFunction(() => window.__loading?.done === true, { timeout: 60_000, polling: 50 }).catch(() => {})
+      seen = await page.evaluate(() => window.__loading)
+      failures.push(...consoleErrors.map((e) => `console: ${e}`))
+    } finally {
+      await closeContext()
+      await server.close()
+    }
+    const expect = (ok, message) => { if (!ok) failures.push(message) }
+    expect(seen?.done === true, `the page did not finish: ${JSON.stringify(seen)}`)
+    expect(seen?.beforeReady?.code === 'ENGINE_NOT_READY' && /await ready\(\)/.test(seen.beforeReady.message), `new ToolRegistry() before ready(): ${JSON.stringify(seen?.beforeReady)}`)
+    expect(seen?.missingWasm?.code === 'ENGINE_LOAD_FAILED' && /toolhost_wasm_bg\.wasm/.test(seen.missingWasm.message) && /ready\(\{ wasm/.test(seen.missingWasm.message), `ready() with the .wasm missing: ${JSON.stringify(seen?.missingWasm)}`)
+    expect(seen?.misspelt?.code === 'INVALID_CONFIG' && /wams/.test(seen.misspelt.message), `ready({ wams }): ${JSON.stringify(seen?.misspelt)}`)
+    expect(seen?.sameLoad === true, 'ready() returned a new promise once loaded')
+    expect(seen?.mount?.code === 'MCP_NOT_LOADED' && /toolhost\/mcp/.test(seen.mount.message), `registry.mountMcp without toolhost/mcp: ${JSON.stringify(seen?.mount)}`)
+    expect(seen?.result === 'hi', `the first call after ready({ wasm }): ${JSON.stringify(seen?.result)}`)
+    if (seen?.loadMs !== undefined) console.log(`#   ready({ wasm }) loaded the engine in ${seen.loadMs} ms`)
+  } catch (error) {
+    failures.push(String(error?.message ?? error))
+  }
+  results.push({ label, ok: failures.length === 0 })
+  console.log(`${failures.length === 0 ? 'ok' : 'not ok'} ${results.length} - ${label} (${((performance.now() - started) / 1000).toFixed(1)} s)`)
+  for (const f of failures) console.log(`#   FAIL ${f}`)
+}
+
+// The README's browser example (the ```js norun block that defines <local-time>), run as
+// written: bundled with esbuild against the app's installed lit and toolhost, the
+// button clicked once the engine is there, the time read back; then with a zone that
+// does not exist, whose RangeError is the call's failure.
+function readmeBlock() {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  const block = [...readme.matchAll(/```js norun\n([\s\S]*?)```/g)].map((m) => m[1]).find((code) => code.includes("customElements.define('local-time'"))
+  if (block === undefined) throw new Error("README.md has no js norun block defining <local-time>")
+  return block
+}
+
+async function checkReadme(app, browser, results) {
+  const label = `${app.name}: the README's browser example`
+  const started = performance.now()
+  const failures = []
+  try {
+    const esbuild = await import('esbuild')
+    const dist = mkdtempSync(join(tmpdir(), 'toolhost-readme-'))
+    atEnd(async () => rmSync(dist, { recursive: true, force: true }))
+    await esbuild.build({ stdin: { contents: readmeBlock(), resolveDir: app.dir, sourcefile: 'readme.js' }, bundle: true, format: 'esm', platform: 'browser', outfile: join(dist, 'readme.js'), logLevel: 'silent' })
+    cpSync(join(app.dir, 'node_modules', 'toolhost', 'wasm', 'toolhost_wasm_bg.wasm'), join(dist, 'toolhost_wasm_bg.wasm'))
+    writeFileSync(join(dist, 'index.html'), '<!doctype html><meta charset="utf-8"><title>README</title><script type="module" src="./readme.js"></script>\n')
+    const server = await serveStatic(dist)
+    const context = await browser.createBrowserContext()
+    const closeContext = atEnd(() => context.close().catch(() => {}))
+    try {
+      const page = await context.newPage()
+      page.on('console', (m) => { if (m.type() === 'error' && !/favicon/.test(m.location()?.url ?? '')) failures.push(`console.error: ${m.text()} (${m.location()?.url ?? ''})`) })
+      page.on('pageerror', (e) => failures.push(`page error: ${e.stack ?? e.message}`))
+      await page.evaluateOnNewDocument(() => {
+        window.__events = []
+        for (const type of ['tool-execution-succeeded', 'tool-execution-failed']) document.addEventListener(type, () => window.__events.push(type))
+      })
+      await page.goto(server.url, { waitUntil: 'load', timeout: 60_000 })
+      const output = async (zone) => {
+        await page.waitForFunction(() => document.querySelector('local-time')?.shadowRoot?.querySelector('button:not([disabled])'), { timeout: 30_000, polling: 50 })
+        await page.evaluate((z) => { document.querySelector('local-time').timeZone = z }, zone)
+        await page.evaluate(() => document.querySelector('local-time').updateComplete)
+        const before = await page.evaluate(() => document.querySelector('local-time').shadowRoot.querySelector('output').textContent)
+        await page.evaluate(() => document.querySelector('local-time').shadowRoot.querySelector('button').click())
+        await page.waitForFunction((b) => document.querySelector('local-time').shadowRoot.querySelector('output').textContent !== b, { timeout: 30_000, polling: 50 }, before)
+        return page.evaluate(() => document.querySelector('local-time').shadowRoot.querySelector('output').textContent)
+      }
+      const time = await output('Asia/Tokyo')
+      if (!/^\d{2}:\d{2}:\d{2}$/.test(time)) failures.push(`the time in Asia/Tokyo reads ${JSON.stringify(time)}`)
+      const failed = await output('Mars/Olympus_Mons')
+      if (!/RangeError|time zone/i.test(failed)) failures.push(`an unknown zone reads ${JSON.stringify(failed)}, expected its RangeError`)
+      const events = await page.evaluate(() => window.__events)
+      if (JSON.stringify(events) !== JSON.stringify(['tool-execution-succeeded', 'tool-execution-failed'])) failures.push(`events sent up: ${JSON.stringify(events)}`)
+      console.log(`#   Asia/Tokyo: ${time}; Mars/Olympus_Mons: ${failed.slice(0, 100)}`)
+    } finally {
+      await closeContext()
+      await server.close()
+    }
+  } catch (error) {
+    failures.push(String(error?.message ?? error))
+  }
+  results.push({ label, ok: failures.length === 0 })
+  console.log(`${failures.length === 0 ? 'ok' : 'not ok'} ${results.length} - ${label} (${((performance.now() - started) / 1000).toFixed(1)} s)`)
+  for (const f of failures) console.log(`#   FAIL ${f}`)
+}
+
 async function main() {
   ensureWasm()
   const chromium = ensureChromium()
-  if (['vite.config.js', 'vite.config.mjs', 'vite.config.ts'].some((f) => existsSync(join(EXAMPLE, f)))) {
-    throw new Error('examples/lit has a Vite config: the example must work without one')
-  }
+  const configs = ['vite.config.js', 'vite.config.mjs', 'vite.config.ts', 'webpack.config.js', 'webpack.config.mjs', 'rollup.config.js', 'rollup.config.mjs'].filter((f) => existsSync(join(EXAMPLE, f)))
+  if (configs.length > 0) throw new Error(`examples/lit has ${configs.join(', ')}: the example must build with no bundler config`)
   if (!options.app) await ensureInstalled(EXAMPLE)
   const apps = [{ name: options.app ? 'app' : 'example', dir: EXAMPLE }]
   if (!options['skip-packed'] && !options.app) apps.push({ name: 'packed', dir: await preparePacked() })
@@ -599,8 +811,10 @@ async function main() {
       for (const line of summary) console.log(`#   ${line}`)
       const { started: t0, finished } = outcome.recorded
       const wasm = outcome.dom.wasm
-      console.log(`#   page: conversation started ${t0} ms after navigation, finished at ${finished?.at} ms; ` +
-        (wasm ? `wasm ${(wasm.bytes / 1024 / 1024).toFixed(2)} MiB fetched in ${wasm.ms} ms (from ${wasm.url.replace(/^https?:\/\/[^/]+/, '')})` : 'no separate .wasm fetched'))
+      const { appStart, engineReady, loadEvent } = outcome.dom
+      console.log(`#   page: its code started at ${appStart} ms after navigation (load event ${loadEvent} ms), engine ready at ${engineReady} ms; ` +
+        `conversation started ${t0} ms, finished at ${finished?.at} ms; ` +
+        (wasm ? `wasm ${(wasm.bytes / 1024).toFixed(0)} KiB as sent fetched in ${wasm.ms} ms (from ${wasm.url.replace(/^https?:\/\/[^/]+/, '')})` : 'no separate .wasm fetched'))
       for (const f of failures) console.log(`#   FAIL ${f}`)
     } catch (error) {
       results.push({ label, ok: false })
@@ -611,7 +825,7 @@ async function main() {
   }
 
   for (const app of apps) {
-    if (options.only !== 'build') {
+    if (only.includes('dev')) {
       await check(`${app.name}: vite dev server`, async () => {
         const dev = await startDevServer(app.dir)
         console.log(`# ${app.name}: dev server ready in ${(dev.ms / 1000).toFixed(1)} s at ${dev.url}`)
@@ -624,27 +838,34 @@ async function main() {
         }
       })
     }
-    if (options.only !== 'dev') {
-      await check(`${app.name}: vite build, static server`, async () => {
-        rmSync(join(app.dir, 'dist'), { recursive: true, force: true })
-        const built = await run(process.execPath, [join(app.dir, 'node_modules', 'vite', 'bin', 'vite.js'), 'build'], { cwd: app.dir, timeoutMs: 180_000 })
-        console.log(`# ${app.name}: vite build in ${(built.ms / 1000).toFixed(1)} s`)
-        for (const line of built.output.split('\n').filter((l) => /dist\//.test(l))) console.log(`#   ${line.replace(/\x1b\[[0-9;]*m/g, '').trim()}`)
-        const server = await serveStatic(join(app.dir, 'dist'))
+    for (const [mode, script] of [['build', 'build'], ['esbuild', 'build:esbuild'], ['rollup', 'build:rollup'], ['webpack', 'build:webpack']]) {
+      if (!only.includes(mode)) continue
+      await check(`${app.name}: npm run ${script}, static server`, async () => {
+        const dist = join(app.dir, 'dist')
+        rmSync(dist, { recursive: true, force: true })
+        const built = await run('npm', ['run', script], { cwd: app.dir, timeoutMs: 180_000 })
+        console.log(`# ${app.name}: npm run ${script} in ${(built.ms / 1000).toFixed(1)} s`)
+        const bundleProblems = checkBundle(dist, built.output)
+        for (const f of listFiles(dist)) console.log(`#   dist/${f.path} ${(f.bytes / 1024).toFixed(1)} KiB`)
+        const server = await serveStatic(dist)
         try {
-          return await openApp(launched.browser, server.url, {
+          const outcome = await openApp(launched.browser, server.url, {
             expectedCsp: CSP_BUILD,
-            screenshot: app.name === 'example' ? SCREENSHOT : null,
+            screenshot: app.name === 'example' && mode === 'build' ? SCREENSHOT : null,
           })
+          outcome.problems.push(...bundleProblems)
+          return outcome
         } finally {
           await server.close()
         }
       })
     }
+    if (only.includes('loading')) await checkLoading(app, launched.browser, results)
+    if (only.includes('readme') && app.name === 'example') await checkReadme(app, launched.browser, results)
   }
 
   const passed = results.filter((r) => r.ok).length
-  if (SCREENSHOT && results.some((r) => r.label === 'example: vite build, static server' && r.ok)) console.log(`# screenshot: ${SCREENSHOT}`)
+  if (SCREENSHOT && results.some((r) => r.label === 'example: npm run build, static server' && r.ok)) console.log(`# screenshot: ${SCREENSHOT}`)
   console.log(`${passed} passed, ${results.length - passed} failed`)
   return results.length - passed === 0 ? 0 : 1
 }

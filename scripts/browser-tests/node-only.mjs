@@ -26,6 +26,10 @@ export default {
       'starts `toolhost serve --stdio` as a child process (node:child_process) and kills it mid-call',
     '__test__/mcp-cli.test.mjs':
       'runs the `toolhost` command as child processes, with module files written under target/ (node:fs)',
+    '__test__/types-without-sdk.test.mjs':
+      'writes a TypeScript project to a temporary directory (node:fs) and runs tsc on it (node:child_process)',
+    '__test__/platform-packages.test.mjs':
+      "reads the repository's package.json files (node:fs); a page has no file system",
     '__test__/mcp-python.test.mjs':
       'runs the Python mcp client (installed with pip into a venv) against serveHttp; a page has neither',
     '__test__/mcp-failover.test.mjs':

@@ -1,18 +1,18 @@
-// The page: creates the registry and the manager, registers the tools, and renders
-// <toolhost-chat> (manager and model passed down as properties) beside an <event-log>
-// of the events the chat element sends up.
+// The page: renders at once, then loads toolhost's engine (WebAssembly), registers the
+// tools, creates the manager and hands it to <toolhost-chat> (manager and model passed
+// down as properties), beside an <event-log> of the events the chat element sends up.
 import { html, render } from 'lit'
-import { ToolExecutionManager, ToolRegistry } from 'toolhost'
+import { ToolExecutionManager, ToolRegistry, ready } from 'toolhost'
 import { registerTools } from './tools.js'
 import { PROMPT, scriptedModel } from './model.js'
 import { LIFECYCLE_EVENTS } from './toolhost-chat.js'
 import './event-log.js'
 
-const registry = new ToolRegistry()
-registerTools(registry)
-// No jitter, so the backoff is easy to follow: 300 ms, then 600 ms.
-const manager = new ToolExecutionManager(registry, { retry: { maxAttempts: 3, baseDelay: 300, jitter: 'none' }, timeoutMs: 5000 })
+performance.mark('app-start')
+// Importing toolhost loads nothing: the engine starts loading here, while the page renders.
+const engine = ready()
 
+let manager
 let entries = []
 let startedAt = performance.now()
 
@@ -40,3 +40,11 @@ function show() {
 }
 
 show()
+
+await engine
+performance.mark('engine-ready')
+const registry = new ToolRegistry()
+registerTools(registry)
+// No jitter, so the backoff is easy to follow: 300 ms, then 600 ms.
+manager = new ToolExecutionManager(registry, { retry: { maxAttempts: 3, baseDelay: 300, jitter: 'none' }, timeoutMs: 5000 })
+show() // <toolhost-chat> starts its conversation once it has a manager

@@ -70,8 +70,10 @@ export class ToolhostChat extends LitElement {
     if (changed.has('manager')) this.#listen()
   }
 
-  firstUpdated() {
-    if (this.manager && this.model) this.run()
+  // Starts once it has a manager and a model: at its first render, or when the page
+  // hands the manager over later (once toolhost's engine is loaded).
+  updated(changed) {
+    if (changed.has('manager') && this.state === 'idle' && this.manager && this.model) this.run()
   }
 
   #listen() {
@@ -150,10 +152,11 @@ export class ToolhostChat extends LitElement {
     const byCall = new Map([...this._executions.values()].map((e) => [e.toolCallId, e]))
     return html`
       <ol class="turns">
+        ${this.manager ? nothing : html`<li class="system">Loading toolhost's engine…</li>`}
         ${this._turns.map((turn) => this.#turn(turn, byCall))}
       </ol>
       <footer>
-        <button @click=${() => this.run()} ?disabled=${this.state === 'running'}>
+        <button @click=${() => this.run()} ?disabled=${this.state === 'running' || !this.manager}>
           ${this.state === 'running' ? 'Running…' : 'Run again'}
         </button>
       </footer>
@@ -251,6 +254,11 @@ export class ToolhostChat extends LitElement {
       border-radius: 14px;
       padding: 10px 14px;
       line-height: 1.45;
+    }
+    .system {
+      align-self: center;
+      color: #64748b;
+      font-style: italic;
     }
     .user {
       align-self: flex-end;

@@ -98,8 +98,10 @@ function harnessEntry(testFile, pageOptions) {
       build.onLoad({ filter: /.*/, namespace: 'harness-entry' }, () => ({
         contents: [
           `import { runFile } from ${JSON.stringify(join(SHIMS_DIR, 'page.mjs'))}`,
+          // The engine loads before the file, as a page awaits it before using tools.
+          "import { ready } from 'toolhost'",
           // A dynamic import, so an error thrown while the file loads is reported.
-          `runFile(() => import(${JSON.stringify(testFile)}), ${JSON.stringify(pageOptions)})`,
+          `runFile(() => ready().then(() => import(${JSON.stringify(testFile)})), ${JSON.stringify(pageOptions)})`,
         ].join('\n'),
         resolveDir: dirname(testFile),
         loader: 'js',
