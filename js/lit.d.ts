@@ -39,9 +39,10 @@ export declare class ToolhostApprovals extends LitElement {
  * newest first (tool, status, attempts, duration, last error), at most `limit`.
  *
  * Parts: `container`, `title`, `count`, `empty`, `scroll`, `table`, `header-row`,
- * `row` (each row, also named by its status: `succeeded`, `failed`, ...), `tool`,
- * `status`, `badge` (also named by its status), `progress`, `attempts`, `duration`,
- * `error`.
+ * `execution` (the `<tbody>` of one execution, with `data-status`), `row` (its row,
+ * also named by its status: `succeeded`, `failed`, ...), `tool`, `status`, `badge`
+ * (also named by its status), `progress`, `attempts`, `duration`, `error-row` and
+ * `error` (the last error, on a row of its own).
  */
 export declare class ToolhostActivity extends LitElement {
   manager: ToolExecutionManager | undefined

@@ -18,6 +18,8 @@ import { LitElement, css, html, nothing } from 'lit'
 const theme = css`
   :host {
     display: block;
+    /* Shrinks to its grid or flex track; wide content scrolls inside. */
+    min-width: 0;
     box-sizing: border-box;
     font-family: var(--toolhost-font-family, system-ui, sans-serif);
     font-size: var(--toolhost-font-size, 14px);
@@ -492,8 +494,19 @@ export class ToolhostActivity extends LitElement {
     }
     td {
       padding: 7px 8px 7px 0;
-      border-bottom: 1px solid var(--toolhost-border-color, #f1f5f9);
       vertical-align: top;
+    }
+    tbody {
+      border-bottom: 1px solid var(--toolhost-border-color, #e2e8f0);
+    }
+    td.error {
+      padding-top: 0;
+    }
+    .label {
+      font-size: 0.85em;
+      font-weight: 600;
+      text-transform: uppercase;
+      letter-spacing: 0.04em;
     }
     .call {
       display: block;
@@ -535,6 +548,9 @@ export class ToolhostActivity extends LitElement {
       color: var(--toolhost-danger-color, #b91c1c);
       font-size: 0.88em;
       word-break: break-word;
+    }
+    tbody[data-status='succeeded'] td.error {
+      color: var(--toolhost-muted-color, #64748b);
     }
     .num {
       white-space: nowrap;
@@ -641,9 +657,9 @@ export class ToolhostActivity extends LitElement {
           : html`<div class="scroll" part="scroll" role="region" aria-labelledby="title" tabindex="0">
               <table part="table">
                 <thead><tr part="header-row">
-                  <th scope="col">Tool</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Duration</th><th scope="col">Last error</th>
+                  <th scope="col">Tool</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Duration</th>
                 </tr></thead>
-                <tbody>${rows.map((row) => this.#row(row))}</tbody>
+                ${rows.map((row) => this.#row(row))}
               </table>
             </div>`}
         <div class="visually-hidden" role="status" aria-live="polite">${this._announcement}</div>
@@ -655,17 +671,22 @@ export class ToolhostActivity extends LitElement {
     const running = !FINAL.has(row.status)
     const shown = running ? (row.startedAt !== undefined ? Date.now() - row.startedAt : undefined) : row.durationMs
     const progress = row.progress
+    // One <tbody> per execution: its row, and its last error on a row of its own below.
     return html`
-      <tr part="row ${row.status}" data-execution-id=${row.executionId} data-status=${row.status}>
-        <td part="tool"><span class="mono">${row.toolName}</span>${row.toolCallId !== undefined ? html`<span class="call">${row.toolCallId}</span>` : nothing}</td>
-        <td part="status">
-          <span class="badge ${row.status}" part="badge ${row.status}">${LABELS[row.status] ?? row.status}${row.status === 'retrying' && row.retryInMs !== undefined ? ` in ${duration(row.retryInMs)}` : ''}</span>
-          ${progress && running ? html`<span class="progress" part="progress">${progress.total ? `${Math.round((progress.progress / progress.total) * 100)} %` : progress.progress}${progress.message ? ` ${progress.message}` : ''}</span>` : nothing}
-        </td>
-        <td part="attempts" class="num">${row.attempt}/${row.maxAttempts}</td>
-        <td part="duration" class="num">${duration(shown)}</td>
-        <td part="error" class="error">${row.error ? `${row.error.code}: ${row.error.message}` : ''}</td>
-      </tr>
+      <tbody part="execution" data-execution-id=${row.executionId} data-status=${row.status}>
+        <tr part="row ${row.status}">
+          <td part="tool"><span class="mono">${row.toolName}</span>${row.toolCallId !== undefined ? html`<span class="call">${row.toolCallId}</span>` : nothing}</td>
+          <td part="status">
+            <span class="badge ${row.status}" part="badge ${row.status}">${LABELS[row.status] ?? row.status}${row.status === 'retrying' && row.retryInMs !== undefined ? ` in ${duration(row.retryInMs)}` : ''}</span>
+            ${progress && running ? html`<span class="progress" part="progress">${progress.total ? `${Math.round((progress.progress / progress.total) * 100)} %` : progress.progress}${progress.message ? ` ${progress.message}` : ''}</span>` : nothing}
+          </td>
+          <td part="attempts" class="num">${row.attempt}/${row.maxAttempts}</td>
+          <td part="duration" class="num">${duration(shown)}</td>
+        </tr>
+        ${row.error
+          ? html`<tr part="error-row"><td colspan="4" part="error" class="error"><span class="label">last error</span> ${row.error.code}: ${row.error.message}</td></tr>`
+          : nothing}
+      </tbody>
     `
   }
 }
