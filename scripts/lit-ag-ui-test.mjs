@@ -211,8 +211,11 @@ async function openPage(browser, url, problems) {
     if (m.type() === 'error') problems.push(`console error: ${m.text()}`)
   })
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`))
+  let loads = 0
   page.on('response', (r) => {
     if (r.status() >= 400) problems.push(`HTTP ${r.status()} for ${r.url()}`)
+    // The dev server reloads a page when it pre-bundles a dependency it found late.
+    if (r.request().resourceType() === 'document' && r.frame() === page.mainFrame() && ++loads === 2) problems.push('the page was loaded again during the test (a late dependency optimisation?)')
   })
   await page.evaluateOnNewDocument(probe, SEED_EVENTS)
   await page.goto(url, { waitUntil: 'load', timeout: 60_000 })
