@@ -4,7 +4,7 @@
 // /agent, under a strict Content-Security-Policy. The page's HttpAgent talks to that
 // server over HTTP; runWithTools runs the page's tools in the page (wasm engine).
 //
-// Four page loads, one per script of the server, checked from outside the page:
+// Five page loads (the server's four scripts, one twice), checked from outside the page:
 //   weekend     tools sent with every run (the server's log); two frontend calls in one
 //               message with interleaved argument deltas; the backend call left alone
 //               (its only tool message is the server's, it has no events); the retry;
@@ -12,8 +12,9 @@
 //               by validation (nothing sent), then approved by clicking its button; the
 //               seed's four events, in order, with their details, bubbling and composed
 //               out of the shadow root to the document; the final answer.
+//   deny        the same, with Escape in the editor and Deny clicked: the model is told.
 //   correction  a validation failure the model then corrects.
-//   runaway     maxRounds: MAX_ROUNDS_EXCEEDED after 8 runs.
+//   runaway     maxRounds: MAX_ROUNDS_EXCEEDED after 8 runs; <toolhost-activity limit=3>.
 //   stop        Stop pressed (by keyboard) mid-run: RUN_CANCELLED, a tool message for
 //               every call, the request aborted.
 // Screenshots of both elements go under target/lit-ag-ui/ (--out to change), checked
@@ -35,7 +36,7 @@ if (options.help) {
   console.log([
     'usage: node scripts/lit-ag-ui-test.mjs [--out <dir>] [--only <script>]',
     '  --out <dir>      where the screenshots go (default: target/lit-ag-ui)',
-    '  --only <script>  run one page: weekend, correction, runaway or stop',
+    '  --only <name>    run one page: weekend, deny, correction, runaway or stop',
     '  CHROMIUM_PATH=<path> use this Chromium instead of /usr/bin/chromium',
   ].join('\n'))
   process.exit(0)
@@ -112,6 +113,7 @@ async function startDevServer() {
   })
   return {
     url: `http://127.0.0.1:${port}/`,
+    log: () => output,
     async stop() {
       const exited = new Promise((done) => child.once('exit', done))
       kill('SIGTERM')
@@ -262,7 +264,7 @@ async function weekend(browser, base) {
   const { page, close } = await openPage(browser, base, problems)
   try {
     // The approval appears in <toolhost-approvals>, inside <planner-app>'s shadow root.
-    await page.waitForFunction(() => document.querySelector('planner-app')?.shadowRoot.querySelector('toolhost-approvals')?.shadowRoot.querySelector('button.approve') !== null, { timeout: 60_000, polling: 50 })
+    await page.waitForFunction(() => document.querySelector('planner-app')?.shadowRoot.querySelector('toolhost-approvals')?.shadowRoot.querySelector('button.approve') != null, { timeout: 60_000, polling: 50 })
     const pending = await page.evaluate(readApp)
     check.same(pending.approvals.map((a) => a.tool), ['book_table'], 'approvals shown')
     mkdirSync(OUT, { recursive: true })
@@ -292,7 +294,7 @@ async function weekend(browser, base) {
     await page.keyboard.down('Control')
     await page.keyboard.press('Enter')
     await page.keyboard.up('Control')
-    await page.waitForFunction(() => document.querySelector('planner-app').shadowRoot.querySelector('toolhost-approvals').shadowRoot.querySelector('[part="error"]') !== null, { timeout: 10_000, polling: 20 })
+    await page.waitForFunction(() => document.querySelector('planner-app').shadowRoot.querySelector('toolhost-approvals').shadowRoot.querySelector('[part="error"]') != null, { timeout: 10_000, polling: 20 })
     const refused = await page.evaluate(readApp)
     check.expect(/\/people/.test(refused.approvals[0]?.error ?? '') && /input schema/.test(refused.approvals[0]?.error ?? ''), `the refused edit shows ${JSON.stringify(refused.approvals[0]?.error)}, expected the schema's complaint about /people`)
     check.same(await page.evaluate(() => window.__agUiTest.decided.length), 0, 'decisions sent for arguments that fail validation')
@@ -349,6 +351,8 @@ async function weekend(browser, base) {
     check.same(app.activity.map((r) => [r.tool, r.status, r.attempts]).reverse(), [
       ['get_preferences', 'succeeded', '1/3'], ['check_calendar', 'succeeded', '1/3'], ['find_restaurants', 'succeeded', '2/3'], ['book_table', 'succeeded', '1/3'],
     ], '<toolhost-activity> rows, oldest first')
+    const durations = await page.evaluate(() => [...document.querySelector('planner-app').shadowRoot.querySelector('toolhost-activity').shadowRoot.querySelectorAll('[part="duration"]')].map((e) => e.textContent.trim()))
+    check.expect(durations.length === 4 && durations.every((d) => /^\d+ ms$|^\d+\.\d+ s$/.test(d)), `durations shown: ${JSON.stringify(durations)}`)
     check.expect(app.log === events.length, `the page logged ${app.log} events, the document heard ${events.length}`)
 
     const activityElement = await deep(page, () => document.querySelector('planner-app').shadowRoot.querySelector('toolhost-activity'))
@@ -375,6 +379,46 @@ async function weekend(browser, base) {
     check.expect(app.crossOriginIsolated === false, 'the page is cross-origin isolated: it must need no COOP/COEP')
     check.notes.push(`runs: ${runs.length}, seed events: ${events.length}, screenshots in ${OUT}`)
     check.failures.push(...(await pageProblems(recorded, problems)))
+  } catch (error) {
+    // What the page saw before the step that failed.
+    check.failures.push(String(error?.stack ?? error), ...problems)
+  } finally {
+    await close()
+  }
+  return check
+}
+
+async function deny(browser, base) {
+  const check = new Check('weekend, denied: Escape closes the editor, Deny is clicked, the model is told')
+  const problems = []
+  const { page, close } = await openPage(browser, base, problems)
+  try {
+    const inApprovals = (selector) => deep(page, (sel) => document.querySelector('planner-app').shadowRoot.querySelector('toolhost-approvals').shadowRoot.querySelector(sel), selector)
+    await page.waitForFunction(() => document.querySelector('planner-app')?.shadowRoot.querySelector('toolhost-approvals')?.shadowRoot.querySelector('button.deny') != null, { timeout: 60_000, polling: 50 })
+    // Edit, then Escape: the editor closes and focus returns to the Edit button.
+    await (await inApprovals('button.edit')).asElement().click()
+    await page.waitForFunction(() => document.querySelector('planner-app').shadowRoot.querySelector('toolhost-approvals').shadowRoot.activeElement?.localName === 'textarea', { timeout: 10_000, polling: 20 })
+    await page.keyboard.press('Escape')
+    const afterEscape = await page.evaluate(() => {
+      const root = document.querySelector('planner-app').shadowRoot.querySelector('toolhost-approvals').shadowRoot
+      return { editor: root.querySelector('textarea') !== null, focused: root.activeElement?.className, pressed: root.querySelector('button.edit').getAttribute('aria-pressed') }
+    })
+    check.same(afterEscape, { editor: false, focused: 'edit', pressed: 'false' }, 'after Escape in the editor')
+    await (await inApprovals('button.deny')).asElement().click()
+    const app = await waitForState(page, ['done', 'error', 'cancelled'])
+    const recorded = await page.evaluate(() => window.__agUiTest)
+    check.same(app.state, 'done', `the run ended (${app.status})`)
+    check.same(recorded.decided.map((d) => [d.decision, d.edited]), [['denied', false]], 'toolhost-approval-decided')
+    check.same(steps(recorded.events, 'call_book'), ['pending', 'validating', 'awaiting-approval', 'failed', 'call-error'], 'call_book events')
+    const error = recorded.events.find((e) => e.type === 'ag-ui-tool-call-error')
+    check.same(error && [error.errorCode, error.errorCategory], ['APPROVAL_DENIED', 'denied'], 'ag-ui-tool-call-error detail')
+    const answer = app.messages.at(-1)?.content ?? ''
+    check.expect(answer.startsWith('I could not book the table: ') && answer.includes("was denied: The user denied this call."), `the answer is ${JSON.stringify(answer)}`)
+    check.same(app.approvals.length, 0, 'approvals left')
+    check.failures.push(...(await pageProblems(recorded, problems)))
+  } catch (error) {
+    // What the page saw before the step that failed.
+    check.failures.push(String(error?.stack ?? error), ...problems)
   } finally {
     await close()
   }
@@ -402,6 +446,9 @@ async function correction(browser, base) {
     check.same(app.activity.map((r) => [r.tool, r.status]).reverse(), [['check_calendar', 'failed'], ['check_calendar', 'succeeded']], '<toolhost-activity> rows')
     check.expect(/^last error INVALID_ARGUMENTS: /.test(app.activity.at(-1)?.error ?? ''), `the failed row shows ${JSON.stringify(app.activity.at(-1)?.error)}`)
     check.failures.push(...(await pageProblems(recorded, problems)))
+  } catch (error) {
+    // What the page saw before the step that failed.
+    check.failures.push(String(error?.stack ?? error), ...problems)
   } finally {
     await close()
   }
@@ -413,13 +460,21 @@ async function runaway(browser, base) {
   const problems = []
   const { page, close } = await openPage(browser, `${base}?script=runaway`, problems)
   try {
+    // <toolhost-activity> keeps the newest `limit` executions.
+    await page.waitForFunction(() => document.querySelector('planner-app')?.shadowRoot.querySelector('toolhost-activity') != null, { timeout: 60_000, polling: 20 })
+    await page.evaluate(() => (document.querySelector('planner-app').shadowRoot.querySelector('toolhost-activity').limit = 3))
     const app = await waitForState(page, ['done', 'error', 'cancelled'])
     const recorded = await page.evaluate(() => window.__agUiTest)
     check.same(app.state, 'error', 'the state')
     check.expect(/^MAX_ROUNDS_EXCEEDED: runWithTools: after 8 runs \(maxRounds\)/.test(app.status), `the status shows ${JSON.stringify(app.status)}`)
     check.same((await runsOf(base, app.threadId)).length, 8, 'runs')
     check.same(app.messages.filter((m) => m.role === 'tool').map((m) => m.toolCallId), ['call_1', 'call_2', 'call_3', 'call_4', 'call_5', 'call_6', 'call_7', 'call_8'], 'tool messages')
+    const rows = await page.evaluate(() => [...document.querySelector('planner-app').shadowRoot.querySelector('toolhost-activity').shadowRoot.querySelectorAll('tbody .call')].map((e) => e.textContent))
+    check.same(rows, ['call_8', 'call_7', 'call_6'], '<toolhost-activity limit=3> rows')
     check.failures.push(...(await pageProblems(recorded, problems)))
+  } catch (error) {
+    // What the page saw before the step that failed.
+    check.failures.push(String(error?.stack ?? error), ...problems)
   } finally {
     await close()
   }
@@ -460,6 +515,9 @@ async function stop(browser, base) {
     check.notes.push(`stopped ${ms} ms after Enter on Stop`)
     // The aborted fetch of the run is not an error of the page.
     check.failures.push(...(await pageProblems(recorded, problems)).filter((p) => !/net::ERR_ABORTED|The user aborted|signal is aborted/.test(p)))
+  } catch (error) {
+    // What the page saw before the step that failed.
+    check.failures.push(String(error?.stack ?? error), ...problems)
   } finally {
     await close()
   }
@@ -475,7 +533,7 @@ async function main() {
   let failed = 0
   let n = 0
   try {
-    for (const scenario of [weekend, correction, runaway, stop].filter((s) => options.only === undefined || s.name === options.only)) {
+    for (const scenario of [weekend, deny, correction, runaway, stop].filter((s) => options.only === undefined || s.name === options.only)) {
       const started = performance.now()
       let check
       try {
@@ -495,6 +553,7 @@ async function main() {
     await launched.close()
     await dev.stop()
   }
+  if (failed > 0) console.log(`#   vite: ${dev.log().trim().split('\n').join('\n#   vite: ')}`)
   console.log(`${n - failed} passed, ${failed} failed`)
   return failed === 0 ? 0 : 1
 }

@@ -7,9 +7,6 @@ import { scriptedModel } from './server/model.mjs'
 const agent = agUiHandler(scriptedModel)
 
 export default {
-  // Pre-bundled up front, so the dev server never finds one late and reloads the page
-  // during its first conversation.
-  optimizeDeps: { include: ['lit', '@ag-ui/client', 'toolhost', 'toolhost/ag-ui', 'toolhost/lit'] },
   plugins: [
     {
       name: 'scripted-ag-ui-agent',
