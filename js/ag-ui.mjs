@@ -201,7 +201,7 @@ class HostEvents {
 /**
  * Runs `agent` with the tools of `manager.registry` (or of `options.session`) until a
  * run ends with no frontend call left unanswered. Resolves `{ rounds, newMessages,
- * result }`; rejects with a coded error for a caller's mistake (`INVALID_ARGUMENTS`,
+ * result, outcome }`; rejects with a coded error for a caller's mistake (`INVALID_ARGUMENTS`,
  * `INVALID_CONFIG`, `SESSION_NOT_FOUND`, `INVALID_CALL`), past `maxRounds`
  * (`MAX_ROUNDS_EXCEEDED`), when cancelled (`RUN_CANCELLED`) and when a run fails
  * (`AGENT_RUN_FAILED`, the agent's error as `cause`). Every frontend call it started
@@ -269,9 +269,9 @@ export async function runWithTools(agent, manager, options) {
   }
 
   running.add(agent)
-  agent.abortRun = wrappedAbortRun
-  signal?.addEventListener('abort', onSignal, { once: true })
   try {
+    agent.abortRun = wrappedAbortRun
+    signal?.addEventListener('abort', onSignal, { once: true })
     let result
     for (;;) {
       if (rounds === maxRounds) {
