@@ -61,6 +61,30 @@ function errorFacts(error) {
   return { category, code, message, retryable, validationErrors }
 }
 
+/** The replies to `calls` (`{ id, name, arguments }`, arguments as the model's text)
+ * and their `results`, in `provider`'s format: the engine writes them, a failure's text
+ * for the model included. */
+function replyMessages(manager, state, session, provider, calls, results, prefix) {
+  const maxChars = outputBudgets.get(manager)
+  const replies = calls.map((c, k) => {
+    const r = results[k]
+    const reply = { id: c.id, name: c.name, arguments: c.arguments, maxChars, executionId: r.execution?.id }
+    if (!r.success) return { ...reply, error: errorFacts(r.error) }
+    reply.result = resultJson(r.result)
+    const shown = modelOutput(state, r)
+    if (shown !== undefined) reply.modelOutput = shown
+    return reply
+  })
+  return answered(state.core.formatReplies(session, provider, JSON.stringify(replies)), prefix)
+}
+
+/** The reply messages `executeToolCalls` would send for `calls` that ran elsewhere
+ * (`toolhost/ag-ui` runs each call as its arguments end), from their `results`. */
+export function repliesFor(manager, sessionId, provider, calls, results) {
+  const state = stateOf(manager?.registry, 'repliesFor(manager)')
+  return replyMessages(manager, state, sessionId ?? null, provider, calls, results, '')
+}
+
 /**
  * Runs the tool calls of a model response through `manager` (so retries, timeouts,
  * events and audit apply), at most `concurrency` (default 4) at once, and resolves
@@ -106,17 +130,7 @@ export async function executeToolCalls(manager, state, response, options) {
     }
   }
   await Promise.all(Array.from({ length: Math.min(concurrency, calls.length) }, worker))
-  const maxChars = outputBudgets.get(manager)
-  const replies = calls.map((c, k) => {
-    const r = results[k]
-    const reply = { id: c.id, name: c.name, arguments: c.arguments, maxChars, executionId: r.execution?.id }
-    if (!r.success) return { ...reply, error: errorFacts(r.error) }
-    reply.result = resultJson(r.result)
-    const shown = modelOutput(state, r)
-    if (shown !== undefined) reply.modelOutput = shown
-    return reply
-  })
-  const messages = answered(state.core.formatReplies(session, options.provider, JSON.stringify(replies)), 'executeToolCalls: ')
+  const messages = replyMessages(manager, state, session, options.provider, calls, results, 'executeToolCalls: ')
   const shown = calls.map((c) => {
     if (c.refused !== undefined) return { id: c.id, name: c.name, arguments: null }
     const args = c.at !== undefined ? c.value : c.arguments

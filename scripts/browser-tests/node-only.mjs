@@ -38,6 +38,8 @@ export default {
       'process A is a forked child (node:child_process) serving over HTTP; this process mounts it',
     '__test__/request-context.test.mjs':
       'AsyncLocalStorage (node:async_hooks) is Node\'s; a browser has none. ctx.context, which works in both, is tested by call-context.test.mjs',
+    '__test__/ag-ui-run.test.mjs':
+      'starts AG-UI servers (node:http) for HttpAgent to talk to over HTTP, and bundles the entries with esbuild to list their imports; a page cannot listen on a port. The Lit page runs the same server and HttpAgent in Chromium (npm run test:lit), and ag-ui-agent.test.mjs runs runWithTools in the browser without a server',
     '__test__/readme.test.mjs':
       "runs each block of README.md as a node child process (node:child_process) from files it writes under target/; the README's browser code is the Lit example, tested by npm run test:lit",
   },

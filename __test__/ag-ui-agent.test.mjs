@@ -1,0 +1,153 @@
+// toolhost/ag-ui with agents that need no server, so it runs in Node and in Chromium
+// (the wasm engine) alike: an AbstractAgent of our own whose run() streams scripted
+// events (abortRun() does nothing there, as in AbstractAgent), and HttpAgent with a
+// fetch that answers from memory with @ag-ui/encoder's SSE. The tests against a real
+// server over HTTP are in ag-ui-run.test.mjs.
+import { test, describe } from 'node:test'
+import assert from 'node:assert/strict'
+import { AbstractAgent, HttpAgent } from '@ag-ui/client'
+import { EventEncoder } from '@ag-ui/encoder'
+import { Observable } from 'rxjs'
+import { ToolExecutionManager, ToolRegistry } from 'toolhost'
+import { runWithTools } from 'toolhost/ag-ui'
+import { pause, textMessage, toolCalls, toolResult } from '../examples/lit-ag-ui/server/events.mjs'
+
+/** An agent whose every run plays `turn(input)` (events, `{ pause }` entries waited out). */
+class ScriptedAgent extends AbstractAgent {
+  constructor(turn) {
+    super({ initialMessages: [{ id: 'user_1', role: 'user', content: 'hello' }] })
+    this.turn = turn
+    this.inputs = []
+    this.unsubscribed = 0
+  }
+
+  run(input) {
+    this.inputs.push(input)
+    const events = [{ type: 'RUN_STARTED', threadId: input.threadId, runId: input.runId }, ...this.turn(input), { type: 'RUN_FINISHED', threadId: input.threadId, runId: input.runId }]
+    return new Observable((subscriber) => {
+      let stopped = false
+      ;(async () => {
+        for (const event of events) {
+          await new Promise((resolve) => setTimeout(resolve, 'pause' in event ? event.pause : 2))
+          if (stopped) return
+          if (!('pause' in event)) subscriber.next(event)
+        }
+        subscriber.complete()
+      })()
+      return () => {
+        stopped = true
+        this.unsubscribed++
+      }
+    })
+  }
+}
+
+const answered = (input) => input.messages.some((m) => m.role === 'tool')
+
+function setup() {
+  const registry = new ToolRegistry()
+  const manager = new ToolExecutionManager(registry, { retry: { baseDelay: 20, jitter: 'none' } })
+  const seen = []
+  let flaky = 0
+  registry.register({
+    name: 'lookup',
+    description: 'Looks a word up',
+    inputSchema: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] },
+    handler: async ({ word }, ctx) => {
+      seen.push({ word, context: ctx.context })
+      if (word === 'flaky' && flaky++ === 0) throw Object.assign(new Error('503'), { category: 'transient', retryable: true, code: 'HTTP_503' })
+      if (word === 'slow') await new Promise((resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true }))
+      return { word, meaning: `${word}!` }
+    },
+  })
+  return { registry, manager, seen }
+}
+
+describe('runWithTools with an AbstractAgent of our own', () => {
+  test('frontend calls run, the backend call is left alone, one tool message each, and the seed events reach the host', async () => {
+    const { manager, seen } = setup()
+    const agent = new ScriptedAgent((input) => answered(input)
+      ? textMessage(`${input.runId}-t`, 'done')
+      : [
+          ...toolCalls('m_1', [['c_a', 'lookup', { word: 'alpha' }], ['c_b', 'lookup', { word: 'flaky' }], ['c_server', 'search_web', { q: 'x' }]], 5),
+          toolResult('r_server', 'c_server', 'from the server'),
+        ])
+    const host = new EventTarget()
+    const events = []
+    for (const type of ['ag-ui-tool-status-changed', 'ag-ui-tool-retrying', 'ag-ui-tool-call-end', 'ag-ui-tool-call-error']) {
+      host.addEventListener(type, (e) => events.push(`${e.detail.toolCallId} ${e.detail.status ?? type.slice(11)}`))
+    }
+    const context = { requestId: 'r-1' }
+    const done = await runWithTools(agent, manager, { host, context })
+    assert.deepEqual([done.rounds, done.outcome, done.newMessages.at(-1).content], [2, 'success', 'done'])
+    assert.deepEqual(agent.inputs.map((i) => i.tools.map((t) => t.name)), [['lookup'], ['lookup']])
+    const tools = agent.messages.filter((m) => m.role === 'tool')
+    assert.deepEqual(tools.map((m) => [m.toolCallId, m.content]), [
+      ['c_server', 'from the server'],
+      ['c_a', '{"word":"alpha","meaning":"alpha!"}'],
+      ['c_b', '{"word":"flaky","meaning":"flaky!"}'],
+    ])
+    assert.deepEqual(seen.map((s) => [s.word, s.context]), [['alpha', context], ['flaky', context], ['flaky', context]])
+    assert.deepEqual(events.filter((e) => e.startsWith('c_b')), ['c_b pending', 'c_b validating', 'c_b executing', 'c_b retrying', 'c_b succeeded', 'c_b call-end'])
+    assert.deepEqual(events.filter((e) => e.startsWith('c_a')), ['c_a pending', 'c_a validating', 'c_a executing', 'c_a succeeded', 'c_a call-end'])
+    assert.equal(events.filter((e) => e.startsWith('c_server')).length, 0)
+  })
+
+  for (const how of ['options.signal', 'agent.abortRun()']) {
+    test(`${how} stops a run of an agent whose abortRun() does nothing: the stream is detached, every call answered`, async () => {
+      const { manager } = setup()
+      const controller = new AbortController()
+      const agent = new ScriptedAgent(() => [
+        ...toolCalls('m_1', [['c_slow', 'lookup', { word: 'slow' }]], 2),
+        ...toolCalls('m_1', [['c_stalled', 'lookup', { word: 'never' }]], 2).slice(0, 2),
+        pause(60_000),
+      ])
+      manager.on('tool-execution-executing', () => setTimeout(() => (how === 'options.signal' ? controller.abort() : agent.abortRun()), 30))
+      const t0 = Date.now()
+      await assert.rejects(runWithTools(agent, manager, { signal: controller.signal }), { code: 'RUN_CANCELLED', rounds: 1 })
+      assert.ok(Date.now() - t0 < 5000, 'it waited for the stream to end')
+      assert.equal(agent.unsubscribed, 1)
+      const tools = agent.messages.filter((m) => m.role === 'tool')
+      assert.deepEqual(tools.map((m) => m.toolCallId), ['c_slow', 'c_stalled'])
+      for (const m of tools) assert.match(m.error, /code: CANCELLED/)
+      assert.equal(manager.inFlight, 0)
+      assert.equal(agent.isRunning, false)
+    })
+  }
+
+  test('a failed validation is answered with the engine\'s text, and a call with arguments that are not JSON too', async () => {
+    const { manager, seen } = setup()
+    const agent = new ScriptedAgent((input) => answered(input)
+      ? textMessage(`${input.runId}-t`, 'ok')
+      : toolCalls('m_1', [['c_bad', 'lookup', { word: 7 }], ['c_torn', 'lookup', '{"word": "x"']], 3))
+    await runWithTools(agent, manager)
+    const [bad, torn] = agent.messages.filter((m) => m.role === 'tool')
+    assert.match(bad.error, /^Tool `lookup` was not run: its arguments do not match its input schema/)
+    assert.match(torn.error, /^Tool `lookup` was not run: its arguments are not valid JSON/)
+    assert.equal(seen.length, 0)
+  })
+})
+
+describe('runWithTools with HttpAgent and a fetch answered from memory', () => {
+  test('the SSE stream @ag-ui/encoder writes is read, and the tools go out in the request body', async () => {
+    const { manager } = setup()
+    const encoder = new EventEncoder()
+    const bodies = []
+    const fetch = async (url, init) => {
+      const input = JSON.parse(init.body)
+      bodies.push(input)
+      const events = [
+        { type: 'RUN_STARTED', threadId: input.threadId, runId: input.runId },
+        ...(answered(input) ? textMessage('t_1', 'it means alpha!') : toolCalls('m_1', [['c_a', 'lookup', { word: 'alpha' }]], 4)),
+        { type: 'RUN_FINISHED', threadId: input.threadId, runId: input.runId },
+      ]
+      const bytes = new TextEncoder().encode(events.map((e) => encoder.encodeSSE(e)).join(''))
+      return new Response(new ReadableStream({ start(c) { c.enqueue(bytes); c.close() } }), { headers: { 'Content-Type': 'text/event-stream' } })
+    }
+    const agent = new HttpAgent({ url: 'https://agent.invalid/run', fetch, initialMessages: [{ id: 'u', role: 'user', content: 'alpha?' }] })
+    const done = await runWithTools(agent, manager)
+    assert.equal(done.newMessages.at(-1).content, 'it means alpha!')
+    assert.deepEqual(bodies.map((b) => b.tools.map((t) => t.name)), [['lookup'], ['lookup']])
+    assert.deepEqual(bodies[1].messages.filter((m) => m.role === 'tool').map((m) => m.content), ['{"word":"alpha","meaning":"alpha!"}'])
+  })
+})
