@@ -186,3 +186,13 @@ describe('preliminary results', () => {
     assert.equal(stopped, true)
   })
 })
+
+test('reportProgress can be taken out of ctx (destructured) and called on its own', async () => {
+  const registry = new ToolRegistry()
+  registry.register({ name: 'job', description: 'Reports', handler: (args, { reportProgress }) => { reportProgress({ progress: 1, total: 2 }); return 'done' } })
+  const manager = new ToolExecutionManager(registry)
+  const seen = []
+  manager.on('tool-execution-progress', (d) => seen.push(d.progress))
+  assert.equal((await manager.execute('job', {})).result, 'done')
+  assert.deepEqual(seen, [1])
+})

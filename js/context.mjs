@@ -6,6 +6,7 @@ export class ToolCallContext {
   #controller = undefined
   #reason = undefined
   #report
+  #bound = undefined
   constructor(executionId, toolCallId, sessionId, toolName, attemptNumber, maxAttempts, report, context, idempotencyKey) {
     this.#report = report
     /** The `context` call option of the `execute` that started this execution. */
@@ -31,9 +32,10 @@ export class ToolCallContext {
   }
 
   /** Reports progress `{ progress, total?, message? }`: a `tool-execution-progress`
-   * event, and with `resetTimeoutOnProgress` a fresh timeout for this attempt. */
-  reportProgress(report) {
-    this.#report(report)
+   * event, and with `resetTimeoutOnProgress` a fresh timeout for this attempt. A getter
+   * of a bound function, so `const { reportProgress } = ctx` works too. */
+  get reportProgress() {
+    return (this.#bound ??= (report) => this.#report(report))
   }
 
   static abort(ctx, reason) {
