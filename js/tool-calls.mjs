@@ -123,7 +123,10 @@ export async function executeToolCalls(manager, state, response, options) {
     while (next < calls.length) {
       const k = next++
       const call = calls[k]
+      // The provider's call id is the idempotency key (with a journal, a replayed response
+      // gets its stored replies); an id toolhost made up for a call without one is not.
       const options = { ...callOptions, toolCallId: call.id }
+      if (call.generated) options.idempotencyKey = `${call.id}:${globalThis.crypto.randomUUID()}`
       // Arguments over the limit were refused by their size as the response was read.
       if (call.refused !== undefined) results[k] = await executeRefused(manager, call.name, call.refused, options)
       else results[k] = await manager.execute(call.name, call.at === undefined ? call.arguments : call.value, options)

@@ -405,6 +405,7 @@ impl HostRegistry {
             }
         }
         let calls = calls.into_iter().map(|c| {
+            let generated = providers::id_is_generated(provider, &c.id);
             let (arguments, malformed) = match c.arguments {
                 ToolCallArguments::Parsed(v) => (Ok(v.to_string()), false),
                 ToolCallArguments::Lossy { raw, .. } => (Ok(raw), false),
@@ -418,10 +419,11 @@ impl HostRegistry {
                 Err((bytes, None)) => crate::arguments::check_size(&c.name, *bytes),
             };
             if let Err(e) = checked {
-                return json!({ "id": c.id, "name": c.name, "arguments": "", "malformed": false, "refused": e.message });
+                return json!({ "id": c.id, "name": c.name, "arguments": "", "malformed": false, "refused": e.message, "generated": generated });
             }
             let arguments = arguments.unwrap_or_default();
-            let mut call = json!({ "id": c.id, "name": c.name, "arguments": arguments, "malformed": malformed });
+            // `generated`: the provider gave no id, so the id cannot tell a replayed call.
+            let mut call = json!({ "id": c.id, "name": c.name, "arguments": arguments, "malformed": malformed, "generated": generated });
             if let (true, Some(at)) = (lossy, c.arguments_at) {
                 call["at"] = at.into();
             }
@@ -444,6 +446,8 @@ impl HostRegistry {
                 (false, Ok(tool)) => model_errors::validation_failed(name, &error.validation_errors, &tool.declaration.input_schema),
                 _ => model_errors::malformed_arguments(name, arguments, &error.message),
             },
+            "INTERRUPTED" => model_errors::interrupted(name),
+            "IDEMPOTENCY_CONFLICT" => model_errors::idempotency_conflict(name, &error.message),
             _ => {
                 // The reply names the tool itself; drop the engine's own "tool 'x' failed: "
                 // (or "tool 'x' " before "timed out ...").

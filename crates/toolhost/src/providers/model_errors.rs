@@ -85,6 +85,24 @@ pub fn tool_failed(
     format!("Tool `{tool}` failed: {message} (category: {category}, code: {code}). {next}")
 }
 
+/// `tool` was running when its process stopped, and must not run twice: its effect is
+/// unknown (a journaled call recovered as `interrupted`).
+pub fn interrupted(tool: &str) -> String {
+    format!(
+        "The outcome of tool `{tool}` is unknown: the process running it stopped before it finished, and it was not run again because it must not run twice (category: interrupted, code: INTERRUPTED). \
+         Do not call `{tool}` again until you know whether it took effect: check with another tool, or ask the user."
+    )
+}
+
+/// A call reused the idempotency key (the tool-call id) of an earlier, different call.
+pub fn idempotency_conflict(tool: &str, message: &str) -> String {
+    format!(
+        "Tool `{tool}` was not run: {} (category: permanent, code: IDEMPOTENCY_CONFLICT). \
+         The earlier call with this id already ran; if you mean a different call, make it as a new tool call.",
+        message.strip_prefix(&format!("tool '{tool}' was not run: ")).unwrap_or(message)
+    )
+}
+
 /// The available name closest to `name`, if it is a plausible typo.
 fn closest<'a>(name: &str, available: &'a [String]) -> Option<&'a str> {
     let lower = name.to_lowercase();
