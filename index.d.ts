@@ -75,10 +75,15 @@ export declare class EngineCore {
   /** Denies a waiting call (with a journal: answered later as `ANSWER ticket`). */
   deny(approvalId: string, reason: string | undefined | null, by: string | undefined | null, ticket: number): string
   /**
-   * Every call waiting for approval, as JSON; with a journal, '' (the journal's list
-   * is answered later as `APPROVALS ticket`).
+   * Every call waiting for approval, as JSON; with a journal, the ops' strings (the
+   * journal's list is answered later as `APPROVALS ticket`).
    */
   pendingApprovals(ticket: number): string
+  /**
+   * Stops the journal's thread (its connection closes when it ends its batch).
+   * Journaled calls made afterwards fail: their journal requests reach nobody.
+   */
+  closeJournal(): void
   /** The running attempt reported progress (`total` NaN for none). */
   progress(key: number, attempt: number, progress: number, total: number, message?: string | undefined | null): string
   /** The running attempt yielded a preliminary result. */

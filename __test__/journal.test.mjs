@@ -212,6 +212,30 @@ describe('journal: approvals that outlive the process', () => {
   })
 })
 
+describe('journal: close()', () => {
+  each('close() waits for the calls in flight, then lets the journal go; later calls fail without running', async (url) => {
+    const registry = new ToolRegistry()
+    let release
+    const runs = []
+    registry.register({ name: 'slow', description: 'Slow', handler: async (args) => { runs.push(args.n); if (args.n === 1) await new Promise((r) => (release = r)); return args.n } })
+    const manager = new ToolExecutionManager(registry, { journal: url })
+    const inFlight = manager.execute('slow', { n: 1 }, { idempotencyKey: 'one' })
+    await sleep(50)
+    let closed = false
+    const closing = manager.close().then(() => (closed = true))
+    await sleep(50)
+    assert.equal(closed, false, 'close() waits for the call in flight')
+    release()
+    assert.equal((await inFlight).result, 1)
+    await closing
+    const after = await manager.execute('slow', { n: 2 }, { idempotencyKey: 'two' })
+    assert.equal(after.error.code, 'JOURNAL_UNAVAILABLE')
+    assert.match(after.error.message, /journal was closed/)
+    assert.deepEqual(runs, [1])
+    await assert.rejects(manager.pendingApprovals(), { code: 'JOURNAL_UNAVAILABLE' })
+  })
+})
+
 describe('journal: effects', () => {
   each('effect is declared in metadata, defaults to once, and maps to and from MCP hints', async (url) => {
     const registry = new ToolRegistry()

@@ -472,3 +472,25 @@ export async function mountClient(mount: McpMount) {
   const tools = await mount.client?.listTools()
   return { client, tools }
 }
+
+// The journal (issue 21): a journaled manager's approval methods are Promises.
+export async function durable() {
+  const r = new ToolRegistry()
+  r.register({ name: 'pay', description: 'Pays', metadata: { effect: 'once' }, handler: (args, ctx) => ctx.idempotencyKey.length })
+  const plain = new ToolExecutionManager(r)
+  const now: PendingApproval[] = plain.pendingApprovals()
+  plain.approve('id')
+  const journaled = new ToolExecutionManager(r, { journal: { url: 'sqlite:./toolhost.db', retentionMs: 60_000 } })
+  const later: PendingApproval[] = await journaled.pendingApprovals()
+  // @ts-expect-error: with a journal, pendingApprovals() is a Promise
+  const wrong: PendingApproval[] = journaled.pendingApprovals()
+  await journaled.approve('id', { by: 'ada' })
+  const result = await journaled.execute('pay', {}, { idempotencyKey: 'order-1' })
+  const replayed: true | undefined = result.replayed
+  const key: string | undefined = result.execution.idempotencyKey
+  journaled.on('tool-execution-recovered', (d) => d.action === 'interrupted')
+  // @ts-expect-error: effect is 'read', 'idempotent' or 'once'
+  r.register({ name: 'bad', description: 'x', metadata: { effect: 'twice' }, handler: () => 1 })
+  await journaled.close()
+  return { now, later, wrong, replayed, key }
+}

@@ -99,6 +99,9 @@ export interface ToolCallContext {
   /** 1 for the first attempt, 2 for the first retry, ... */
   readonly attemptNumber: number
   readonly maxAttempts: number
+  /** The call's idempotency key: its `idempotencyKey` option, else its tool-call id, else
+   * its execution id. The same on every attempt: pass it on to an API that takes one. */
+  readonly idempotencyKey: string
   /** Aborted when the execution is cancelled or this attempt times out. */
   readonly signal: AbortSignal
   /**
@@ -130,6 +133,9 @@ export type ErrorCategory =
   | 'unknown'
   /** The call needed approval and was denied (or nobody answered in time). */
   | 'denied'
+  /** With a journal: the process running a `once` call died before it finished; it was
+   * not run again, so whether it took effect is unknown. */
+  | 'interrupted'
 
 /** Retry settings; each layer (call > tool > manager > default) overrides field by field. */
 export interface RetryOptions {
@@ -148,7 +154,17 @@ export interface RetryOptions {
 }
 
 /** Optional facts about a tool. Unknown keys are kept and handed back as given. */
+/** What a tool's calls do to the world, for recovery after a crash (with a journal). */
+export type ToolEffect = 'read' | 'idempotent' | 'once'
+
 export interface ToolMetadata {
+  /**
+   * What its calls do to the world: `read` and `idempotent` calls whose process died are
+   * run again by recovery; a `once` call ends `interrupted`, never run twice. MCP's
+   * `readOnlyHint` and `idempotentHint` map onto it. @default `read` when `readOnly`,
+   * `idempotent` when `idempotent`, else `once`
+   */
+  effect?: ToolEffect
   title?: string
   category?: string
   tags?: string[]
@@ -307,6 +323,13 @@ export interface ExecutionRecord {
   approval?: ApprovalRecord
   /** The last progress its handler reported. */
   progress?: Progress
+  /** With a journal: the call's idempotency key. */
+  idempotencyKey?: string
+  /** With a journal: the outcome was read from the journal (a call with the same key
+   * finished before), nothing ran. */
+  replayed?: boolean
+  /** With a journal: recovery started it, taking over a call a dead process left. */
+  recovered?: boolean
 }
 
 export interface Progress {
@@ -339,12 +362,14 @@ export interface PendingApproval {
   requestedAt: number
   /** When it ends denied if nobody answers (`approvalTimeoutMs`). */
   expiresAt?: number
+  /** With a journal: the call's idempotency key. */
+  idempotencyKey?: string
 }
 
 /** What `execute()` resolves to; it never rejects for a tool-level failure. */
 export type ExecutionResult<Result = unknown> =
-  | { success: true; result: Result; execution: ExecutionRecord }
-  | { success: false; error: ToolError; execution: ExecutionRecord }
+  | { success: true; result: Result; execution: ExecutionRecord; replayed?: true }
+  | { success: false; error: ToolError; execution: ExecutionRecord; replayed?: true }
 
 export interface ToolStats {
   executionCount: number
@@ -400,11 +425,38 @@ export interface ManagerOptions {
   maxTotalTimeoutMs?: number | null
   /** The most characters of a result a model is sent by `executeToolCalls`. @default unlimited */
   maxOutputChars?: number
+  /**
+   * Makes executions durable and exactly-once (Node only): `'sqlite:<path>'` (embedded)
+   * or `'postgres://user@host:port/database'` (many processes on many machines), or
+   * `{ url, retentionMs?, leaseMs?, pollMs? }`. A call claims its key in the journal
+   * before it runs; a finished key is replayed, not run again; approvals and recovery
+   * work across processes. Opened in the constructor: a malformed URL is
+   * `INVALID_CONFIG`, an unreachable, locked or corrupt one `JOURNAL_UNAVAILABLE`, a
+   * newer one `JOURNAL_SCHEMA_NEWER`.
+   */
+  journal?: string | JournalOptions
+}
+
+export interface JournalOptions {
+  url: string
+  /** How long a finished outcome is kept for replays. @default 86400000 (24 h) */
+  retentionMs?: number
+  /** How long a claim holds without its process renewing it (every third of it); after
+   * it, another process recovers the call. @default 10000 */
+  leaseMs?: number
+  /** How often a call waiting on a key (or an approval) held elsewhere looks again;
+   * Postgres also wakes at once on NOTIFY. @default 50 */
+  pollMs?: number
 }
 
 export interface ExecuteOptions {
-  /** The model's id for this call; links records to it. */
+  /** The model's id for this call; links records to it (and, with a journal, is the
+   * call's idempotency key unless `idempotencyKey` is given). */
   toolCallId?: string
+  /** With a journal: a call with the key of a finished one is not run again but replayed;
+   * the same key with other arguments is refused (`IDEMPOTENCY_CONFLICT`). The handler
+   * sees it as `ctx.idempotencyKey`. */
+  idempotencyKey?: string
   /** Runs the tool as seen from this session. */
   sessionId?: string
   /** Per-attempt timeout in milliseconds; `null` or `Infinity` for none. */
@@ -456,6 +508,12 @@ export interface AuditRecord {
   /** Attempts started; 0 when the call failed before any (validation, unknown tool). */
   attempts: number
   errorCode?: string
+  /** With a journal: the call's idempotency key. */
+  idempotencyKey?: string
+  /** With a journal: the outcome was replayed from it. */
+  replayed?: true
+  /** With a journal: recovery started it. */
+  recovered?: true
 }
 
 /** The detail each manager event carries, by event type. */
@@ -481,6 +539,10 @@ export interface ExecutionEventMap {
   'tool-execution-denied': { executionId: string; toolName: string; approvalId: string; reason: string; by?: string }
   'tool-execution-progress': { executionId: string; toolName: string; progress: number; total?: number; message?: string }
   'tool-execution-preliminary-result': { executionId: string; toolName: string; result: unknown }
+  /** With a journal: recovery took over a call a dead process left: `rerun` (a `read` or
+   * `idempotent` call, or an approved one, runs here), `interrupted` (a `once` call ends
+   * with its outcome unknown) or `expired` (an approval nobody answered in time). */
+  'tool-execution-recovered': { executionId: string; toolName: string; idempotencyKey: string; action: 'rerun' | 'interrupted' | 'expired' }
   'tool-invocation-recorded': AuditRecord
   'tool-audit-error': { message: string; record: AuditRecord }
 }
@@ -618,13 +680,12 @@ export interface ExecuteToolCallsResult<P extends ToolCallProvider = ToolCallPro
   results: ExecutionResult[]
 }
 
-/** Runs tools with validation, retries, backoff, timeouts, cancellation and events. */
-export declare class ToolExecutionManager extends EventTarget {
-  /**
-   * Throws `INVALID_CONFIG` naming the option for nonsensical numbers (negative delays,
-   * `maxAttempts < 1`, `baseDelay > maxDelay`, ...) and for unknown options.
-   */
-  constructor(registry: ToolRegistry, options?: ManagerOptions)
+/**
+ * Runs tools with validation, retries, backoff, timeouts, cancellation and events.
+ * `Journaled`: whether it has a journal (`new ToolExecutionManager(registry, { journal })`
+ * is a `ToolExecutionManager<true>`), which makes its approval methods Promises.
+ */
+export interface ToolExecutionManager<Journaled extends boolean = boolean> extends EventTarget {
   /**
    * Runs a tool. `args` is an object or JSON text. Never rejects for a tool-level
    * failure: resolves `{ success: true, result, execution }` or
@@ -634,16 +695,25 @@ export declare class ToolExecutionManager extends EventTarget {
   execute(name: string, args?: unknown, options?: ExecuteOptions): Promise<ExecutionResult>
   /** As `execute(name)`, with the declaration `register()` returned: the result is typed by the tool's output schema. */
   execute<A, R>(tool: ToolDeclaration<A, R>, args?: A | string, options?: ExecuteOptions): Promise<ExecutionResult<R>>
-  /** Every call waiting for approval, oldest first, as plain JSON data. */
-  pendingApprovals(): PendingApproval[]
+  /** Every call waiting for approval, oldest first, as plain JSON data. With a journal, a
+   * Promise of every call waiting in any process on it. */
+  pendingApprovals(): Journaled extends true ? Promise<PendingApproval[]> : PendingApproval[]
   /**
    * Approves a waiting call: it runs (or queues for a slot), with `args` instead of its
    * own when given (validated again and recorded as edited). Throws `APPROVAL_NOT_FOUND`,
-   * or `INVALID_ARGUMENTS` (the call keeps waiting).
+   * or `INVALID_ARGUMENTS` (the call keeps waiting). With a journal, it returns a Promise
+   * (rejected with those codes): the decision is made in the journal, where exactly one
+   * decision wins whichever process makes it, and the call runs wherever it waits.
    */
-  approve(approvalId: string, options?: { args?: unknown; by?: string }): void
-  /** Denies a waiting call: it ends failed, category `denied`, code `APPROVAL_DENIED`. Throws `APPROVAL_NOT_FOUND`. */
-  deny(approvalId: string, options?: { reason?: string; by?: string }): void
+  approve(approvalId: string, options?: { args?: unknown; by?: string }): Journaled extends true ? Promise<void> : void
+  /** Denies a waiting call: it ends failed, category `denied`, code `APPROVAL_DENIED`. Throws `APPROVAL_NOT_FOUND`; with a journal, a Promise. */
+  deny(approvalId: string, options?: { reason?: string; by?: string }): Journaled extends true ? Promise<void> : void
+  /**
+   * With a journal: waits for the executions in flight to end, then stops the journal's
+   * thread (lease renewal, recovery) and closes its connection; journaled calls made after
+   * it fail `JOURNAL_UNAVAILABLE`. Without one, resolves at once.
+   */
+  close(): Promise<void>
   /** The registry whose tools this manager runs. */
   get registry(): ToolRegistry
   /**
@@ -686,6 +756,21 @@ export declare class ToolExecutionManager extends EventTarget {
   removeEventListener<T extends ExecutionEventType>(type: T, listener: ((event: ExecutionEvent<T>) => void) | { handleEvent(event: ExecutionEvent<T>): void } | null, options?: boolean | EventListenerOptions): void
   /** Listens with the detail alone; returns an unsubscribe function (`true` when it removed the listener). */
   on<T extends ExecutionEventType>(type: T, listener: (detail: ExecutionEventMap[T]) => void): () => boolean
+}
+
+/** `new ToolExecutionManager(registry, options?)`. */
+export declare const ToolExecutionManager: {
+  /**
+   * With a journal: durable, exactly-once executions (Node only). Throws
+   * `INVALID_CONFIG`, `JOURNAL_UNAVAILABLE` or `JOURNAL_SCHEMA_NEWER` (see `journal`).
+   */
+  new (registry: ToolRegistry, options: ManagerOptions & { journal: string | JournalOptions }): ToolExecutionManager<true>
+  /**
+   * Throws `INVALID_CONFIG` naming the option for nonsensical numbers (negative delays,
+   * `maxAttempts < 1`, `baseDelay > maxDelay`, ...) and for unknown options.
+   */
+  new (registry: ToolRegistry, options?: ManagerOptions & { journal?: undefined | null }): ToolExecutionManager<false>
+  readonly prototype: ToolExecutionManager
 }
 
 /** A set of tools, with JSON Schema validation in Rust. */

@@ -274,6 +274,10 @@ export class ToolExecutionManager extends ToolEventTarget {
   #refused = undefined
   /** The manager has a journal: approvals are decided through it (Promises). */
   #journaled = false
+  /** close() calls waiting for the executions in flight to end. */
+  #onIdle = []
+  /** close() let the journal go. */
+  #closed = false
   /** ticket -> { resolve, reject } of a journal answer awaited (approve, deny, pendingApprovals) */
   #answers = new Map()
   #nextAnswer = 0
@@ -337,6 +341,7 @@ export class ToolExecutionManager extends ToolEventTarget {
     this.#engineId = this.#core.id
     this.#logsStacks = options?.logging === true
     this.#state.managers.add(new WeakRef(this))
+    if (this.#journaled) this.#busy()
   }
 
   listenersChanged() {
@@ -429,7 +434,10 @@ export class ToolExecutionManager extends ToolEventTarget {
   }
 
   #busy() {
-    busy[this.#engineId] = this.#live.size + this.#pending.size + this.#answers.size > 0 ? this.#onWake : undefined
+    // A journaled manager hears from its journal at any time (recovery starts executions
+    // nobody called): it stays reachable until close().
+    const reachable = (this.#journaled && !this.#closed) || this.#live.size + this.#pending.size + this.#answers.size > 0
+    busy[this.#engineId] = reachable ? this.#onWake : undefined
   }
 
   /** Applies an engine call's output; returns how many executions it finished. */
@@ -761,6 +769,7 @@ export class ToolExecutionManager extends ToolEventTarget {
       exec.resolve(execution.replayed === true ? { success: false, error: execution.error, execution, replayed: true } : { success: false, error: execution.error, execution })
     }
     this.#busy()
+    if (this.#onIdle.length > 0 && this.inFlight === 0) for (const resolve of this.#onIdle.splice(0)) resolve()
   }
 
   #deliver(work) {
@@ -1179,6 +1188,21 @@ export class ToolExecutionManager extends ToolEventTarget {
       this.#refused = undefined
       const { code, message, ...extra } = refused
       throw toolhostError(code, message, extra.validationErrors ? { validationErrors: extra.validationErrors } : undefined)
+    }
+  }
+
+  /**
+   * Lets the journal go (a manager without one has nothing to close): waits for the
+   * executions in flight to end, then stops the journal's thread, its lease renewal and
+   * its recovery, and closes its connection. Calls made meanwhile still run; after it,
+   * this manager runs no more journaled calls (they fail `JOURNAL_UNAVAILABLE`).
+   */
+  async close() {
+    while (this.inFlight > 0) await new Promise((resolve) => this.#onIdle.push(resolve))
+    if (this.#journaled && !this.#closed) {
+      this.#closed = true
+      this.#core.closeJournal()
+      this.#busy()
     }
   }
 

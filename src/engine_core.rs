@@ -342,16 +342,24 @@ impl EngineCore {
         self.inner.call(env.raw(), |h| h.deny_ticket(&approval_id, reason, by, ticket as u64))
     }
 
-    /// Every call waiting for approval, as JSON; with a journal, '' (the journal's list
-    /// is answered later as `APPROVALS ticket`).
+    /// Every call waiting for approval, as JSON; with a journal, the ops' strings (the
+    /// journal's list is answered later as `APPROVALS ticket`).
     #[napi]
     pub fn pending_approvals(&self, env: Env, ticket: f64) -> String {
         let asked = self.inner.with_host(|h| h.journal_approvals(ticket as u64)).unwrap_or(false);
         if asked {
-            self.inner.flush(env.raw());
-            return String::new();
+            // The journal answers later, or (closed) at once: its ops are in scratch.
+            return self.inner.flush(env.raw());
         }
         self.inner.with_host(|h| h.pending_approvals()).unwrap_or_default()
+    }
+
+    /// Stops the journal's thread (its connection closes when it ends its batch).
+    /// Journaled calls made afterwards fail: their journal requests reach nobody.
+    #[napi]
+    pub fn close_journal(&self) {
+        self.inner.journal.borrow_mut().take();
+        self.inner.with_host(HostEngine::close_journal);
     }
 
     /// The running attempt reported progress (`total` NaN for none).

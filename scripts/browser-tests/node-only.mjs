@@ -36,6 +36,12 @@ export default {
       'kills and restarts a server process (node:child_process) and checks that the mounting process exits by itself',
     '__test__/mcp-roundtrip.test.mjs':
       'process A is a forked child (node:child_process) serving over HTTP; this process mounts it',
+    '__test__/journal.test.mjs':
+      'the journal is Node\'s (a page refuses the journal option): its tests open SQLite files and start a Postgres server (node:child_process)',
+    '__test__/journal-providers.test.mjs':
+      'the journal is Node\'s: SQLite files and a Postgres server',
+    '__test__/journal-processes.test.mjs':
+      'runs journal worker processes and kills them with SIGKILL (node:child_process)',
     '__test__/request-context.test.mjs':
       'AsyncLocalStorage (node:async_hooks) is Node\'s; a browser has none. ctx.context, which works in both, is tested by call-context.test.mjs',
     '__test__/ag-ui-run.test.mjs':

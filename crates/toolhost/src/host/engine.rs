@@ -18,7 +18,7 @@ use super::registry::{tool_id, HostRegistry};
 use super::wire::{event, op, Wire};
 use super::{HostCause, HostValue};
 use crate::audit::{AuditLog, AuditRecord};
-use crate::journal::{DecideAnswer, JournalAnswer, JournalRequest, StoredApproval, Verdict};
+use crate::journal::{DecideAnswer, JournalAnswer, JournalError, JournalRequest, StoredApproval, Verdict};
 use crate::engine::{ApprovalVerdict, Arguments, AttemptSpec, CallOptions, Evicted, ExecutionEngine, Step, Transition};
 use crate::error::{RegistryError, Thrown, ToolError};
 use crate::log_lines::LogLine;
@@ -64,6 +64,8 @@ pub struct HostEngine {
     journal: Vec<JournalRequest>,
     /// Answers the host still waits for (decisions, listings), by ticket.
     tickets: usize,
+    /// The host let its journal go.
+    journal_closed: bool,
 }
 
 impl HostEngine {
@@ -86,6 +88,7 @@ impl HostEngine {
             audit_listener: false,
             journal: Vec::new(),
             tickets: 0,
+            journal_closed: false,
         };
         host.sync_audit();
         Ok(host)
@@ -140,6 +143,12 @@ impl HostEngine {
     /// The journal answered (on the host's main thread, in the order answered).
     pub fn journal_answered(&mut self, answers: Vec<JournalAnswer>) {
         self.wire.clear();
+        self.apply_answers(answers);
+        self.finish_call();
+    }
+
+    /// Writes what journal answers lead to, after what the wire already holds.
+    fn apply_answers(&mut self, answers: Vec<JournalAnswer>) {
         for answer in answers {
             match answer {
                 JournalAnswer::Decided { ticket, answer } => {
@@ -183,7 +192,6 @@ impl HostEngine {
                 }
             }
         }
-        self.finish_call();
     }
 
     /// Starts an execution. `ticket` is the host's name for it until `NEW` gives its key;
@@ -417,6 +425,8 @@ impl HostEngine {
         }
         self.tickets += 1;
         self.journal.push(JournalRequest::Approvals { ticket });
+        // A closed journal answers at once, as failed.
+        self.answer_closed_journal();
         true
     }
 
@@ -523,8 +533,36 @@ impl HostEngine {
         self.finish_call();
     }
 
+    /// The host let its journal go ([`HostEngine::close_journal`]): journal work asked for
+    /// since then is answered here, as failed (a claim fails its call, which never runs).
+    fn answer_closed_journal(&mut self) {
+        if !self.journal_closed {
+            return;
+        }
+        while let Some(request) = self.journal.pop() {
+            let error = || JournalError::unavailable("the manager's journal was closed (close())");
+            let answer = match request {
+                JournalRequest::Claim(c) | JournalRequest::Watch(c) => {
+                    JournalAnswer::Failed { exec: Some(c.exec), ticket: None, claim: Some(Box::new(c)), error: error() }
+                }
+                JournalRequest::Decide { ticket, .. } | JournalRequest::Approvals { ticket } if ticket != 0 => {
+                    JournalAnswer::Failed { exec: None, ticket: Some(ticket), claim: None, error: error() }
+                }
+                _ => continue,
+            };
+            self.apply_answers(vec![answer]);
+        }
+    }
+
+    /// Lets the journal go: journal work asked for from now on fails at once.
+    pub fn close_journal(&mut self) {
+        self.journal_closed = true;
+        self.journal.clear();
+    }
+
     /// Housekeeping every call ends with: records dropped from history, tools released.
     fn finish_call(&mut self) {
+        self.answer_closed_journal();
         // In the order they happened; a run of oldest-first drops is one op.
         let mut oldest = 0.0;
         for evicted in self.engine.take_evicted() {
