@@ -306,12 +306,16 @@ struct Active {
     approval_timeout: Option<Duration>,
 }
 
-/// The bound on a whole execution that may restart its timeout on progress
-/// (`resetTimeoutOnProgress`) when no `maxTotalTimeoutMs` is given: the larger of 10
-/// minutes and 10 attempt timeouts, so progress alone cannot hold a slot for ever.
-/// None when attempts have no timeout (nothing then bounds them anyway).
+/// How many attempt timeouts bound a whole execution that restarts its timeout on
+/// progress (`resetTimeoutOnProgress`) when no `maxTotalTimeoutMs` is given.
+pub const DEFAULT_TOTAL_TIMEOUTS: u32 = 10;
+
+/// The bound on a whole execution that may restart its timeout on progress when no
+/// `maxTotalTimeoutMs` is given: [`DEFAULT_TOTAL_TIMEOUTS`] attempt timeouts, so progress
+/// alone cannot hold a slot for ever. None when attempts have no timeout (nothing then
+/// bounds them anyway).
 pub fn default_total_timeout(attempt_timeout: Option<Duration>) -> Option<Duration> {
-    attempt_timeout.map(|t| t.saturating_mul(10).max(Duration::from_secs(600)))
+    attempt_timeout.map(|t| t.saturating_mul(DEFAULT_TOTAL_TIMEOUTS))
 }
 
 /// A call waiting for approval, as `pendingApprovals()` lists it: plain JSON, so a
@@ -840,7 +844,7 @@ impl ExecutionEngine {
         let Some(a) = self.active.get(&key) else { return Transition::new(key, Step::Stale) };
         let Some(total) = a.total_timeout else { return Transition::new(key, Step::Stale) };
         let interrupted = (a.phase == Phase::Running).then_some(a.record.attempt_number);
-        let why = if a.total_by_default { "maxTotalTimeoutMs, by default the larger of 10 minutes and 10 × timeoutMs with resetTimeoutOnProgress" } else { "maxTotalTimeoutMs" };
+        let why = if a.total_by_default { "maxTotalTimeoutMs, by default 10 × timeoutMs with resetTimeoutOnProgress" } else { "maxTotalTimeoutMs" };
         let mut e = ToolError::new(
             ErrorCategory::Timeout,
             "TIMEOUT",
