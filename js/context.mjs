@@ -6,10 +6,13 @@ export class ToolCallContext {
   #controller = undefined
   #reason = undefined
   #report
-  constructor(executionId, toolCallId, sessionId, toolName, attemptNumber, maxAttempts, report, context) {
+  constructor(executionId, toolCallId, sessionId, toolName, attemptNumber, maxAttempts, report, context, authInfo) {
     this.#report = report
     /** The `context` call option of the `execute` that started this execution. */
     this.context = context
+    /** Who called, as the transport authenticated them (`authInfo` call option; over
+     * MCP, the SDK's `AuthInfo` of the request: `{ token, clientId, scopes, ... }`). */
+    this.authInfo = authInfo
     this.executionId = executionId
     this.toolCallId = toolCallId
     this.sessionId = sessionId
@@ -53,7 +56,7 @@ export const then = Promise.prototype.then
 export function runChain(interceptors, handler, args, ctx) {
   const ictx = {
     toolName: ctx.toolName, args, executionId: ctx.executionId, toolCallId: ctx.toolCallId,
-    sessionId: ctx.sessionId, attemptNumber: ctx.attemptNumber, maxAttempts: ctx.maxAttempts, context: ctx.context,
+    sessionId: ctx.sessionId, attemptNumber: ctx.attemptNumber, maxAttempts: ctx.maxAttempts, context: ctx.context, authInfo: ctx.authInfo,
     get signal() { return ctx.signal },
   }
   let reached = -1
