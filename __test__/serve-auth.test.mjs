@@ -406,3 +406,19 @@ describe('approval over MCP: who decides (issue 22, item 2)', () => {
     for (const c of [c1, c2, yes, cannot]) await c.close()
   })
 })
+
+describe('finding 13: the default approvalTimeoutMs over MCP yields to the tool\'s or manager\'s own', () => {
+  test('a manager that waits longer for approval is not cut short by the MCP default', T, async () => {
+    const { serving, manager } = await serve({ approvalTimeoutMs: 100 }, { approvalTimeoutMs: 60_000, retry: { maxAttempts: 1 } })
+    const client = await sdkClient(serving.url)
+    const asked = new Promise((resolve) => manager.on('tool-execution-approval-requested', resolve))
+    const call = client.callTool({ name: 'pay', arguments: { cents: 7 } })
+    const { approvalId } = await asked
+    await sleep(400)
+    assert.equal(manager.pendingApprovals().length, 1, 'still waiting past the MCP default')
+    manager.approve(approvalId)
+    assert.equal((await call).content[0].text, 'paid 7')
+    await assert.rejects(serveHttp(new ToolRegistry(), null, { headersTimeoutMs: 60_000 }), { code: 'INVALID_CONFIG', message: /headersTimeoutMs \(60000\) must not be more than requestTimeoutMs \(30000\)/ })
+    await client.close()
+  })
+})

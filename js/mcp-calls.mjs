@@ -15,6 +15,8 @@
 // deny() ('manager'), the MCP client through elicitation ('elicit'), nobody ('deny') or
 // everybody ('allow').
 
+import { reportCallbackError } from './errors.mjs'
+
 const PROGRESS = 'tool-execution-progress'
 const APPROVAL = 'tool-execution-approval-requested'
 
@@ -93,7 +95,13 @@ class Watcher {
     if (call === undefined) return
     call.approvalId = approvalId
     // Decided after the event is delivered: the manager is still dispatching it.
-    queueMicrotask(() => call.connection.decide(this.#manager, call, execution, approvalId))
+    queueMicrotask(() => {
+      try {
+        call.connection.decide(this.#manager, call, execution, approvalId)
+      } catch (err) {
+        reportCallbackError(err, 'deciding an approval over MCP', 'ToolhostMcpWarning')
+      }
+    })
   }
 }
 
@@ -127,11 +135,14 @@ export class ApprovalRules {
     const deny = (reason) => answer(manager, approvalId, false, reason)
     if (this.approval === 'deny') return deny('this MCP server does not take approvals (approval: \'deny\')')
     if (this.approval === 'allow') return answer(manager, approvalId, true, "toolhost/mcp (approval: 'allow')")
-    const waiting = new Set(manager.pendingApprovals().map((p) => p.approvalId))
+    const waiting = new Map(manager.pendingApprovals().map((p) => [p.approvalId, p]))
+    const mine = waiting.get(approvalId)
+    // Decided (or ended) meanwhile: nothing to do.
+    if (mine === undefined) return
     let pending = 0
     for (const c of this.calls) if (c.approvalId !== undefined && waiting.has(c.approvalId)) pending++
     if (pending > this.maxPending) return deny(`more than ${this.maxPending} calls of this MCP session wait for approval (maxPendingApprovals)`)
-    if (execution.approval?.expiresAt === undefined && Number.isFinite(this.timeoutMs)) {
+    if (mine.expiresAt === undefined && Number.isFinite(this.timeoutMs)) {
       // Neither the tool nor the manager bounds the wait: calls over MCP wait this long.
       call.timer = setTimeout(() => deny(`nobody answered within ${this.timeoutMs} ms (approvalTimeoutMs of calls over MCP)`), Math.min(this.timeoutMs, LONGEST_TIMER))
       call.timer.unref?.()
@@ -163,6 +174,6 @@ function answer(manager, approvalId, approve, text) {
     if (approve) manager.approve(approvalId, { by: text })
     else manager.deny(approvalId, { reason: text, by: 'toolhost/mcp' })
   } catch (err) {
-    if (err?.code !== 'APPROVAL_NOT_FOUND') throw err
+    if (err?.code !== 'APPROVAL_NOT_FOUND') reportCallbackError(err, `${approve ? 'approving' : 'denying'} a call over MCP`, 'ToolhostMcpWarning')
   }
 }

@@ -116,6 +116,11 @@ function checkHttpOptions(o) {
       throw toolhostError('INVALID_CONFIG', `serveHttp: ${key} must be a non-negative integer (or Infinity)`)
     }
   }
+  const headersMs = o.headersTimeoutMs ?? HTTP_DEFAULTS.headersTimeoutMs
+  const requestMs = o.requestTimeoutMs ?? HTTP_DEFAULTS.requestTimeoutMs
+  if (headersMs > 0 && requestMs > 0 && headersMs > requestMs) {
+    throw toolhostError('INVALID_CONFIG', `serveHttp: headersTimeoutMs (${headersMs}) must not be more than requestTimeoutMs (${requestMs}): the headers are part of the request`)
+  }
   if (o.allowedHosts !== undefined && !(Array.isArray(o.allowedHosts) && o.allowedHosts.every((h) => typeof h === 'string'))) {
     throw toolhostError('INVALID_CONFIG', 'serveHttp: allowedHosts must be an array of host names (with or without a port)')
   }
@@ -267,8 +272,9 @@ export async function serveHttp(tools, manager, options) {
     const id = req.headers['mcp-session-id']
     if (typeof id === 'string') {
       const entry = sessions.get(id)
-      // A session answers only the identity (or address) that opened it.
-      if (entry === undefined || entry.client !== client) return jsonRpcErrorResponse(res, 404, -32001, 'Session not found')
+      // With auth, a session answers only the identity that opened it (without, an
+      // address is no identity: behind a proxy it may change between requests).
+      if (entry === undefined || (verify !== undefined && entry.client !== client)) return jsonRpcErrorResponse(res, 404, -32001, 'Session not found')
       return serve(entry, req, res)
     }
     if (req.method !== 'POST') return jsonRpcErrorResponse(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required')
@@ -285,10 +291,12 @@ export async function serveHttp(tools, manager, options) {
     if (entry.transport.sessionId === undefined) await entry.server.close().catch(() => {})
   }
 
+  // Node takes 0 for none.
+  const nodeMs = (ms) => (Number.isFinite(ms) ? ms : 0)
   const httpServer = http.createServer(
     {
-      headersTimeout: limits.headersTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
+      headersTimeout: nodeMs(limits.headersTimeoutMs),
+      requestTimeout: nodeMs(limits.requestTimeoutMs),
       // How often those two are checked (Node's default, 30 s, would let a slow client
       // hold its socket that long past them).
       connectionsCheckingInterval: Math.max(100, Math.min(1000, limits.headersTimeoutMs / 2 || 1000)),
