@@ -168,6 +168,28 @@ describe('finding 9: a mounted call that ends closes its HTTP stream', () => {
   })
 })
 
+describe('a mount over HTTP holds nothing per call once calls end', () => {
+  test('no listener per request stays on the transport\'s signal; a refresh that finds the same problems warns once', T, async () => {
+    const { getEventListeners } = await import('node:events')
+    const http = await overHttp(servers.badTools)
+    const registry = new ToolRegistry()
+    const warnings = []
+    const onWarning = (w) => warnings.push(w.message)
+    process.on('warning', onWarning)
+    const mount = await registry.mountMcp({ url: http.url })
+    const manager = new ToolExecutionManager(registry)
+    for (let i = 0; i < 50; i++) assert.equal((await manager.execute('fine', { x: i })).result, 'ok')
+    // The SDK transport's own controller, aborted when it closes (a private field).
+    assert.equal(getEventListeners(mount.client.transport._abortController.signal, 'abort').length, 0)
+    await mount.refresh()
+    await sleep(0)
+    process.off('warning', onWarning)
+    assert.equal(warnings.filter((w) => /could not be mounted/.test(w)).length, 1)
+    await mount.unmount()
+    await http.close()
+  })
+})
+
 describe('finding 14: a mounted tool that reports progress for ever is bounded too', () => {
   test('resetTimeoutOnProgress with no maxTotalTimeoutMs ends after 10 × timeoutMs', T, async () => {
     const { registry, mount } = await mounted(servers.progressForever())

@@ -39,12 +39,12 @@ function tooLarge(label, limit) {
 function boundedFetch(base, limit, conn) {
   return async (url, init) => {
     const controller = new AbortController()
+    // Aborted by this stream's own controller or by the transport's (closed). Combined
+    // with AbortSignal.any, which holds its dependents weakly: a listener added to the
+    // transport's signal for every request would stay for the connection's lifetime.
     const outer = init?.signal
-    if (outer != null) {
-      if (outer.aborted) controller.abort(outer.reason)
-      else outer.addEventListener('abort', () => controller.abort(outer.reason), { once: true })
-    }
-    const res = await base(url, { ...init, signal: controller.signal })
+    const signal = outer == null ? controller.signal : AbortSignal.any([controller.signal, outer])
+    const res = await base(url, { ...init, signal })
     if (res.body === null) return res
     const id = typeof init?.body === 'string' ? /"id":(\d+)\}$/.exec(init.body)?.[1] : undefined
     const slot = id === undefined ? undefined : conn.streams.get(Number(id))

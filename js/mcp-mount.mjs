@@ -163,6 +163,8 @@ export class McpMount {
   #mounted = new Map()
   #skipped = []
   #warnings = []
+  /** Warnings already given: a refresh that finds the same says nothing new. */
+  #warned = new Set()
   #refreshing = null
   #again = false
   #offSession = () => {}
@@ -372,10 +374,15 @@ export class McpMount {
     this.#mounted = mounted
     this.#skipped = skipped
     this.#warnings = notes
-    for (const note of notes) warn(`toolhost: ${note}`)
+    const once = (text) => {
+      if (this.#warned.has(text)) return
+      this.#warned.add(text)
+      warn(`toolhost: ${text}`)
+    }
+    for (const note of notes) once(note)
     if (skipped.length > 0) {
       const shown = skipped.slice(0, 10).map((s) => `'${s.name}' (${s.reason})`).join('; ')
-      warn(`toolhost: ${skipped.length} tool${skipped.length === 1 ? '' : 's'} of MCP server ${this.#conn.label} could not be mounted: ${shown}${skipped.length > 10 ? '; …' : ''} (see mount.skipped)`)
+      once(`${skipped.length} tool${skipped.length === 1 ? '' : 's'} of MCP server ${this.#conn.label} could not be mounted: ${shown}${skipped.length > 10 ? '; …' : ''} (see mount.skipped)`)
     }
     return { added, removed, updated }
   }
