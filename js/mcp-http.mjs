@@ -176,16 +176,7 @@ export async function serveHttp(tools, manager, options) {
     // Aborts when the client stopped waiting: its response closed before it was written.
     callEnded: () => {
       const res = responseOf.getStore()
-      if (res === undefined) return undefined
-      let controller = waiting.get(res)
-      if (controller === undefined) {
-        controller = new AbortController()
-        waiting.set(res, controller)
-        res.once('close', () => {
-          if (!res.writableFinished) controller.abort()
-        })
-      }
-      return controller.signal
+      return res === undefined ? undefined : waiting.get(res)?.signal
     },
   }
 
@@ -223,11 +214,19 @@ export async function serveHttp(tools, manager, options) {
     entry.active++
     entry.lastSeen = Date.now()
     const post = req.method === 'POST'
-    if (post) posts.change(1)
+    // Made before the request is handled, so that a client gone early is not missed.
+    const gone = post ? new AbortController() : undefined
+    if (post) {
+      posts.change(1)
+      waiting.set(res, gone)
+    }
     res.once('close', () => {
       entry.active--
       entry.lastSeen = Date.now()
-      if (post) posts.change(-1)
+      if (post) {
+        posts.change(-1)
+        if (!res.writableFinished) gone.abort()
+      }
     })
     return responseOf.run(res, () => entry.transport.handleRequest(req, res))
   }
