@@ -109,9 +109,10 @@ export declare class RegistryCore {
   register(session: string | undefined | null, definition: string): string
   /**
    * As `register`, for a tool a mounted server declared: it never takes the place of
-   * a visible tool unless `mayShadow` lets it shadow a global one in a session.
+   * a visible tool unless `mayShadow` lets it shadow a global one in a session, and
+   * its schemas must cost at most `maxSchemaCost` validation steps (Infinity: no bound).
    */
-  registerMounted(session: string | undefined | null, definition: string, mayShadow: boolean): string
+  registerMounted(session: string | undefined | null, definition: string, mayShadow: boolean, maxSchemaCost: number): string
   unregister(session: string | undefined | null, name: string): string
   /** Removes `name` only if it is still the tool `toolId`: `{ ok: boolean }`. */
   unregisterTool(session: string | undefined | null, name: string, toolId: number): string

@@ -358,6 +358,8 @@ function jsonTextOf(value) {
       }
       if (v instanceof Map || v instanceof Set || v instanceof WeakMap || v instanceof WeakSet) throw new Error('a Map or Set')
       if (Array.isArray(v) && v.length * 2 > MAX_BYTES) throw Object.assign(new Error('a huge array'), { huge: true })
+      // A hole is not a value (JSON.stringify would write null for it): refused.
+      if (Array.isArray(v) && Object.keys(v).length !== v.length) throw new Error('a sparse array')
       return v
     })
     return { text }

@@ -23,13 +23,16 @@ before(() => {
   writeFileSync(`${DIR}function.mjs`, `export default function (registry, { ToolExecutionManager }) {\n  registry.register(${tool})\n  return new ToolExecutionManager(registry, { retry: { maxAttempts: 1 } })\n}\n`)
   writeFileSync(`${DIR}empty.mjs`, 'export const nothing = 1\n')
   writeFileSync(`${DIR}broken.mjs`, 'export default function ( {\n')
+  writeFileSync(`${DIR}tools.ts`, `export default (registry: any) => registry.register(${tool})\n`)
+  writeFileSync(`${DIR}stuck.mjs`, 'await new Promise(() => {})\nexport default () => {}\n')
+  writeFileSync(`${DIR}approval.mjs`, `export default function (registry) {\n  registry.register({ name: 'pay', description: 'Pays', needsApproval: true, handler: () => 'paid' })\n}\n`)
 })
 after(() => rmSync(DIR, { recursive: true, force: true }))
 
 /** Runs the CLI; resolves { code, stdout, stderr } when it exits. */
-function run(args, { timeoutMs = 10_000 } = {}) {
+function run(args, { timeoutMs = 10_000, env = process.env, node = [] } = {}) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [...node, CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d) => (stdout += d))
@@ -43,9 +46,9 @@ function run(args, { timeoutMs = 10_000 } = {}) {
 }
 
 /** Starts `toolhost serve <module> --http 0`; resolves { child, url, exited }. */
-function serveHttp(module, extra = []) {
+function serveHttp(module, extra = [], env = process.env) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'serve', module, '--http', '0', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [CLI, 'serve', module, '--http', '0', ...extra], { stdio: ['ignore', 'pipe', 'pipe'], env })
     const exited = new Promise((r) => child.on('close', (code, signal) => r({ code, signal })))
     let out = ''
     let err = ''
@@ -59,15 +62,16 @@ function serveHttp(module, extra = []) {
   })
 }
 
-async function connect(url) {
+async function connect(url, token) {
   const client = new Client({ name: 'cli-test', version: '1.0.0' })
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+  const requestInit = token === undefined ? undefined : { headers: { authorization: `Bearer ${token}` } }
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit }))
   return client
 }
 
 describe('toolhost serve --http', () => {
   test('serves a module that fills the registry it is given; stops cleanly on SIGTERM', T, async () => {
-    const { child, url, exited, line } = await serveHttp(CATALOG)
+    const { child, url, exited, line } = await serveHttp(CATALOG, ['--drain', '100'])
     assert.match(line, /^toolhost: serving 10 tools \(add, divide, .*\) at http:\/\/127\.0\.0\.1:\d+\/mcp$/)
     const client = await connect(url)
     assert.equal((await client.listTools()).tools.length, 10)
@@ -75,7 +79,8 @@ describe('toolhost serve --http', () => {
     const slow = client.callTool({ name: 'slow', arguments: { ms: 20_000 } }).then(() => 'answered', () => 'failed')
     await new Promise((resolve) => setTimeout(resolve, 200))
     child.kill('SIGTERM')
-    // The server exits at once (the call in flight is cancelled), with status 0.
+    // The server exits once the drain (--drain 100) is over, the call in flight
+    // cancelled, with status 0.
     assert.deepEqual(await exited, { code: 0, signal: null })
     // The SDK Client never hears back about a call whose stream was cut (it has no
     // resumption token): closing it ends the call. A mount fails it transient instead.
@@ -126,5 +131,93 @@ describe('toolhost serve: mistakes', () => {
     const badPort = await run(['serve', CATALOG, '--http', '--port', '70000'])
     assert.equal(badPort.code, 2)
     assert.match(badPort.stderr, /port must be an integer/)
+  })
+})
+
+describe('toolhost serve at the trust boundary', () => {
+  test('finding 3: TOOLHOST_TOKEN makes every request carry the token; a non-loopback host needs it or --no-auth', T, async () => {
+    const env = { ...process.env, TOOLHOST_TOKEN: 'cli-secret' }
+    const { child, url, exited, line } = await serveHttp(CATALOG, [], env)
+    assert.match(line, /bearer token from TOOLHOST_TOKEN/)
+    await assert.rejects(connect(url), /Unauthorized/)
+    await assert.rejects(connect(url, 'wrong'), /Unauthorized/)
+    const client = await connect(url, 'cli-secret')
+    assert.deepEqual((await client.callTool({ name: 'add', arguments: { a: 2, b: 2 } })).structuredContent, { sum: 4 })
+    await client.close()
+    child.kill('SIGTERM')
+    assert.equal((await exited).code, 0)
+
+    const { TOOLHOST_TOKEN: _, ...noToken } = process.env
+    const open = await run(['serve', CATALOG, '--http', '0', '--host', '0.0.0.0'], { env: noToken })
+    assert.equal(open.code, 1)
+    assert.match(open.stderr, /listening on 0\.0\.0\.0 lets anyone who reaches it run every tool: set TOOLHOST_TOKEN .* or pass --no-auth/)
+    const anyone = await serveHttp(CATALOG, ['--host', '0.0.0.0', '--no-auth'], noToken)
+    assert.match(anyone.line, /WITHOUT authentication: --no-auth/)
+    anyone.child.kill('SIGTERM')
+    await anyone.exited
+  })
+
+  test('finding 8: SIGTERM drains: a call in flight is answered before the process exits', T, async () => {
+    const { child, url, exited } = await serveHttp(CATALOG)
+    const client = await connect(url)
+    const slow = client.callTool({ name: 'slow', arguments: { ms: 400 } })
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    child.kill('SIGTERM')
+    const answered = await slow
+    assert.equal(answered.isError, undefined, JSON.stringify(answered))
+    assert.deepEqual(await exited, { code: 0, signal: null })
+    await client.close()
+  })
+
+  test('issue 22: a tool that needs approval is denied with a clear reply unless there is a way to decide', T, async () => {
+    const { child, url, exited } = await serveHttp(`${DIR}approval.mjs`)
+    const client = await connect(url)
+    const denied = await client.callTool({ name: 'pay', arguments: {} })
+    assert.equal(denied.isError, true)
+    assert.match(denied.content[0].text, /denied: the MCP client cannot be asked \(it does not support elicitation\)/)
+    await client.close()
+    child.kill('SIGTERM')
+    await exited
+    const allow = await serveHttp(`${DIR}approval.mjs`, ['--approval', 'allow'])
+    const c2 = await connect(allow.url)
+    assert.equal((await c2.callTool({ name: 'pay', arguments: {} })).content[0].text, 'paid')
+    await c2.close()
+    allow.child.kill('SIGTERM')
+    await allow.exited
+    const bad = await run(['serve', CATALOG, '--approval', 'maybe'])
+    assert.equal(bad.code, 2)
+    assert.match(bad.stderr, /--approval must be one of elicit, deny, allow, manager/)
+  })
+
+  test('issue 22: a TypeScript module is met with how to run it; finding 16: a top-level await that never settles is an error', T, async () => {
+    const ts = await run(['serve', `${DIR}tools.ts`, '--http', '0'])
+    if (ts.code === null || /serving/.test(ts.stdout)) return // a Node that runs TypeScript by itself
+    assert.equal(ts.code, 1)
+    assert.match(ts.stderr, /does not run TypeScript by itself/)
+    assert.match(ts.stderr, /node --import tsx node_modules\/toolhost\/js\/cli\.mjs serve .*tools\.ts/)
+    assert.match(ts.stderr, /--experimental-strip-types/)
+    const stuck = await run(['serve', `${DIR}stuck.mjs`, '--http', '0'])
+    assert.equal(stuck.code, 1)
+    assert.match(stuck.stderr, /stuck\.mjs never finished loading: its top-level await did not settle/)
+  })
+
+  test('issue 22: without @modelcontextprotocol/sdk, toolhost serve, toolhost/mcp and mountMcp say how to install it', T, async () => {
+    const noSdk = fileURLToPath(new URL('../scripts/mcp-fixtures/no-sdk.mjs', import.meta.url))
+    const serve = await run(['serve', CATALOG, '--http', '0'], { node: ['--import', noSdk] })
+    assert.equal(serve.code, 1)
+    assert.match(serve.stderr, /toolhost\/mcp needs the MCP SDK, an optional peer dependency that is not installed: npm install @modelcontextprotocol\/sdk/)
+    const script = `
+      import('toolhost/mcp').catch((e) => console.log('mcp', e.code, e.message))
+        .then(() => import('toolhost'))
+        .then(({ ToolRegistry }) => new ToolRegistry().mountMcp({ url: 'http://127.0.0.1:9/mcp' }))
+        .catch((e) => console.log('mount', e.code, e.message))`
+    const out = await new Promise((resolve) => {
+      const child = spawn(process.execPath, ['--import', noSdk, '--input-type=module', '-e', script], { cwd: DIR, stdio: ['ignore', 'pipe', 'pipe'] })
+      let text = ''
+      child.stdout.on('data', (d) => (text += d))
+      child.on('close', () => resolve(text))
+    })
+    assert.match(out, /^mcp MCP_SDK_MISSING .*npm install @modelcontextprotocol\/sdk$/m)
+    assert.match(out, /^mount MCP_SDK_MISSING .*npm install @modelcontextprotocol\/sdk$/m)
   })
 })

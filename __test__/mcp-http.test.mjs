@@ -118,8 +118,8 @@ describe('serveHttp with the SDK Client over Streamable HTTP', () => {
     await client.close()
   })
 
-  test('close() ends every session and the executions in flight, and frees the port', T, async () => {
-    const { manager, serving } = await serve()
+  test('close() with drainMs: 0 ends every session and the executions in flight at once, and frees the port', T, async () => {
+    const { manager, serving } = await serve({ drainMs: 0 })
     const client = await sdkClient(serving.url)
     let started
     const running = new Promise((resolve) => (started = resolve))

@@ -187,3 +187,168 @@ describe('issue 23: a mounted server is untrusted', async () => {
     assert.equal((await manager.execute('lookup', {})).result, 'local')
   })
 })
+
+describe('issue 23: failures stay per call, and time is always bounded', () => {
+  /** `levels` of nesting: `{ a: { a: ... 1 } }`. */
+  function nested(levels) {
+    let v = 1
+    for (let i = 0; i < levels; i++) v = { a: v }
+    return v
+  }
+
+  function echo() {
+    const registry = new ToolRegistry()
+    const runs = []
+    registry.register({ name: 'echo', description: 'Echoes', handler: (args) => {
+      runs.push(args)
+      return 'ok'
+    } })
+    return { manager: new ToolExecutionManager(registry), runs }
+  }
+
+  test('finding 6: an Anthropic or Gemini tool input nested 5,000 levels gets its own reply, and the valid call beside it runs', async () => {
+    const deep = nested(5000)
+    const responses = {
+      anthropic: { role: 'assistant', content: [{ type: 'tool_use', id: 'c1', name: 'echo', input: deep }, { type: 'tool_use', id: 'c2', name: 'echo', input: { ok: 1 } }] },
+      gemini: { candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'echo', args: deep } }, { functionCall: { name: 'echo', args: { ok: 1 } } }] } }] },
+    }
+    for (const [provider, response] of Object.entries(responses)) {
+      const { manager, runs } = echo()
+      const out = await manager.executeToolCalls(response, { provider })
+      assert.equal(out.results.length, 2, provider)
+      assert.equal(out.results[0].success, false)
+      assert.equal(out.results[0].error.code, 'INVALID_ARGUMENTS')
+      assert.match(out.results[0].error.message, /nested deeper than 128 levels/)
+      assert.equal(out.results[1].success, true, `${provider}: the valid call runs`)
+      assert.deepEqual(runs, [{ ok: 1 }])
+      assert.match(JSON.stringify(out.messages), /nested deeper than 128 levels/)
+    }
+    // At any depth: 100,000 levels too.
+    const { manager } = echo()
+    const out = await manager.executeToolCalls({ role: 'assistant', content: [{ type: 'tool_use', id: 'c1', name: 'echo', input: nested(100_000) }] }, { provider: 'anthropic' })
+    assert.equal(out.results[0].error.code, 'INVALID_ARGUMENTS')
+  })
+
+  test('finding 14: resetTimeoutOnProgress without maxTotalTimeoutMs ends after 10 × timeoutMs, however much progress', async () => {
+    const registry = new ToolRegistry()
+    registry.register({ name: 'busy', description: 'Reports progress for ever', handler: (_args, ctx) => new Promise(() => {
+      const timer = setInterval(() => ctx.reportProgress({ progress: 1 }), 10)
+      ctx.signal.addEventListener('abort', () => clearInterval(timer))
+    }) })
+    const manager = new ToolExecutionManager(registry, { timeoutMs: 40, resetTimeoutOnProgress: true, retry: { maxAttempts: 1 } })
+    const started = Date.now()
+    const r = await manager.execute('busy', {})
+    const took = Date.now() - started
+    assert.equal(r.error.code, 'TIMEOUT')
+    assert.match(r.error.message, /exceeded its total time limit of 400 ms \(maxTotalTimeoutMs, by default 10 × timeoutMs with resetTimeoutOnProgress\)/)
+    assert.ok(took >= 390 && took < 5000, `took ${took} ms`)
+  })
+
+  test('finding 16: an async iterator whose next() never settles gets return() when the attempt times out', async () => {
+    const registry = new ToolRegistry()
+    let returned = 0
+    registry.register({ name: 'stuck', description: 'Yields once, then hangs', handler: () => {
+      let calls = 0
+      return {
+        [Symbol.asyncIterator]() {
+          return this
+        },
+        next: () => (calls++ === 0 ? Promise.resolve({ done: false, value: 'first' }) : new Promise(() => {})),
+        return: () => {
+          returned++
+          return Promise.resolve({ done: true, value: undefined })
+        },
+      }
+    } })
+    const manager = new ToolExecutionManager(registry, { timeoutMs: 50, retry: { maxAttempts: 1 } })
+    const r = await manager.execute('stuck', {})
+    assert.equal(r.error.code, 'TIMEOUT')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    assert.equal(returned, 1)
+  })
+
+  test('finding 16: a duck-typed signal is refused with a coded error unless it is complete, and read safely', async () => {
+    const { manager, runs } = echo()
+    const noRemove = { aborted: false, addEventListener() {} }
+    await assert.rejects(manager.execute('echo', {}, { signal: noRemove }), { code: 'INVALID_CONFIG', message: /signal must be an AbortSignal \(an object with aborted, addEventListener and removeEventListener\)/ })
+    const throwing = { get aborted() { throw new Error('boom') }, addEventListener() {}, removeEventListener() {} }
+    await assert.rejects(manager.execute('echo', {}, { signal: throwing }), { code: 'INVALID_CONFIG' })
+    // One whose methods throw: the call runs, the process lives, a warning says so.
+    const warnings = []
+    const onWarning = (w) => warnings.push(w.message)
+    process.on('warning', onWarning)
+    const faulty = { aborted: false, addEventListener() { throw new Error('add failed') }, removeEventListener() { throw new Error('remove failed') } }
+    assert.equal((await manager.execute('echo', { n: 1 }, { signal: faulty })).result, 'ok')
+    await new Promise((resolve) => setImmediate(resolve))
+    process.off('warning', onWarning)
+    assert.deepEqual(runs, [{ n: 1 }])
+    assert.ok(warnings.some((m) => /add failed/.test(m)) && warnings.some((m) => /remove failed/.test(m)), warnings.join('\n'))
+  })
+
+  test('finding 16: a sparse array is refused, as the README says, by execute and validate', async () => {
+    const { manager, runs } = echo()
+    // eslint-disable-next-line no-sparse-arrays
+    const r = await manager.execute('echo', { list: [1, , 3] })
+    assert.equal(r.error.code, 'INVALID_ARGUMENTS')
+    assert.match(r.error.message, /a sparse array \(no element at index 1\) is not JSON at \/list/)
+    // eslint-disable-next-line no-sparse-arrays
+    assert.equal(manager.registry.validate('echo', { list: [1, , 3] }).valid, false)
+    assert.deepEqual(runs, [])
+    // `undefined` written in an array is JSON.stringify's null, as before.
+    assert.equal((await manager.execute('echo', { list: [1, undefined, 3] })).success, true)
+  })
+
+  test('the identity of a caller reaches the handler as ctx.authInfo (the authInfo call option)', async () => {
+    const registry = new ToolRegistry()
+    let seen
+    registry.register({ name: 'who', description: 'Who calls', handler: (_args, ctx) => (seen = ctx.authInfo) })
+    const manager = new ToolExecutionManager(registry)
+    const authInfo = { token: 't', clientId: 'alice', scopes: ['read'] }
+    await manager.execute('who', {}, { authInfo })
+    assert.equal(seen, authInfo, 'the caller\'s own object, never copied')
+    await assert.rejects(manager.execute('who', {}, { authinfo: authInfo }), { code: 'INVALID_CONFIG', message: /did you mean `authInfo`/ })
+  })
+})
+
+describe('issue 23: what an MCP client sends is untrusted', async () => {
+  const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js')
+  const { createMcpServer } = await import('toolhost/mcp')
+
+  /** A raw MCP connection to a toolhost server: `send(message)`, and every message the server sent. */
+  async function raw(registry, manager) {
+    const [mine, theirs] = InMemoryTransport.createLinkedPair()
+    await createMcpServer(registry, manager).connect(theirs)
+    const received = []
+    mine.onmessage = (m) => received.push(m)
+    await mine.start()
+    await mine.send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
+    await mine.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+    return { send: (m) => mine.send(m), received }
+  }
+
+  test('finding 16: progress carrying another call\'s token: an id reused while its call runs is refused, so each call\'s progress keeps its own token', async () => {
+    const registry = new ToolRegistry()
+    let release
+    const gate = new Promise((resolve) => (release = resolve))
+    registry.register({ name: 'work', description: 'Reports progress until released', handler: async (_args, ctx) => {
+      ctx.reportProgress({ progress: 1 })
+      await gate
+      ctx.reportProgress({ progress: 2 })
+      return 'done'
+    } })
+    const manager = new ToolExecutionManager(registry)
+    const { send, received } = await raw(registry, manager)
+    await send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'work', arguments: {}, _meta: { progressToken: 'mine' } } })
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    await send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'work', arguments: {}, _meta: { progressToken: 'theirs' } } })
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    release()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const progress = received.filter((m) => m.method === 'notifications/progress').map((m) => [m.params.progressToken, m.params.progress])
+    assert.deepEqual(progress, [['mine', 1], ['mine', 2]])
+    const refused = received.find((m) => m.id === 7 && m.error !== undefined)
+    assert.equal(refused.error.code, -32600)
+    assert.match(refused.error.message, /request id 7 is already in use by a call in flight/)
+    assert.equal(manager.listenerCount('tool-execution-progress'), 0, 'the progress listener went with the call')
+  })
+})

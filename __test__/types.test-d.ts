@@ -494,3 +494,31 @@ export async function durable() {
   await journaled.close()
   return { now, later, wrong, replayed, key }
 }
+
+// Who calls (issue 23): ctx.authInfo, and serveHttp's auth and caps.
+export async function authInfo() {
+  const r = new ToolRegistry()
+  r.register({
+    name: 'pay',
+    description: 'Pays',
+    needsApproval: (args, ctx) => !ctx.authInfo?.scopes.includes('pay'),
+    handler: (args, ctx) => ctx.authInfo?.clientId.toUpperCase(),
+  })
+  const m = new ToolExecutionManager(r)
+  m.use(async (ctx, next) => {
+    const who: string | undefined = ctx.authInfo?.clientId
+    return next()
+  })
+  await m.execute('pay', {}, { authInfo: { token: 't', clientId: 'alice', scopes: [] } })
+  // @ts-expect-error: an AuthInfo has a token, a clientId and scopes
+  await m.execute('pay', {}, { authInfo: { user: 'alice' } })
+  const { serveHttp, MOUNT_DEFAULTS, HTTP_DEFAULTS } = await import('toolhost/mcp')
+  await serveHttp(r, m, { auth: 'secret', maxSessionsPerClient: 10, allowedHosts: ['tools.internal'], drainMs: 0, approval: 'elicit' })
+  await serveHttp(r, m, { auth: async (token) => (token === 'a' ? { clientId: 'alice', scopes: ['pay'] } : undefined) })
+  await serveHttp(r, m, { host: '0.0.0.0', auth: false })
+  // @ts-expect-error: approval is one of four modes
+  await serveHttp(r, m, { approval: 'ask' })
+  await r.mountMcp({ url: 'http://localhost/mcp' }, { maxTools: 50, maxSchemaCost: Infinity, maxResultBytes: MOUNT_DEFAULTS.maxResultBytes })
+  const cap: 100 = HTTP_DEFAULTS.maxSessionsPerClient
+  return cap
+}

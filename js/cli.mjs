@@ -25,7 +25,21 @@ Options (HTTP):
   --path <path>        endpoint path (default /mcp)
   --stateless          no sessions: any instance behind a load balancer answers any request
   --allow-origin <o>   a browser Origin allowed to call (repeatable; '*' for any)
+  --allow-host <h>     a Host header allowed (repeatable; default: loopback names when
+                       listening on loopback, no check otherwise)
+  --no-auth            serve a non-loopback host without authentication, on purpose
+Authentication (HTTP): with TOOLHOST_TOKEN set in the environment, every request must
+carry "Authorization: Bearer $TOOLHOST_TOKEN". Listening beyond loopback needs it, or
+--no-auth.
 Options:
+  --approval <mode>    who approves calls of tools that need approval (needsApproval):
+                       elicit  the MCP client, through elicitation (default); a client
+                               that cannot be asked gets the call denied, with that reason
+                       deny    nobody: such calls are denied with a clear reply
+                       allow   everybody: such calls run without asking
+                       manager the module's own ToolExecutionManager listeners
+  --drain <ms>         on SIGTERM or SIGINT, let calls in flight finish for this long
+                       before cancelling them (default 10000)
   --name <name>        server name in the initialize answer (default: toolhost)
   --server-version <v> server version (default: 0.1.0)
   -h, --help           this text`
@@ -35,8 +49,16 @@ function fail(message) {
   process.exit(2)
 }
 
+/** Ends the process with a message and no usage text (the command line was fine). */
+function die(message) {
+  process.stderr.write(`toolhost: ${message}\n`)
+  process.exit(1)
+}
+
+const APPROVALS = ['elicit', 'deny', 'allow', 'manager']
+
 function parse(argv) {
-  const args = { transport: 'stdio', port: 8080, host: '127.0.0.1', path: '/mcp', stateless: false, origins: [], module: undefined }
+  const args = { transport: 'stdio', port: 8080, host: '127.0.0.1', path: '/mcp', stateless: false, origins: [], hosts: [], noAuth: false, approval: 'elicit', drainMs: 10_000, module: undefined }
   if (argv.length === 0 || argv.includes('-h') || argv.includes('--help')) {
     process.stdout.write(`${USAGE}\n`)
     process.exit(argv.length === 0 ? 2 : 0)
@@ -72,6 +94,20 @@ function parse(argv) {
       case '--allow-origin':
         args.origins.push(value())
         break
+      case '--allow-host':
+        args.hosts.push(value())
+        break
+      case '--no-auth':
+        args.noAuth = true
+        break
+      case '--approval':
+        args.approval = value()
+        if (!APPROVALS.includes(args.approval)) fail(`--approval must be one of ${APPROVALS.join(', ')}`)
+        break
+      case '--drain':
+        args.drainMs = Number(value())
+        if (!Number.isInteger(args.drainMs) || args.drainMs < 0) fail('--drain must be a number of milliseconds')
+        break
       case '--name':
         args.name = value()
         break
@@ -91,14 +127,38 @@ function parse(argv) {
 
 const isManager = (m) => m instanceof ToolExecutionManager
 
+/** How to run a TypeScript module on a Node that does not read TypeScript. */
+function typescriptAdvice(file) {
+  return `cannot load ${file}: Node ${process.version} does not run TypeScript by itself. Either
+  - run toolhost with a TypeScript loader (npm install --save-dev tsx):
+      node --import tsx node_modules/toolhost/js/cli.mjs serve ${file}
+  - on Node 22.6 or later: node --experimental-strip-types node_modules/toolhost/js/cli.mjs serve ${file}
+    (Node 23.6 and later need no flag)
+  - or compile it to JavaScript (tsc) and serve the .js file`
+}
+
+/** Imports the tools module. A module whose top-level await never settles would let the
+ * process end with nothing said and code 0: that is an error, said as one. */
+async function importModule(file) {
+  let loading = true
+  const stuck = () => {
+    if (loading) die(`${file} never finished loading: its top-level await did not settle, and nothing was left to run`)
+  }
+  process.once('beforeExit', stuck)
+  try {
+    return await import(pathToFileURL(resolve(file)).href)
+  } catch (err) {
+    if (err?.code === 'ERR_UNKNOWN_FILE_EXTENSION' && /\.[cm]?tsx?$/.test(file)) die(typescriptAdvice(file))
+    fail(`could not load ${file}: ${err instanceof Error ? err.stack : String(err)}`)
+  } finally {
+    loading = false
+    process.off('beforeExit', stuck)
+  }
+}
+
 /** The registry and manager the module gives. */
 async function load(file) {
-  let mod
-  try {
-    mod = await import(pathToFileURL(resolve(file)).href)
-  } catch (err) {
-    fail(`could not load ${file}: ${err instanceof Error ? err.stack : String(err)}`)
-  }
+  const mod = await importModule(file)
   const exported = mod.default ?? mod.registry
   let registry
   let manager = isManager(mod.manager) ? mod.manager : undefined
@@ -123,21 +183,40 @@ async function main() {
   if (args.transport === 'stdio') {
     for (const level of ['log', 'info', 'debug']) console[level] = (...a) => console.error(...a)
   }
+  const token = process.env.TOOLHOST_TOKEN
+  const loopback = ['127.0.0.1', 'localhost', '::1', '[::1]'].includes(args.host) || /^127\./.test(args.host)
+  // Refused before the module runs: its top-level code may have effects.
+  if (args.transport === 'http' && !loopback && !token && !args.noAuth) {
+    die(`listening on ${args.host} lets anyone who reaches it run every tool: set TOOLHOST_TOKEN to a secret that clients send as "Authorization: Bearer <token>", or pass --no-auth to serve without authentication on purpose`)
+  }
   const { registry, manager } = await load(args.module)
-  const { serveHttp, serveStdio } = await import('./mcp.mjs')
-  const options = {}
+  let mcp
+  try {
+    mcp = await import('./mcp.mjs')
+  } catch (err) {
+    if (err?.code === 'MCP_SDK_MISSING') die(err.message)
+    throw err
+  }
+  const { serveHttp, serveStdio } = mcp
+  const options = { approval: args.approval, drainMs: args.drainMs }
   if (args.name !== undefined) options.name = args.name
   if (args.version !== undefined) options.version = args.version
   let serving
   if (args.transport === 'http') {
     if (args.origins.length > 0) options.allowedOrigins = args.origins.includes('*') ? '*' : args.origins
+    if (args.hosts.length > 0) options.allowedHosts = args.hosts
+    if (token) options.auth = token
+    else if (args.noAuth) options.auth = false
     serving = await serveHttp(registry, manager, { ...options, port: args.port, host: args.host, path: args.path, stateless: args.stateless })
-    process.stdout.write(`toolhost: serving ${registry.names.length} tools (${registry.names.join(', ')}) at ${serving.url}\n`)
+    const how = token ? ' (bearer token from TOOLHOST_TOKEN)' : args.noAuth ? ' (WITHOUT authentication: --no-auth)' : ''
+    process.stdout.write(`toolhost: serving ${registry.names.length} tools (${registry.names.join(', ')}) at ${serving.url}${how}\n`)
   } else {
     serving = await serveStdio(registry, manager, options)
     process.stderr.write(`toolhost: serving ${registry.names.length} tools over stdio\n`)
     serving.closed.then(() => process.exit(0))
   }
+  // The first signal drains (no new calls; those in flight get --drain ms), a second one
+  // ends the process at once.
   let stopping = false
   const stop = () => {
     if (stopping) process.exit(1)

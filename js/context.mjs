@@ -7,10 +7,13 @@ export class ToolCallContext {
   #reason = undefined
   #report
   #bound = undefined
-  constructor(executionId, toolCallId, sessionId, toolName, attemptNumber, maxAttempts, report, context, idempotencyKey) {
+  constructor(executionId, toolCallId, sessionId, toolName, attemptNumber, maxAttempts, report, context, authInfo, idempotencyKey) {
     this.#report = report
     /** The `context` call option of the `execute` that started this execution. */
     this.context = context
+    /** Who called, as the transport authenticated them (`authInfo` call option; over
+     * MCP, the SDK's `AuthInfo` of the request: `{ token, clientId, scopes, ... }`). */
+    this.authInfo = authInfo
     /** The call's idempotency key (its `idempotencyKey`, else its tool-call id, else its
      * execution id): the same on every attempt, to pass on to an API that takes one. */
     this.idempotencyKey = idempotencyKey
@@ -58,7 +61,7 @@ export const then = Promise.prototype.then
 export function runChain(interceptors, handler, args, ctx) {
   const ictx = {
     toolName: ctx.toolName, args, executionId: ctx.executionId, toolCallId: ctx.toolCallId,
-    sessionId: ctx.sessionId, attemptNumber: ctx.attemptNumber, maxAttempts: ctx.maxAttempts, context: ctx.context, idempotencyKey: ctx.idempotencyKey,
+    sessionId: ctx.sessionId, attemptNumber: ctx.attemptNumber, maxAttempts: ctx.maxAttempts, context: ctx.context, authInfo: ctx.authInfo, idempotencyKey: ctx.idempotencyKey,
     get signal() { return ctx.signal },
   }
   let reached = -1

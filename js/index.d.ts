@@ -86,11 +86,31 @@ export interface ToolhostTypes {}
 /** The `context` call option's type: `ToolhostTypes['context']` when declared, else `unknown`. */
 export type RequestContext = ToolhostTypes extends { context: infer C } ? C : unknown
 
+/**
+ * Who calls, as a transport authenticated them: the MCP SDK's `AuthInfo`. `serveHttp`
+ * with `auth` sets it for every call it runs; `execute` takes it as the `authInfo` option.
+ */
+export interface AuthInfo {
+  /** The bearer token the caller sent. */
+  token: string
+  /** Who the token belongs to (`auth`'s answer; `'token'` for a static token). */
+  clientId: string
+  scopes: string[]
+  /** Seconds since the epoch; a token past it is refused. */
+  expiresAt?: number
+  resource?: URL
+  extra?: Record<string, unknown>
+  [key: string]: unknown
+}
+
 /** The second argument of every handler call. */
 export interface ToolCallContext {
   /** The `context` option of the `execute` (or `executeToolCalls`) call that started
    * this execution, the very object (never copied); `undefined` without one. */
   readonly context: RequestContext | undefined
+  /** Who calls (the `authInfo` call option; over MCP, the identity `serveHttp`'s `auth`
+   * verified), the very object; `undefined` when nobody said. */
+  readonly authInfo: AuthInfo | undefined
   readonly executionId: string
   /** The model's id for this call, when `execute` was given one. */
   readonly toolCallId: string | undefined
@@ -192,7 +212,8 @@ export interface ToolMetadata {
   approvalTimeoutMs?: number
   /** Each progress report restarts the attempt's timeout. */
   resetTimeoutOnProgress?: boolean
-  /** A bound on the whole execution that progress does not extend. */
+  /** A bound on the whole execution that progress does not extend. With
+   * `resetTimeoutOnProgress` and none given: 10 × `timeoutMs`. */
   maxTotalTimeoutMs?: number
   /** The most characters of this tool's result a model is sent; wins over the manager's. */
   maxOutputChars?: number
@@ -209,6 +230,8 @@ export type ContentPart = { type: 'text'; text: string } | { type: 'image'; data
 export interface ApprovalContext {
   /** The call's `context` option. */
   readonly context: RequestContext | undefined
+  /** The call's `authInfo` option (who calls). */
+  readonly authInfo: AuthInfo | undefined
   readonly executionId: string
   readonly toolCallId: string | undefined
   readonly sessionId: string | undefined
@@ -421,7 +444,8 @@ export interface ManagerOptions {
   approvalTimeoutMs?: number | null
   /** Each progress report restarts the attempt's timeout. @default false */
   resetTimeoutOnProgress?: boolean
-  /** A bound on a whole execution that progress does not extend; `null` for none. @default null */
+  /** A bound on a whole execution that progress does not extend; `null` for none.
+   * @default none, or 10 × `timeoutMs` with `resetTimeoutOnProgress` */
   maxTotalTimeoutMs?: number | null
   /** The most characters of a result a model is sent by `executeToolCalls`. @default unlimited */
   maxOutputChars?: number
@@ -475,12 +499,19 @@ export interface ExecuteOptions {
    * this process as it is: never copied, serialized or recorded.
    */
   context?: RequestContext
+  /**
+   * Who calls, as your transport authenticated them: the handler gets it as
+   * `ctx.authInfo`, as do interceptors and `needsApproval`. Kept as it is, like `context`.
+   */
+  authInfo?: AuthInfo
 }
 
 /** What an interceptor added with `manager.use()` receives. */
 export interface InterceptorContext {
   /** The call's `context` option. */
   readonly context: RequestContext | undefined
+  /** The call's `authInfo` option (who calls). */
+  readonly authInfo: AuthInfo | undefined
   readonly toolName: string
   /** Set it to change the arguments the handler receives. */
   args: unknown

@@ -50,8 +50,9 @@ function optionNumbers(key, value) {
   // naming the option.
   if (value instanceof String || value instanceof Number || value instanceof Boolean) return { boxed: typeof value.valueOf() }
   if (typeof value === 'symbol' || typeof value === 'function' || typeof value === 'bigint') return { notJson: typeof value }
-  // The signal and the context stay on this side: they are the caller's objects.
-  if ((key === 'signal' || key === 'context') && this !== null && typeof this === 'object' && value === this[key]) return undefined
+  // The signal, the context and the caller's identity stay on this side: they are the
+  // caller's objects.
+  if ((key === 'signal' || key === 'context' || key === 'authInfo') && this !== null && typeof this === 'object' && value === this[key]) return undefined
   return value
 }
 
@@ -63,7 +64,27 @@ function optionsText(options, what) {
   }
 }
 
-const isAbortSignal = (s) => s !== null && typeof s === 'object' && typeof s.aborted === 'boolean' && typeof s.addEventListener === 'function'
+/** Whether `s` can be used as an AbortSignal: read with care, since a look-alike's getters
+ * may throw (a throwing one is not a signal). */
+function isAbortSignal(s) {
+  if (s === null || typeof s !== 'object') return false
+  try {
+    return typeof s.aborted === 'boolean' && typeof s.addEventListener === 'function' && typeof s.removeEventListener === 'function'
+  } catch {
+    return false
+  }
+}
+
+/** `signal.addEventListener` / `removeEventListener` of the caller's signal; what a
+ * look-alike throws is reported, never let through the engine's bookkeeping. */
+function listen(signal, add, onAbort) {
+  try {
+    if (add) signal.addEventListener('abort', onAbort, { once: true })
+    else signal.removeEventListener('abort', onAbort)
+  } catch (err) {
+    reportCallbackError(err, `the signal's ${add ? 'addEventListener' : 'removeEventListener'}`, 'ToolhostSignalWarning')
+  }
+}
 
 /** `{ by?, args?, reason? }` of approve()/deny(), checked. */
 function approvalOptions(options, known, method) {
@@ -110,6 +131,8 @@ class Execution {
     this.context = undefined
     /** The caller's `idempotencyKey` option. */
     this.idempotencyKey = undefined
+    /** The caller's `authInfo` option (`ctx.authInfo`). */
+    this.authInfo = undefined
     /** The async context `execute` was called in (Node: an AsyncResource), in which every
      * attempt, queued, retried or approved, runs; undefined where there is none. */
     this.scope = undefined
@@ -391,7 +414,7 @@ export class ToolExecutionManager extends ToolEventTarget {
       try {
         signal = options.signal
         if (signal !== undefined && signal !== null) {
-          if (!isAbortSignal(signal)) throw toolhostError('INVALID_CONFIG', 'signal must be an AbortSignal')
+          if (!isAbortSignal(signal)) throw toolhostError('INVALID_CONFIG', 'signal must be an AbortSignal (an object with aborted, addEventListener and removeEventListener)')
           aborted = signal.aborted
         } else signal = undefined
         optionText = optionsText(options, 'call options')
@@ -406,6 +429,7 @@ export class ToolExecutionManager extends ToolEventTarget {
       if (typeof options.sessionId === 'string') exec.sessionId = options.sessionId
       if (typeof options.idempotencyKey === 'string') exec.idempotencyKey = options.idempotencyKey
       exec.context = options.context
+      exec.authInfo = options.authInfo
     }
     exec.scope = captureScope()
     const promise = new Promise((resolve, reject) => {
@@ -427,7 +451,10 @@ export class ToolExecutionManager extends ToolEventTarget {
   #argumentsReady(ticket) {
     const exec = this.#pending.get(ticket)
     if (exec === undefined) return
-    const aborted = exec.cancelled || (exec.signal !== undefined && exec.signal.aborted)
+    let aborted = exec.cancelled
+    try {
+      aborted ||= exec.signal !== undefined && exec.signal.aborted === true
+    } catch {}
     const out = this.#core.startPrepared(ticket, aborted)
     exec.tape = this.#core.takeTape(ticket)
     this.#apply(out)
@@ -470,7 +497,7 @@ export class ToolExecutionManager extends ToolEventTarget {
           if (exec.signal !== undefined) {
             const signal = exec.signal
             exec.onAbort = () => this.#signalAborted(signal)
-            signal.addEventListener('abort', exec.onAbort, { once: true })
+            listen(signal, true, exec.onAbort)
           }
           this.#busy()
           break
@@ -755,7 +782,7 @@ export class ToolExecutionManager extends ToolEventTarget {
     this.#live.delete(exec.key)
     exec.current = 0
     exec.ctx = null
-    if (exec.onAbort !== undefined) exec.signal.removeEventListener('abort', exec.onAbort)
+    if (exec.onAbort !== undefined) listen(exec.signal, false, exec.onAbort)
     const execution = exec.final
     // A finished record keeps large arguments as their text, and parses it again when
     // read: a history of a thousand 1 MB calls would otherwise keep a thousand trees
@@ -911,7 +938,7 @@ export class ToolExecutionManager extends ToolEventTarget {
     exec.toolId = toolId
     const args = exec.value()
     const ctx = new ToolCallContext(exec.id, exec.toolCallId, exec.sessionId, exec.toolName, attempt, maxAttempts, (p) => this.#progress(exec, attempt, p), exec.context,
-      exec.idempotencyKey ?? exec.toolCallId ?? exec.id)
+      exec.authInfo, exec.idempotencyKey ?? exec.toolCallId ?? exec.id)
     // Kept before the handler runs, so that a cancel or timeout from its synchronous
     // part or an interceptor aborts this context's signal.
     exec.ctx = ctx
@@ -953,28 +980,44 @@ export class ToolExecutionManager extends ToolEventTarget {
       return this.#failed(exec, attempt, err)
     }
     let last
+    let stopped = false
+    // Cancelled or timed out: the iterator is told to stop, once, even while its next()
+    // has not settled (an iterator that never answers would otherwise never hear of it).
+    const stop = () => {
+      if (stopped) return
+      stopped = true
+      try {
+        then.call(Promise.resolve(iterator.return?.()), undefined, () => {})
+      } catch {}
+    }
+    const ctx = exec.current === attempt ? exec.ctx : null
+    if (ctx === null) return stop()
+    const signal = ctx.signal
+    signal.addEventListener('abort', stop, { once: true })
+    const ended = () => signal.removeEventListener('abort', stop)
     const step = () => {
       let next
       try {
         // An async generator's body runs in the context of whoever calls next().
         next = exec.scope === undefined ? iterator.next() : exec.scope.runInAsyncScope(iterator.next, iterator)
       } catch (err) {
+        ended()
         return this.#failed(exec, attempt, err)
       }
       then.call(Promise.resolve(next), (r) => {
-        if (exec.current !== attempt) {
-          // Cancelled or timed out meanwhile: stop the generator.
-          try {
-            then.call(Promise.resolve(iterator.return?.()), undefined, () => {})
-          } catch {}
-          return
+        if (exec.current !== attempt) return stop()
+        if (r.done) {
+          ended()
+          return this.#settled(exec, attempt, r.value !== undefined ? r.value : last)
         }
-        if (r.done) return this.#settled(exec, attempt, r.value !== undefined ? r.value : last)
         last = r.value
         exec.preliminary = r.value
         this.#apply(this.#core.preliminary(exec.key, attempt))
         step()
-      }, (err) => this.#failed(exec, attempt, err))
+      }, (err) => {
+        ended()
+        this.#failed(exec, attempt, err)
+      })
     }
     step()
   }
@@ -1013,7 +1056,7 @@ export class ToolExecutionManager extends ToolEventTarget {
     if (typeof policy !== 'function') return answer(true)
     let verdict
     try {
-      const ctx = { executionId: exec.id, toolCallId: exec.toolCallId, sessionId: exec.sessionId, toolName: exec.toolName, context: exec.context }
+      const ctx = { executionId: exec.id, toolCallId: exec.toolCallId, sessionId: exec.sessionId, toolName: exec.toolName, context: exec.context, authInfo: exec.authInfo }
       verdict = exec.scope === undefined ? policy(exec.value(), ctx) : exec.scope.runInAsyncScope(policy, undefined, exec.value(), ctx)
     } catch (err) {
       return failed(err)

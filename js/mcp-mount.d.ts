@@ -63,7 +63,7 @@ export interface MountMcpOptions {
   exclude?: McpToolFilter
   /** The SDK's own limit on one `tools/call`; the local manager's `timeoutMs` is the one to set. @default none */
   requestTimeoutMs?: number
-  /** Limit on connecting (initialize) and on `tools/list`. @default 10000 */
+  /** Limit on connecting (initialize) and on each `tools/list` page. @default 10000 */
   connectTimeoutMs?: number
   /** This client's name in its initialize request. @default { name: 'toolhost', version: '0.1.0' } */
   clientInfo?: { name: string; version: string }
@@ -81,6 +81,31 @@ export interface MountMcpOptions {
    * registered later wins over it in the session. @default []
    */
   shadow?: string[]
+  // What a mount takes from its server, which it does not trust (see MOUNT_DEFAULTS).
+  /** Tools taken from one listing; the rest are left, with a warning. @default 1000 */
+  maxTools?: number
+  /** Time for a whole listing (every page); a cursor the server sent before also ends it. @default 30000 */
+  listTimeoutMs?: number
+  /** A longer description is cut to this many characters, with a warning. @default 8192 */
+  maxDescriptionChars?: number
+  /** Characters of JSON of a tool's input and output schemas; a tool over it is skipped. @default 131072 */
+  maxSchemaChars?: number
+  /** Validation steps a schema may take for one value, along one path (see the README);
+   * a tool over it is skipped. `Infinity` for no bound. @default 10000 */
+  maxSchemaCost?: number
+  /** Bytes of one response (over HTTP also of one SSE line); a call whose answer is
+   * larger fails with `MCP_RESULT_TOO_LARGE`. @default 16 MiB */
+  maxResultBytes?: number
+}
+
+/** The defaults of what a mount takes in. */
+export declare const MOUNT_DEFAULTS: {
+  readonly maxTools: 1000
+  readonly listTimeoutMs: 30000
+  readonly maxDescriptionChars: 8192
+  readonly maxSchemaChars: 131072
+  readonly maxSchemaCost: 10000
+  readonly maxResultBytes: 16777216
 }
 
 /**
@@ -91,8 +116,11 @@ export declare class McpMount {
   private constructor()
   /** Local names of the mounted tools. */
   get tools(): string[]
-  /** Remote tools that could not be mounted (an invalid name or schema, a name taken). */
+  /** Remote tools that could not be mounted (an invalid tool, name or schema, a schema
+   * over a limit, a name taken), each with its reason; each was also a warning. */
   get skipped(): { name: string; reason: string }[]
+  /** What the last listing cut (a listing stopped at a limit, a description cut). */
+  get warnings(): string[]
   /** The SDK Client in use (a new one after a reconnection), or `null` once unmounted. */
   get client(): McpClient | null
   /** The server's `{ name, version }`. */

@@ -109,11 +109,12 @@ function definitionText(def) {
   return converted.text
 }
 
-/** Registers `def` in a scope. `mounted`: `{ mayShadow }` for a tool a mounted server
- * declared (the engine never lets it take another tool's place), else undefined. */
+/** Registers `def` in a scope. `mounted`: `{ mayShadow, maxSchemaCost }` for a tool a
+ * mounted server declared (the engine never lets it take another tool's place, and
+ * bounds its schemas' validation cost), else undefined. */
 function register(state, session, target, def, mounted) {
   const text = definitionText(def)
-  const answer = mounted === undefined ? state.core.register(session, text) : state.core.registerMounted(session, text, mounted.mayShadow)
+  const answer = mounted === undefined ? state.core.register(session, text) : state.core.registerMounted(session, text, mounted.mayShadow, mounted.maxSchemaCost)
   const { toolId, declaration } = answered(answer)
   state.handlers.set(toolId, def.handler)
   let own = state.ownNames.get(session)
@@ -130,10 +131,12 @@ const YIELDS = 'yields'
 
 /** Registers a tool a mounted MCP server declared in `target` (a registry or session), for
  * js/mcp.mjs: refused (`DUPLICATE_TOOL`) where its name already means a tool, unless
- * `mayShadow` lets it shadow a global tool inside a session. Resolves `{ toolId, declaration }`. */
-export function registerMounted(target, def, mayShadow) {
+ * `mayShadow` lets it shadow a global tool inside a session, and (`INVALID_SCHEMA`) when a
+ * schema could take more than `maxSchemaCost` validation steps (Infinity: no bound).
+ * Resolves `{ toolId, declaration }`. */
+export function registerMounted(target, def, mayShadow, maxSchemaCost = Infinity) {
   const [state, session] = scope(target, 'mountMcp')
-  return register(state, session, target, def, { mayShadow })
+  return register(state, session, target, def, { mayShadow, maxSchemaCost })
 }
 
 /** Removes `name` from `target`'s own tools only if it is still tool `toolId`: what a mount

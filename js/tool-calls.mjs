@@ -19,6 +19,31 @@ function valueAt(value, pointer) {
   return value
 }
 
+/** Nesting below which a response is cut when it is too deep for `JSON.stringify`: far
+ * below the stack's limit, and far past any provider's envelope (a few levels) plus the
+ * 128 levels arguments may have, so a call holding a cut is refused for its depth. */
+const CUT_DEPTH = 512
+
+/** JSON text of a model response. One that `JSON.stringify` cannot write for its depth
+ * (a tool input nested 5,000 levels) is written with whatever is nested deeper than
+ * `CUT_DEPTH` replaced by a string: the call holding it is then refused for its depth by
+ * itself, as an OpenAI call's text would be, and the calls beside it run. */
+function responseText(response) {
+  try {
+    return JSON.stringify(response)
+  } catch (e) {
+    if (!(e instanceof RangeError)) throw e
+  }
+  const depths = new WeakMap()
+  return JSON.stringify(response, function (key, value) {
+    if (value === null || typeof value !== 'object') return value
+    const depth = (depths.get(this) ?? 0) + 1
+    if (depth > CUT_DEPTH) return '(nested too deeply)'
+    depths.set(value, depth)
+    return value
+  })
+}
+
 /** JSON of a handler's result for a reply: `null` for `undefined`, a note when it is not JSON. */
 function resultJson(value) {
   if (value === undefined) return null
@@ -101,7 +126,7 @@ export async function executeToolCalls(manager, state, response, options) {
   }
   let text
   try {
-    text = JSON.stringify(response)
+    text = responseText(response)
   } catch (e) {
     throw toolhostError('INVALID_TOOL_CALLS', `executeToolCalls: the response is not JSON: ${e instanceof Error ? e.message : String(e)}`)
   }

@@ -29,10 +29,12 @@ impl RegistryCore {
     }
 
     /// As `register`, for a tool a mounted server declared: it never takes the place of
-    /// a visible tool unless `mayShadow` lets it shadow a global one in a session.
+    /// a visible tool unless `mayShadow` lets it shadow a global one in a session, and
+    /// its schemas must cost at most `maxSchemaCost` validation steps (Infinity: no bound).
     #[napi]
-    pub fn register_mounted(&self, session: Option<String>, definition: String, may_shadow: bool) -> String {
-        answer(self.inner.register_mounted(session.as_deref(), &definition, may_shadow))
+    pub fn register_mounted(&self, session: Option<String>, definition: String, may_shadow: bool, max_schema_cost: f64) -> String {
+        let bound = max_schema_cost.is_finite().then_some(max_schema_cost.max(0.0) as u64);
+        answer(self.inner.register_mounted(session.as_deref(), &definition, may_shadow, bound))
     }
 
     #[napi]

@@ -46,10 +46,18 @@ export default {
       'AsyncLocalStorage (node:async_hooks) is Node\'s; a browser has none. ctx.context, which works in both, is tested by call-context.test.mjs',
     '__test__/ag-ui-run.test.mjs':
       'starts AG-UI servers (node:http) for HttpAgent to talk to over HTTP, and bundles the entries with esbuild to list their imports; a page cannot listen on a port. The Lit page runs the same server and HttpAgent in Chromium (npm run test:lit), and ag-ui-agent.test.mjs runs runWithTools in the browser without a server',
+    '__test__/serve-auth.test.mjs':
+      'serves MCP over Streamable HTTP with serveHttp (node:http) and opens raw sockets to it (node:net); a page cannot listen on a port',
+    '__test__/mcp-limits.test.mjs':
+      'hostile MCP servers over Streamable HTTP (node:http) and stdio (node:child_process), and process warnings (process.on(\'warning\'))',
+    '__test__/serve-load.test.mjs':
+      'a load test of serveHttp (node:http) in a child process run with --expose-gc (node:child_process), measuring its RSS',
     '__test__/readme.test.mjs':
       "runs each block of README.md as a node child process (node:child_process) from files it writes under target/; the README's browser code is the Lit example, tested by npm run test:lit",
   },
   tests: {
+    '__test__/trust-boundary.test.mjs: issue 23: failures stay per call, and time is always bounded > finding 16: a duck-typed signal is refused with a coded error unless it is complete, and read safely':
+      "asserts the process warnings of a signal whose methods throw (process.on('warning')); a browser has no process",
     '__test__/approval.test.mjs: approval > a needsApproval function that throws asks a person, and the throw becomes a process warning':
       "asserts a process warning (process.on('warning')); in a browser the throw is reported with reportError, an uncaught error of the page",
     '__test__/event-target.test.mjs: EventTarget semantics > a listener that throws disturbs neither the execution nor the listeners after it':

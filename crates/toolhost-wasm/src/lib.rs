@@ -30,8 +30,9 @@ impl RegistryCore {
     }
 
     #[wasm_bindgen(js_name = registerMounted)]
-    pub fn register_mounted(&self, session: Option<String>, definition: &str, may_shadow: bool) -> String {
-        answer(self.inner.register_mounted(session.as_deref(), definition, may_shadow))
+    pub fn register_mounted(&self, session: Option<String>, definition: &str, may_shadow: bool, max_schema_cost: f64) -> String {
+        let bound = max_schema_cost.is_finite().then_some(max_schema_cost.max(0.0) as u64);
+        answer(self.inner.register_mounted(session.as_deref(), definition, may_shadow, bound))
     }
 
     pub fn unregister(&self, session: Option<String>, name: &str) -> String {

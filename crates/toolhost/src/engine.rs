@@ -340,9 +340,23 @@ struct Active {
     input_hash: Option<String>,
     reset_on_progress: bool,
     total_timeout: Option<Duration>,
+    /// `total_timeout` is [`default_total_timeout`]'s, not a `maxTotalTimeoutMs` given.
+    total_by_default: bool,
     approval_timeout: Option<Duration>,
     /// Its journal state, when the manager has a journal.
     journal: Option<Box<durable::Journaled>>,
+}
+
+/// How many attempt timeouts bound a whole execution that restarts its timeout on
+/// progress (`resetTimeoutOnProgress`) when no `maxTotalTimeoutMs` is given.
+pub const DEFAULT_TOTAL_TIMEOUTS: u32 = 10;
+
+/// The bound on a whole execution that may restart its timeout on progress when no
+/// `maxTotalTimeoutMs` is given: [`DEFAULT_TOTAL_TIMEOUTS`] attempt timeouts, so progress
+/// alone cannot hold a slot for ever. None when attempts have no timeout (nothing then
+/// bounds them anyway).
+pub fn default_total_timeout(attempt_timeout: Option<Duration>) -> Option<Duration> {
+    attempt_timeout.map(|t| t.saturating_mul(DEFAULT_TOTAL_TIMEOUTS))
 }
 
 /// A call waiting for approval, as `pendingApprovals()` lists it: plain JSON, so a
@@ -589,7 +603,9 @@ impl ExecutionEngine {
         let (retry, timeout) = policy;
         let meta = &tool.declaration.metadata;
         let reset_on_progress = options.reset_timeout_on_progress.or(meta.reset_timeout_on_progress).unwrap_or(self.config.reset_timeout_on_progress);
-        let total_timeout = millis(options.max_total_timeout_ms.or(meta.max_total_timeout_ms.map(|t| t as f64)).or(self.config.max_total_timeout_ms));
+        let given_total = millis(options.max_total_timeout_ms.or(meta.max_total_timeout_ms.map(|t| t as f64)).or(self.config.max_total_timeout_ms));
+        let total_by_default = given_total.is_none() && reset_on_progress;
+        let total_timeout = if total_by_default { default_total_timeout(timeout) } else { given_total };
         let approval_timeout = millis(meta.approval_timeout_ms.map(|t| t as f64).or(self.config.approval_timeout_ms));
         let mut active = Active {
             record,
@@ -606,6 +622,7 @@ impl ExecutionEngine {
             input_hash,
             reset_on_progress,
             total_timeout,
+            total_by_default,
             approval_timeout,
             journal: None,
         };
@@ -926,10 +943,11 @@ impl ExecutionEngine {
         let Some(a) = self.active.get(&key).filter(|a| a.phase != Phase::Recording) else { return Transition::new(key, Step::Stale) };
         let Some(total) = a.total_timeout else { return Transition::new(key, Step::Stale) };
         let interrupted = (a.phase == Phase::Running).then_some(a.record.attempt_number);
+        let why = if a.total_by_default { "maxTotalTimeoutMs, by default 10 × timeoutMs with resetTimeoutOnProgress" } else { "maxTotalTimeoutMs" };
         let mut e = ToolError::new(
             ErrorCategory::Timeout,
             "TIMEOUT",
-            format!("tool '{}' exceeded its total time limit of {} ms (maxTotalTimeoutMs)", a.record.tool_name, total.as_millis()),
+            format!("tool '{}' exceeded its total time limit of {} ms ({why})", a.record.tool_name, total.as_millis()),
         );
         e.retryable = false;
         let mut t = self.finish(key, ExecutionStatus::Failed, None, Some(e));

@@ -31,6 +31,7 @@ pub mod redaction;
 pub mod registry;
 pub mod retry;
 pub mod schema;
+pub mod schema_cost;
 pub mod tape;
 pub mod timestamp;
 pub mod truncation;

@@ -228,16 +228,26 @@ impl ToolRegistry {
     /// Registers a tool another server declared (see [`Origin::Mounted`]): refused where
     /// its name already means a tool, in the scope or (for a session) among the global
     /// tools the session sees, unless `may_shadow` allows it to shadow a global one.
+    /// Its schemas must cost at most `max_schema_cost` validation steps (see
+    /// [`crate::schema_cost`]; `None` for no bound): another party wrote them.
     ///
     /// # Errors
-    /// As [`ToolRegistry::register_in`]; `DUPLICATE_TOOL` naming the tool it would replace.
+    /// As [`ToolRegistry::register_in`]; `DUPLICATE_TOOL` naming the tool it would replace;
+    /// `INVALID_SCHEMA` for a schema over the bound.
     pub fn register_mounted_in(
         &self,
         scope: Scope<'_>,
         declaration: ToolDeclaration,
         handler: Arc<dyn ToolHandler>,
         may_shadow: bool,
+        max_schema_cost: Option<u64>,
     ) -> Result<ToolDeclaration, RegistryError> {
+        if let Some(limit) = max_schema_cost {
+            crate::schema_cost::check(&declaration.name, "inputSchema", &declaration.input_schema, limit)?;
+            if let Some(output) = &declaration.output_schema {
+                crate::schema_cost::check(&declaration.name, "outputSchema", output, limit)?;
+            }
+        }
         self.register_from(scope, declaration, handler, Origin::Mounted { may_shadow })
     }
 
@@ -554,17 +564,17 @@ mod tests {
         let r = ToolRegistry::new();
         r.register(decl("transfer", "local"), noop()).unwrap();
         let s = r.create_session(false);
-        let e = r.register_mounted_in(Scope::Session(&s), decl("transfer", "remote"), noop(), false).unwrap_err();
+        let e = r.register_mounted_in(Scope::Session(&s), decl("transfer", "remote"), noop(), false, None).unwrap_err();
         assert_eq!(e.code, RegistryErrorCode::DuplicateTool);
         assert!(e.message.contains("may not take the place of the global tool 'transfer'"), "{}", e.message);
-        assert!(r.register_mounted_in(Scope::Global, decl("transfer", "remote"), noop(), false).is_err());
+        assert!(r.register_mounted_in(Scope::Global, decl("transfer", "remote"), noop(), false, None).is_err());
         assert_eq!(r.resolve(Scope::Session(&s), "transfer").unwrap().declaration.description, "local");
         // An isolated session sees no global tool: nothing to take the place of.
         let isolated = r.create_session(true);
-        assert!(r.register_mounted_in(Scope::Session(&isolated), decl("transfer", "remote"), noop(), false).is_ok());
+        assert!(r.register_mounted_in(Scope::Session(&isolated), decl("transfer", "remote"), noop(), false, None).is_ok());
         // Allowed by name, it shadows as a session's own tool does.
         let allowed = r.create_session(false);
-        r.register_mounted_in(Scope::Session(&allowed), decl("transfer", "remote"), noop(), true).unwrap();
+        r.register_mounted_in(Scope::Session(&allowed), decl("transfer", "remote"), noop(), true, None).unwrap();
         assert_eq!(r.resolve(Scope::Session(&allowed), "transfer").unwrap().declaration.description, "remote");
     }
 
@@ -572,7 +582,7 @@ mod tests {
     fn a_global_tool_registered_later_wins_over_a_mounted_one_in_the_session() {
         let r = ToolRegistry::new();
         let s = r.create_session(false);
-        r.register_mounted_in(Scope::Session(&s), decl("transfer", "remote"), noop(), false).unwrap();
+        r.register_mounted_in(Scope::Session(&s), decl("transfer", "remote"), noop(), false, None).unwrap();
         assert_eq!(r.resolve(Scope::Session(&s), "transfer").unwrap().declaration.description, "remote");
         r.register(decl("transfer", "local"), noop()).unwrap();
         assert_eq!(r.resolve(Scope::Session(&s), "transfer").unwrap().declaration.description, "local");

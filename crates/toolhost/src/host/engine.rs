@@ -972,6 +972,28 @@ mod tests {
     }
 
     #[test]
+    fn progress_that_restarts_the_timeout_is_bounded_by_default() {
+        // No maxTotalTimeoutMs: 10 attempt timeouts.
+        for (timeout, total) in [(100u64, 1_000u64), (120_000, 1_200_000)] {
+            let options = format!(r#"{{"timeoutMs":{timeout},"resetTimeoutOnProgress":true}}"#);
+            let mut h = HostEngine::new(&registry(), &options).unwrap();
+            h.start(0.0, "echo", r#"{"n":1}"#, "", "", false);
+            let key = h.wire.ops[2] as u64;
+            let timers: Vec<_> = h.take_timers().collect();
+            assert!(timers.contains(&TimerRequest::Arm { kind: TimerKind::Total, key, attempt: 1, after: Duration::from_millis(total) }), "{timers:?}");
+            h.total_timed_out(key);
+            assert!(h.wire.text.contains(&format!("exceeded its total time limit of {total} ms (maxTotalTimeoutMs, by default")), "{}", h.wire.text);
+        }
+        // Given, or without resetTimeoutOnProgress, nothing changes.
+        let mut h = HostEngine::new(&registry(), r#"{"timeoutMs":100,"resetTimeoutOnProgress":true,"maxTotalTimeoutMs":300}"#).unwrap();
+        h.start(0.0, "echo", r#"{"n":1}"#, "", "", false);
+        assert!(h.take_timers().any(|t| matches!(t, TimerRequest::Arm { kind: TimerKind::Total, after, .. } if after == Duration::from_millis(300))));
+        let mut h = HostEngine::new(&registry(), r#"{"timeoutMs":100}"#).unwrap();
+        h.start(0.0, "echo", r#"{"n":1}"#, "", "", false);
+        assert!(!h.take_timers().any(|t| matches!(t, TimerRequest::Arm { kind: TimerKind::Total, .. })));
+    }
+
+    #[test]
     fn history_drops_are_reported_oldest_first() {
         let mut h = HostEngine::new(&registry(), r#"{"historyLimit":1}"#).unwrap();
         for n in 0..2 {

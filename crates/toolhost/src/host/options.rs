@@ -308,11 +308,12 @@ fn audit_sync(v: &Value) -> Result<crate::audit::AuditSync, RegistryError> {
     })
 }
 
-/// `context` is the host's: it stays on the JS side (`ctx.context`) and never comes here;
-/// it is listed so that a misspelt one is refused with it suggested.
+/// `context` and `authInfo` are the host's: they stay on the JS side (`ctx.context`,
+/// `ctx.authInfo`) and never come here; they are listed so that a misspelt one is
+/// refused with it suggested.
 const CALL_KEYS: &[&str] = &[
     "toolCallId", "sessionId", "timeoutMs", "retry", "signal", "resetTimeoutOnProgress", "maxTotalTimeoutMs", "approved", "context",
-    "idempotencyKey",
+    "authInfo", "idempotencyKey",
 ];
 
 /// Reads a call's options (`signal` is the host's: only its `aborted` state comes here,

@@ -140,20 +140,21 @@ impl HostRegistry {
     /// `INVALID_TOOL_NAME`, `INVALID_DEFINITION`, `INVALID_SCHEMA`, `DUPLICATE_TOOL`,
     /// `SESSION_NOT_FOUND`; nothing changes then.
     pub fn register(&self, session: Option<&str>, definition: &str) -> Result<Value, RegistryError> {
-        self.register_from(session, definition, Origin::Local)
+        self.register_from(session, definition, Origin::Local, None)
     }
 
     /// Registers a tool a mounted server declared (see [`Origin::Mounted`]): it never
     /// takes the place of a tool visible in the scope, unless `may_shadow` allows it
-    /// to shadow a global one inside a session.
+    /// to shadow a global one inside a session. Its schemas must cost at most
+    /// `max_schema_cost` validation steps (see [`crate::schema_cost`]; `None`: no bound).
     ///
     /// # Errors
     /// As [`HostRegistry::register`].
-    pub fn register_mounted(&self, session: Option<&str>, definition: &str, may_shadow: bool) -> Result<Value, RegistryError> {
-        self.register_from(session, definition, Origin::Mounted { may_shadow })
+    pub fn register_mounted(&self, session: Option<&str>, definition: &str, may_shadow: bool, max_schema_cost: Option<u64>) -> Result<Value, RegistryError> {
+        self.register_from(session, definition, Origin::Mounted { may_shadow }, max_schema_cost)
     }
 
-    fn register_from(&self, session: Option<&str>, definition: &str, origin: Origin) -> Result<Value, RegistryError> {
+    fn register_from(&self, session: Option<&str>, definition: &str, origin: Origin, max_schema_cost: Option<u64>) -> Result<Value, RegistryError> {
         // Numbers as JS reads them, as arguments are read (see `crate::json_text`).
         let raw: Value = crate::json_text::parse(definition).map_err(|e| match crate::json_text::from_str(definition) {
             // Valid JSON once lone surrogates are replaced: say so, since `get()` and every
@@ -214,7 +215,7 @@ impl HostRegistry {
         let handler = Arc::new(HostHandler { id, released: self.released.clone() });
         let registered = match origin {
             Origin::Local => self.registry.register_in(scope(session), declaration, handler),
-            Origin::Mounted { may_shadow } => self.registry.register_mounted_in(scope(session), declaration, handler, may_shadow),
+            Origin::Mounted { may_shadow } => self.registry.register_mounted_in(scope(session), declaration, handler, may_shadow, max_schema_cost),
         };
         match registered {
             Ok(d) => Ok(json!({ "toolId": id, "declaration": declaration_json(&d) })),

@@ -1,0 +1,424 @@
+// serveHttp at the trust boundary: a network client is untrusted. Authentication and
+// the identity each handler sees, the Host check, CORS, per-client caps, approvals that
+// fail closed over MCP, progress listeners that go with their calls, and close() that
+// drains. Each test is named after the finding it covers. Node-only (HTTP servers on
+// loopback, raw sockets); see scripts/browser-tests/node-only.mjs.
+import { test, describe, after } from 'node:test'
+import assert from 'node:assert/strict'
+import http from 'node:http'
+import net from 'node:net'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { ToolRegistry, ToolExecutionManager } from 'toolhost'
+import { serveHttp, APPROVAL_DEFAULTS, HTTP_DEFAULTS } from 'toolhost/mcp'
+
+const T = { timeout: 30_000 }
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+const open = []
+after(async () => {
+  for (const s of open) await s.close()
+})
+
+async function until(check, what, ms = 5000) {
+  const end = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await sleep(5)
+  }
+}
+
+/** A registry of small tools; `seen` collects what handlers, interceptors and the
+ * approval predicate were given. */
+function tools() {
+  const registry = new ToolRegistry()
+  const seen = { ctx: [], interceptor: [], predicate: [] }
+  registry.register({ name: 'whoami', description: 'Says who called', handler: (_args, ctx) => {
+    seen.ctx.push(ctx.authInfo)
+    return { clientId: ctx.authInfo?.clientId ?? null }
+  } })
+  registry.register({
+    name: 'pay', description: 'Pays', inputSchema: { type: 'object', properties: { cents: { type: 'integer' } } },
+    needsApproval: (_args, ctx) => {
+      seen.predicate.push(ctx.authInfo)
+      return true
+    },
+    handler: ({ cents }) => `paid ${cents}`,
+  })
+  registry.register({ name: 'sleep', description: 'Sleeps', inputSchema: { type: 'object', properties: { ms: { type: 'number' } } }, handler: ({ ms }, ctx) => new Promise((resolve, reject) => {
+    const t = setTimeout(() => resolve(`slept ${ms}`), ms)
+    ctx.signal.addEventListener('abort', () => {
+      clearTimeout(t)
+      reject(ctx.signal.reason)
+    })
+  }) })
+  registry.register({ name: 'ticks', description: 'Reports progress', handler: async (_args, ctx) => {
+    for (let i = 1; i <= 3; i++) {
+      ctx.reportProgress({ progress: i, total: 3 })
+      await sleep(5)
+    }
+    return 'done'
+  } })
+  registry.register({ name: 'echo', description: 'Echoes', handler: (args) => args })
+  return { registry, seen }
+}
+
+async function serve(options = {}, managerOptions = { retry: { maxAttempts: 1 } }) {
+  const { registry, seen } = tools()
+  const manager = new ToolExecutionManager(registry, managerOptions)
+  manager.use(async (ictx, next) => {
+    seen.interceptor.push(ictx.authInfo)
+    return next()
+  })
+  const serving = await serveHttp(registry, manager, options)
+  open.push(serving)
+  return { registry, manager, serving, seen }
+}
+
+async function sdkClient(url, { token, capabilities } = {}) {
+  const client = new Client({ name: 'auth-test', version: '1.0.0' }, capabilities === undefined ? undefined : { capabilities })
+  const requestInit = token === undefined ? undefined : { headers: { authorization: `Bearer ${token}` } }
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit }))
+  return client
+}
+
+const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }
+
+/** A raw POST with node:http (so Host can be set); `{ status, headers, body }`. */
+function rawPost(url, message, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const body = typeof message === 'string' ? message : JSON.stringify(message)
+    const req = http.request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', ...headers },
+    }, (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (d) => (text += d))
+      res.on('end', () => {
+        let parsed = null
+        if ((res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+          const data = text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)))
+          parsed = data.find((m) => m.id !== undefined) ?? null
+        } else if (text !== '') parsed = JSON.parse(text)
+        resolve({ status: res.statusCode, headers: res.headers, body: parsed })
+      })
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+async function session(url, headers = {}) {
+  const init = await rawPost(url, INIT, headers)
+  assert.equal(init.status, 200, JSON.stringify(init.body))
+  const sessionId = init.headers['mcp-session-id']
+  await rawPost(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { ...headers, 'mcp-session-id': sessionId })
+  return sessionId
+}
+
+describe('finding 3: serveHttp authenticates its callers, and the identity reaches ctx.authInfo', () => {
+  test('a static bearer token: no token and a wrong one (of any length) are 401, the right one is served', T, async () => {
+    const { serving, seen } = await serve({ auth: 's3cret-token' })
+    const none = await rawPost(serving.url, INIT)
+    assert.equal(none.status, 401)
+    assert.equal(none.headers['www-authenticate'], 'Bearer realm="toolhost"')
+    assert.match(none.body.error.message, /Unauthorized: a valid bearer token is required/)
+    for (const wrong of ['s3cret-tokeN', 'x', 's3cret-token-and-more', '']) {
+      const r = await rawPost(serving.url, INIT, { authorization: `Bearer ${wrong}` })
+      assert.equal(r.status, 401, wrong)
+    }
+    assert.equal((await rawPost(serving.url, INIT, { authorization: 'Basic czNjcmV0LXRva2Vu' })).status, 401)
+    await assert.rejects(sdkClient(serving.url, { token: 'wrong' }), /Unauthorized/)
+    const client = await sdkClient(serving.url, { token: 's3cret-token' })
+    const r = await client.callTool({ name: 'whoami', arguments: {} })
+    assert.deepEqual(r.structuredContent, { clientId: 'token' })
+    assert.deepEqual(seen.ctx[0], { token: 's3cret-token', clientId: 'token', scopes: [] })
+    await client.close()
+  })
+
+  test('a verifier function says who calls: handler, interceptor and approval predicate see it', T, async () => {
+    const users = { 'alice-token': { clientId: 'alice', scopes: ['pay'], extra: { tenant: 't1' } }, 'bob-token': 'bob', 'old-token': { clientId: 'old', expiresAt: 1 } }
+    const { serving, seen, manager } = await serve({ auth: async (token) => {
+      if (token === 'throws') throw new Error('verifier failed')
+      return users[token]
+    } })
+    for (const bad of ['nobody', 'throws', 'old-token']) assert.equal((await rawPost(serving.url, INIT, { authorization: `Bearer ${bad}` })).status, 401, bad)
+    const alice = await sdkClient(serving.url, { token: 'alice-token' })
+    assert.deepEqual((await alice.callTool({ name: 'whoami', arguments: {} })).structuredContent, { clientId: 'alice' })
+    assert.deepEqual(seen.ctx[0], { token: 'alice-token', clientId: 'alice', scopes: ['pay'], extra: { tenant: 't1' } })
+    assert.equal(seen.interceptor[0].clientId, 'alice')
+    manager.on('tool-execution-approval-requested', ({ approvalId }) => manager.approve(approvalId))
+    assert.equal((await alice.callTool({ name: 'pay', arguments: { cents: 5 } })).content[0].text, 'paid 5')
+    assert.equal(seen.predicate[0].clientId, 'alice')
+    const bob = await sdkClient(serving.url, { token: 'bob-token' })
+    assert.deepEqual((await bob.callTool({ name: 'whoami', arguments: {} })).structuredContent, { clientId: 'bob' })
+    // A session answers only the identity that opened it.
+    const stolen = await rawPost(serving.url, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'whoami', arguments: {} } }, {
+      authorization: 'Bearer bob-token', 'mcp-session-id': alice.transport.sessionId,
+    })
+    assert.equal(stolen.status, 404)
+    await alice.close()
+    await bob.close()
+  })
+
+  test('listening beyond loopback needs auth, or auth: false said on purpose', T, async () => {
+    const { registry } = tools()
+    await assert.rejects(serveHttp(registry, null, { host: '0.0.0.0' }), { code: 'INVALID_CONFIG', message: /give auth .* or auth: false/ })
+    await assert.rejects(serveHttp(registry, null, { auth: 42 }), { code: 'INVALID_CONFIG', message: /auth must be a bearer token/ })
+    await assert.rejects(serveHttp(registry, null, { auth: '' }), { code: 'INVALID_CONFIG' })
+    await assert.rejects(serveHttp(registry, null, { maxSesions: 3 }), { code: 'INVALID_CONFIG', message: /did you mean `maxSessions`/ })
+    const anyone = await serveHttp(registry, null, { host: '0.0.0.0', auth: false })
+    open.push(anyone)
+    const withToken = await serveHttp(registry, null, { host: '0.0.0.0', auth: 't' })
+    open.push(withToken)
+    assert.equal((await rawPost(anyone.url, INIT)).status, 200)
+    assert.equal((await rawPost(withToken.url, INIT)).status, 401)
+  })
+})
+
+describe('finding 5: the Host header is checked by the SDK\'s DNS-rebinding protection', () => {
+  test('on loopback, a foreign Host is refused; allowedHosts names others', T, async () => {
+    const { serving } = await serve()
+    const evil = await rawPost(serving.url, INIT, { host: `evil.example:${serving.port}` })
+    assert.equal(evil.status, 403)
+    assert.match(evil.body.error.message, /Invalid Host header: evil.example/)
+    assert.equal((await rawPost(serving.url, INIT, { host: `localhost:${serving.port}` })).status, 200)
+    const named = await serve({ allowedHosts: ['tools.internal'] })
+    assert.equal((await rawPost(named.serving.url, INIT, { host: `tools.internal:${named.serving.port}` })).status, 200)
+    assert.equal((await rawPost(named.serving.url, INIT, { host: `127.0.0.1:${named.serving.port}` })).status, 403)
+  })
+})
+
+describe('finding 16: allowedOrigins works for a browser (CORS)', () => {
+  test('a preflight is answered and responses carry Access-Control-Allow-Origin; a foreign origin is refused', T, async () => {
+    const { serving } = await serve({ allowedOrigins: ['https://app.example'], auth: 'tok' })
+    const preflight = await fetch(serving.url, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, mcp-session-id' },
+    })
+    assert.equal(preflight.status, 204)
+    assert.equal(preflight.headers.get('access-control-allow-origin'), 'https://app.example')
+    assert.match(preflight.headers.get('access-control-allow-methods'), /POST/)
+    for (const h of ['authorization', 'content-type', 'mcp-session-id', 'mcp-protocol-version']) assert.match(preflight.headers.get('access-control-allow-headers'), new RegExp(h))
+    const init = await rawPost(serving.url, INIT, { origin: 'https://app.example', authorization: 'Bearer tok' })
+    assert.equal(init.status, 200)
+    assert.equal(init.headers['access-control-allow-origin'], 'https://app.example')
+    assert.match(init.headers['access-control-expose-headers'], /mcp-session-id/)
+    // The 401 a page gets is readable by it too.
+    const denied = await rawPost(serving.url, INIT, { origin: 'https://app.example' })
+    assert.equal(denied.status, 401)
+    assert.equal(denied.headers['access-control-allow-origin'], 'https://app.example')
+    const foreign = await fetch(serving.url, { method: 'OPTIONS', headers: { origin: 'https://evil.example' } })
+    assert.equal(foreign.status, 403)
+    assert.equal(foreign.headers.get('access-control-allow-origin'), null)
+  })
+})
+
+describe('finding 12: a request id is kept as toolCallId only so long', () => {
+  test('a 3 MB id becomes a toolCallId of at most maxRequestIdChars and a digest; an id in flight cannot be reused', T, async () => {
+    const { serving, manager } = await serve()
+    const sessionId = await session(serving.url)
+    const ids = []
+    manager.on('tool-execution-succeeded', ({ execution }) => ids.push(execution.toolCallId))
+    const long = 'i'.repeat(3_000_000)
+    const r = await rawPost(serving.url, { jsonrpc: '2.0', id: long, method: 'tools/call', params: { name: 'echo', arguments: { a: 1 } } }, { 'mcp-session-id': sessionId })
+    assert.equal(r.status, 200)
+    assert.equal(r.body.result.isError, undefined)
+    assert.ok(ids[0].length < 128 + 60, `toolCallId of ${ids[0].length} characters`)
+    assert.ok(ids[0].startsWith(`mcp-${sessionId}-iiii`))
+    assert.match(ids[0], /…[0-9a-f]{8}$/)
+    // The same id twice while the first call runs: the second is refused, and the first
+    // runs to its end as its own execution (the SDK's transport then answers it on the
+    // second's stream, which is the client's own doing).
+    rawPost(serving.url, { jsonrpc: '2.0', id: 'same', method: 'tools/call', params: { name: 'sleep', arguments: { ms: 300 } } }, { 'mcp-session-id': sessionId }).catch(() => {})
+    await until(() => manager.inFlight === 1, 'the first call')
+    const second = await rawPost(serving.url, { jsonrpc: '2.0', id: 'same', method: 'tools/call', params: { name: 'echo', arguments: {} } }, { 'mcp-session-id': sessionId })
+    assert.equal(second.body.error.code, -32600)
+    assert.match(second.body.error.message, /request id same is already in use by a call in flight/)
+    await until(() => manager.inFlight === 0, 'the first call to end')
+    assert.deepEqual(ids.slice(1), [`mcp-${sessionId}-same`])
+  })
+})
+
+describe('finding 13: what one client holds on the server is capped', () => {
+  test('sessions per client and per server', T, async () => {
+    const { serving } = await serve({ maxSessionsPerClient: 3, maxSessions: 5, auth: (token) => token })
+    for (let i = 0; i < 3; i++) await session(serving.url, { authorization: 'Bearer one' })
+    const fourth = await rawPost(serving.url, INIT, { authorization: 'Bearer one' })
+    assert.equal(fourth.status, 429)
+    assert.match(fourth.body.error.message, /this client holds 3 \(maxSessionsPerClient\)/)
+    await session(serving.url, { authorization: 'Bearer two' })
+    await session(serving.url, { authorization: 'Bearer three' })
+    const full = await rawPost(serving.url, INIT, { authorization: 'Bearer four' })
+    assert.equal(full.status, 503)
+    assert.match(full.body.error.message, /most sessions \(5, maxSessions\)/)
+    assert.equal(serving.sessions.length, 5)
+    assert.deepEqual(Object.keys(HTTP_DEFAULTS).sort(), ['headersTimeoutMs', 'maxConnections', 'maxConnectionsPerClient', 'maxSessions', 'maxSessionsPerClient', 'requestTimeoutMs', 'sessionIdleMs'])
+  })
+
+  test('pending approvals per session, and a default approvalTimeoutMs for calls over MCP', T, async () => {
+    assert.equal(APPROVAL_DEFAULTS.approvalTimeoutMs, 300_000)
+    const { serving, manager } = await serve({ maxPendingApprovals: 2, approvalTimeoutMs: 150 })
+    const client = await sdkClient(serving.url)
+    const started = Date.now()
+    const calls = [1, 2, 3].map((cents) => client.callTool({ name: 'pay', arguments: { cents } }))
+    const [a, b, c] = await Promise.all(calls)
+    assert.match(c.content[0].text, /more than 2 calls of this MCP session wait for approval \(maxPendingApprovals\)/)
+    for (const r of [a, b]) {
+      assert.equal(r.isError, true)
+      assert.match(r.content[0].text, /nobody answered within 150 ms \(approvalTimeoutMs of calls over MCP\)/)
+    }
+    assert.ok(Date.now() - started < 5000)
+    assert.deepEqual(manager.pendingApprovals(), [])
+    await client.close()
+  })
+
+  test('an approval ends with its client: the HTTP response closed before the answer cancels the call', T, async () => {
+    const { serving, manager } = await serve()
+    const sessionId = await session(serving.url)
+    const asked = new Promise((resolve) => manager.on('tool-execution-approval-requested', resolve))
+    const ended = new Promise((resolve) => manager.on('tool-execution-cancelled', resolve))
+    const req = http.request(serving.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': sessionId } })
+    req.on('error', () => {})
+    req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'pay', arguments: { cents: 1 } } }))
+    await asked
+    assert.equal(manager.pendingApprovals().length, 1)
+    req.destroy()
+    await ended
+    assert.deepEqual(manager.pendingApprovals(), [])
+  })
+
+  test('connections per client address, and a socket that sends nothing is closed after headersTimeoutMs', T, async () => {
+    const { serving } = await serve({ maxConnectionsPerClient: 5, headersTimeoutMs: 300 })
+    const sockets = []
+    const closed = []
+    for (let i = 0; i < 10; i++) {
+      const s = net.connect(serving.port, '127.0.0.1')
+      s.on('error', () => {})
+      const c = new Promise((resolve) => s.on('close', resolve))
+      sockets.push(s)
+      closed.push(c)
+    }
+    await Promise.all(sockets.map((s) => new Promise((resolve) => (s.readyState === 'open' ? resolve() : s.once('connect', resolve)).call?.(s))))
+    await sleep(100)
+    const count = () => new Promise((resolve) => serving.httpServer.getConnections((_e, n) => resolve(n)))
+    assert.ok((await count()) <= 5, `${await count()} connections held`)
+    const t0 = Date.now()
+    await Promise.all(closed)
+    assert.ok(Date.now() - t0 < 3000, 'the idle sockets were closed')
+    assert.equal(await count(), 0)
+  })
+})
+
+describe('finding 11: progress listeners go with their calls, whatever the number of sessions', () => {
+  test('20 sessions that asked for progress leave no listener, and no MaxListenersExceededWarning', T, async () => {
+    const warnings = []
+    const onWarning = (w) => warnings.push(w.name)
+    process.on('warning', onWarning)
+    const { serving, manager, registry } = await serve()
+    const clients = []
+    for (let i = 0; i < 20; i++) clients.push(await sdkClient(serving.url))
+    assert.equal(registry.listenerCount('tool-registry-change'), 1, 'one registry listener for every session')
+    const progress = clients.map(() => [])
+    await Promise.all(clients.map((c, i) => c.callTool({ name: 'ticks', arguments: {} }, undefined, { onprogress: (p) => progress[i].push(p.progress) })))
+    for (const p of progress) assert.deepEqual(p, [1, 2, 3], 'each client gets its own call\'s progress')
+    assert.equal(manager.listenerCount('tool-execution-progress'), 0)
+    assert.equal(manager.listenerCount('tool-execution-approval-requested'), 0)
+    for (const c of clients) {
+      await c.transport.terminateSession()
+      await c.close()
+    }
+    await until(() => serving.sessions.length === 0, 'the sessions to end')
+    assert.equal(registry.listenerCount('tool-registry-change'), 0)
+    process.off('warning', onWarning)
+    assert.ok(!warnings.includes('MaxListenersExceededWarning'), warnings.join())
+  })
+})
+
+describe('finding 16: a deep argument over MCP gets the validation reply, not -32603', () => {
+  test('arguments nested 100,000 levels', T, async () => {
+    const { serving } = await serve()
+    const sessionId = await session(serving.url)
+    const deep = '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000)
+    const raw = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":${deep}}}`
+    const r = await rawPost(serving.url, raw, { 'mcp-session-id': sessionId })
+    assert.equal(r.body.error, undefined, JSON.stringify(r.body.error))
+    assert.equal(r.body.result.isError, true)
+    assert.match(r.body.result.content[0].text, /nested too deeply/)
+    assert.equal(r.body.result._meta['toolhost/error'].code, 'INVALID_ARGUMENTS')
+  })
+})
+
+describe('finding 8: close() drains', () => {
+  test('calls in flight finish; new ones are refused meanwhile; what is left after drainMs is cancelled', T, async () => {
+    const { serving, manager } = await serve({ drainMs: 2000 })
+    const client = await sdkClient(serving.url)
+    const late = await sdkClient(serving.url)
+    const inFlight = client.callTool({ name: 'sleep', arguments: { ms: 300 } })
+    await until(() => manager.inFlight === 1, 'the call to start')
+    const closing = serving.close()
+    await sleep(20)
+    // Refused: a new connection cannot be made, and one kept alive gets a 503 or is closed.
+    await assert.rejects(late.callTool({ name: 'echo', arguments: {} }), /shutting down|503|fetch failed/)
+    assert.equal((await inFlight).content[0].text, 'slept 300')
+    await closing
+    assert.deepEqual(serving.sessions, [])
+
+    const short = await serve({ drainMs: 100 })
+    const c2 = await sdkClient(short.serving.url)
+    const long = c2.callTool({ name: 'sleep', arguments: { ms: 20_000 } }).then(() => 'answered', () => 'failed')
+    await until(() => short.manager.inFlight === 1, 'the long call to start')
+    const t0 = Date.now()
+    await short.serving.close()
+    assert.ok(Date.now() - t0 < 3000, `close() took ${Date.now() - t0} ms`)
+    assert.equal(short.manager.inFlight, 0)
+    // The SDK client notices the lost stream only when closed (or at its own timeout).
+    for (const c of [client, late, c2]) await c.close()
+    assert.equal(await long, 'failed')
+  })
+})
+
+describe('approval over MCP: who decides (issue 22, item 2)', () => {
+  test("approval: 'deny' answers at once; 'allow' runs; 'elicit' asks the client, and denies when it cannot be asked", T, async () => {
+    const deny = await serve({ approval: 'deny' })
+    const c1 = await sdkClient(deny.serving.url)
+    const denied = await c1.callTool({ name: 'pay', arguments: { cents: 1 } })
+    assert.equal(denied.isError, true)
+    assert.match(denied.content[0].text, /denied: this MCP server does not take approvals/)
+    const allow = await serve({ approval: 'allow' })
+    const c2 = await sdkClient(allow.serving.url)
+    assert.equal((await c2.callTool({ name: 'pay', arguments: { cents: 2 } })).content[0].text, 'paid 2')
+
+    const elicit = await serve({ approval: 'elicit' })
+    const asked = []
+    const yes = await sdkClient(elicit.serving.url, { capabilities: { elicitation: {} } })
+    yes.setRequestHandler(ElicitRequestSchema, (req) => {
+      asked.push(req.params.message)
+      return { action: req.params.message.includes('"cents":3') ? 'accept' : 'decline' }
+    })
+    assert.equal((await yes.callTool({ name: 'pay', arguments: { cents: 3 } })).content[0].text, 'paid 3')
+    assert.match(asked[0], /Allow the tool 'pay' to run with these arguments\?\n\{"cents":3\}/)
+    assert.match((await yes.callTool({ name: 'pay', arguments: { cents: 4 } })).content[0].text, /denied: the MCP client answered decline/)
+    const cannot = await sdkClient(elicit.serving.url)
+    assert.match((await cannot.callTool({ name: 'pay', arguments: { cents: 5 } })).content[0].text, /denied: the MCP client cannot be asked \(it does not support elicitation\)/)
+    await assert.rejects(serveHttp(new ToolRegistry(), null, { approval: 'ask' }), { code: 'INVALID_CONFIG', message: /approval must be one of/ })
+    for (const c of [c1, c2, yes, cannot]) await c.close()
+  })
+})
+
+describe('finding 13: the default approvalTimeoutMs over MCP yields to the tool\'s or manager\'s own', () => {
+  test('a manager that waits longer for approval is not cut short by the MCP default', T, async () => {
+    const { serving, manager } = await serve({ approvalTimeoutMs: 100 }, { approvalTimeoutMs: 60_000, retry: { maxAttempts: 1 } })
+    const client = await sdkClient(serving.url)
+    const asked = new Promise((resolve) => manager.on('tool-execution-approval-requested', resolve))
+    const call = client.callTool({ name: 'pay', arguments: { cents: 7 } })
+    const { approvalId } = await asked
+    await sleep(400)
+    assert.equal(manager.pendingApprovals().length, 1, 'still waiting past the MCP default')
+    manager.approve(approvalId)
+    assert.equal((await call).content[0].text, 'paid 7')
+    await assert.rejects(serveHttp(new ToolRegistry(), null, { headersTimeoutMs: 60_000 }), { code: 'INVALID_CONFIG', message: /headersTimeoutMs \(60000\) must not be more than requestTimeoutMs \(30000\)/ })
+    await client.close()
+  })
+})

@@ -1,0 +1,504 @@
+// Mounting: `mountMcp(registry, source, options)` registers a remote server's tools as
+// local tools whose handlers send `tools/call`: the local manager validates first, then
+// applies its retries, timeouts, cancellation (sent on as `notifications/cancelled`),
+// circuit breaker, events and audit as for any tool.
+//
+// A mounted server is untrusted by default. It never takes the place of a tool already
+// visible where it is mounted (`shadow` allows it by name), `unmount()` removes only what
+// it mounted, and what it can push is bounded (`MOUNT_DEFAULTS`): the tools taken from one
+// listing and its total time (a cursor that comes back ends it), a description's length
+// (cut), a schema's size and validation cost (the tool is skipped), and a response's size
+// on every transport (js/mcp-connection.mjs). A tool that cannot be mounted is skipped
+// with a warning and listed in `mount.skipped`; it never fails the mount.
+import { checkOptions, toolhostError, transientError } from './errors.mjs'
+import { Connection, httpStatus, isClient, isTransport, messageOf } from './mcp-connection.mjs'
+import { CallToolResultSchema, ErrorCode, ListToolsResultSchema } from './mcp-sdk.mjs'
+import { META, toolSet, fromCallToolResult } from './mcp-server.mjs'
+import { ToolRegistry, registerMounted, stateOf, unregisterMounted } from './registry.mjs'
+
+/** Defaults of what a mount takes from its server. */
+export const MOUNT_DEFAULTS = {
+  maxTools: 1000,
+  listTimeoutMs: 30_000,
+  maxDescriptionChars: 8192,
+  maxSchemaChars: 131_072,
+  maxSchemaCost: 10_000,
+  maxResultBytes: 16 * 1024 * 1024,
+}
+
+const MOUNT_OPTIONS = ['prefix', 'sessionId', 'include', 'exclude', 'requestTimeoutMs', 'connectTimeoutMs', 'clientInfo', 'onError', 'progress', 'shadow', ...Object.keys(MOUNT_DEFAULTS)]
+const NAME = /^[A-Za-z0-9_-]{1,64}$/
+const CHANGE = 'tool-registry-change'
+/** The longest delay setTimeout takes (longer ones fire at once). */
+const LONGEST_TIMER = 2 ** 31 - 1
+
+function warn(message) {
+  try {
+    if (typeof globalThis.process?.emitWarning === 'function') globalThis.process.emitWarning(message, 'ToolhostMcpWarning')
+    else console.warn(message)
+  } catch {}
+}
+
+function filterOf(value, what) {
+  if (value === undefined || value === null) return null
+  if (typeof value === 'function') return value
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) {
+    const names = new Set(value)
+    return (tool) => names.has(tool.name)
+  }
+  if (value instanceof RegExp) return (tool) => value.test(tool.name)
+  throw toolhostError('INVALID_CONFIG', `mountMcp: ${what} must be an array of tool names, a RegExp or a function (tool) => boolean`)
+}
+
+/** A local name for a remote tool: the prefix, then the name with characters toolhost
+ * does not allow in a name replaced by `_`. */
+function localName(prefix, remote) {
+  return prefix + remote.replace(/[^A-Za-z0-9_-]/g, '_')
+}
+
+/** `schema` with its root keys in `order` (keys it has that `order` lacks go last). */
+function inOrder(schema, order) {
+  if (!Array.isArray(order) || schema === null || typeof schema !== 'object') return schema
+  const out = {}
+  for (const k of order) if (typeof k === 'string' && Object.hasOwn(schema, k)) out[k] = schema[k]
+  for (const k of Object.keys(schema)) if (!Object.hasOwn(out, k)) out[k] = schema[k]
+  return out
+}
+
+/** The registration toolhost makes of a remote tool (the handler apart). */
+function definitionOf(tool, name, serverName) {
+  const metadata = {}
+  const a = tool.annotations ?? {}
+  const title = tool.title ?? a.title
+  if (typeof title === 'string') metadata.title = title
+  const hints = [['readOnlyHint', 'readOnly'], ['destructiveHint', 'destructive'], ['idempotentHint', 'idempotent'], ['openWorldHint', 'openWorld']]
+  for (const [hint, key] of hints) if (typeof a[hint] === 'boolean') metadata[key] = a[hint]
+  const kept = tool._meta?.[META.metadata]
+  if (kept !== null && typeof kept === 'object') {
+    if (typeof kept.category === 'string') metadata.category = kept.category
+    if (Array.isArray(kept.tags)) metadata.tags = kept.tags.filter((t) => typeof t === 'string')
+  }
+  // Where the tool lives, under `custom` (the engine keeps unknown metadata there).
+  metadata.custom = { mcp: { server: serverName, tool: tool.name } }
+  const description = typeof tool.description === 'string' && tool.description.trim() !== '' ? tool.description : typeof title === 'string' ? title : `The tool ${tool.name} of MCP server ${serverName}`
+  const order = tool._meta?.[META.keyOrder]
+  const def = { name, description, inputSchema: inOrder(tool.inputSchema, order?.inputSchema), metadata }
+  if (tool.outputSchema !== undefined) def.outputSchema = inOrder(tool.outputSchema, order?.outputSchema)
+  return def
+}
+
+/** The error a mounted tool throws for a remote `isError` result: category `execution`. */
+function remoteToolError(result, remoteName) {
+  const facts = result._meta?.[META.error]
+  const text = (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n')
+  let message = text || 'the remote tool failed without a message'
+  let code = 'MCP_TOOL_ERROR'
+  if (facts !== null && typeof facts === 'object' && typeof facts.message === 'string') {
+    // A toolhost server's message names its tool ("tool 'x' failed: ..."): the local
+    // engine names the local one.
+    const failed = `tool '${remoteName}' failed: `
+    const named = `tool '${remoteName}' `
+    message = facts.message.startsWith(failed) ? facts.message.slice(failed.length) : facts.message.startsWith(named) ? facts.message.slice(named.length) : facts.message
+    if (typeof facts.code === 'string') code = facts.code
+  }
+  const e = new Error(message)
+  e.name = 'McpToolError'
+  e.code = code
+  e.category = 'execution'
+  e.retryable = false
+  /** The remote result as it came. */
+  e.result = result
+  if (facts !== null && typeof facts === 'object') e.remoteError = facts
+  return e
+}
+
+/** A short stable digest of a string (FNV-1a, 32 bits), to remember cursors by. */
+function digest(text) {
+  let h = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193)
+  return `${text.length}:${(h >>> 0).toString(16)}`
+}
+
+/**
+ * `tools/list` read without the SDK's schema of every tool: a page of 100,000 tools took
+ * 7 s to parse before a single one could be refused. Only the page's shape is checked
+ * here; the tools kept are then read one by one (`readTool`).
+ */
+const ListPage = {
+  safeParse(data) {
+    if (data === null || typeof data !== 'object' || !Array.isArray(data.tools)) {
+      return { success: false, error: new Error('a tools/list result must be an object with a tools array') }
+    }
+    if (data.nextCursor !== undefined && typeof data.nextCursor !== 'string') return { success: false, error: new Error('nextCursor must be a string') }
+    return { success: true, data }
+  },
+}
+const ToolSchema = ListToolsResultSchema.shape.tools.element
+
+/** A listed tool as the SDK reads it, or why it cannot be. */
+function readTool(raw) {
+  const read = ToolSchema.safeParse(raw)
+  if (read.success) return { tool: read.data }
+  const issue = read.error.issues?.[0]
+  const at = issue?.path?.length > 0 ? ` at ${issue.path.join('.')}` : ''
+  return { why: `it is not a valid MCP tool${at}: ${issue?.message ?? read.error.message}` }
+}
+
+/** What `mountMcp` resolves to. */
+export class McpMount {
+  #registry
+  #target
+  #sessionId
+  #conn
+  #prefix
+  #include
+  #exclude
+  #requestTimeout
+  #onError
+  #progress
+  #limits
+  /** Local names the caller allowed, one by one, to shadow a global tool in the session. */
+  #shadow
+  /** local name -> { remote, json, toolId } */
+  #mounted = new Map()
+  #skipped = []
+  #warnings = []
+  /** Warnings already given: a refresh that finds the same says nothing new. */
+  #warned = new Set()
+  #refreshing = null
+  #again = false
+  #offSession = () => {}
+  #unmounted = false
+
+  constructor(key, registry, target, sessionId, conn, options) {
+    if (key !== MOUNT_KEY) throw toolhostError('INVALID_ARGUMENTS', 'mounts are made with registry.mountMcp()')
+    this.#registry = registry
+    this.#target = target
+    this.#sessionId = sessionId
+    this.#conn = conn
+    this.#prefix = options.prefix ?? ''
+    this.#include = filterOf(options.include, 'include')
+    this.#exclude = filterOf(options.exclude, 'exclude')
+    this.#requestTimeout = Math.min(options.requestTimeoutMs ?? LONGEST_TIMER, LONGEST_TIMER)
+    this.#progress = options.progress !== false
+    this.#shadow = new Set(options.shadow ?? [])
+    this.#limits = options.limits
+    this.#onError = typeof options.onError === 'function' ? options.onError : (err) => warn(`toolhost: refreshing the tools of MCP server ${conn.label} failed: ${messageOf(err)}`)
+    conn.onListChanged = () => this.#background()
+    // A reconnection may reach a server that changed (a restart with other tools).
+    conn.onConnected = () => this.#background()
+    if (sessionId !== undefined) {
+      this.#offSession = registry.on(CHANGE, (d) => {
+        if (d.action === 'session-destroyed' && d.sessionId === sessionId) {
+          // The session's tools went with it.
+          this.#mounted.clear()
+          this.unmount().catch(() => {})
+        }
+      })
+    }
+  }
+
+  /** Local names of the mounted tools, in the server's order. */
+  get tools() {
+    return [...this.#mounted.keys()]
+  }
+
+  /** Remote tools that could not be mounted, each `{ name, reason }`. */
+  get skipped() {
+    return this.#skipped.slice()
+  }
+
+  /** What the last listing cut or changed (a listing stopped at a limit, a description
+   * cut), as sentences; each was also a process warning. */
+  get warnings() {
+    return this.#warnings.slice()
+  }
+
+  /** The SDK Client in use (another after a reconnection), or null once unmounted. */
+  get client() {
+    return this.#conn.client
+  }
+
+  /** The server's `{ name, version }` from its initialize answer. */
+  get serverInfo() {
+    return this.#conn.client?.getServerVersion()
+  }
+
+  get unmounted() {
+    return this.#unmounted
+  }
+
+  #background() {
+    if (this.#unmounted) return
+    this.refresh().catch((err) => {
+      if (!this.#unmounted) this.#onError(err)
+    })
+  }
+
+  /** Lists the remote tools again and updates the mounted set; resolves
+   * `{ added, removed, updated }` (local names). Refreshes in flight are coalesced. */
+  refresh() {
+    if (this.#unmounted) return Promise.reject(toolhostError('MCP_UNMOUNTED', 'refresh: the MCP server was unmounted'))
+    if (this.#refreshing !== null) {
+      this.#again = true
+      return this.#refreshing
+    }
+    this.#refreshing = (async () => {
+      let changes
+      try {
+        do {
+          this.#again = false
+          changes = await this.#sync()
+        } while (this.#again && !this.#unmounted)
+      } finally {
+        this.#refreshing = null
+      }
+      return changes
+    })()
+    return this.#refreshing
+  }
+
+  /** The remote tools, as listed within the limits; notes what a limit cut in `notes`. */
+  async #list(notes) {
+    const client = await this.#conn.ready()
+    if (client.getServerCapabilities()?.tools === undefined) return []
+    const { maxTools, listTimeoutMs } = this.#limits
+    const label = this.#conn.label
+    const tools = []
+    const cursors = new Set()
+    const started = Date.now()
+    let cursor
+    do {
+      const left = listTimeoutMs - (Date.now() - started)
+      if (left <= 0) {
+        notes.push(`MCP server ${label} took longer than listTimeoutMs (${listTimeoutMs} ms) to list its tools: the ${tools.length} listed by then are used`)
+        break
+      }
+      let page
+      try {
+        const params = cursor === undefined ? {} : { cursor }
+        page = await this.#conn.request(client, { method: 'tools/list', params }, ListPage, { timeout: Math.min(this.#conn.connectTimeoutMs, left) })
+      } catch (err) {
+        // Out of time on a later page: what was listed is used.
+        if (tools.length > 0 && Date.now() - started >= listTimeoutMs) continue
+        throw err
+      }
+      tools.push(...page.tools.slice(0, maxTools + 1 - tools.length))
+      if (tools.length > maxTools) {
+        tools.length = maxTools
+        notes.push(`MCP server ${label} lists more than maxTools (${maxTools}) tools: the first ${maxTools} are used`)
+        break
+      }
+      cursor = page.nextCursor
+      if (cursor !== undefined) {
+        const seen = digest(cursor)
+        if (cursors.has(seen)) {
+          notes.push(`MCP server ${label} sent a tools/list cursor it had sent before: the listing stopped there, with ${tools.length} tools`)
+          break
+        }
+        cursors.add(seen)
+      }
+    } while (cursor !== undefined)
+    return tools
+  }
+
+  async #sync() {
+    const notes = []
+    const remote = await this.#list(notes)
+    if (this.#unmounted) return { added: [], removed: [], updated: [] }
+    const serverName = this.#conn.client?.getServerVersion()?.name ?? this.#conn.label
+    const { maxDescriptionChars, maxSchemaChars, maxSchemaCost } = this.#limits
+    const wanted = new Map()
+    const skipped = []
+    for (const raw of remote) {
+      const rawName = raw !== null && typeof raw === 'object' && typeof raw.name === 'string' ? raw.name : '(no name)'
+      const { tool, why } = readTool(raw)
+      if (tool === undefined) {
+        skipped.push({ name: rawName.slice(0, 200), reason: why })
+        continue
+      }
+      if (this.#include !== null && !this.#include(tool)) continue
+      if (this.#exclude !== null && this.#exclude(tool)) continue
+      const name = localName(this.#prefix, tool.name)
+      if (!NAME.test(name)) {
+        skipped.push({ name: tool.name.slice(0, 200), reason: `its local name '${name.slice(0, 80)}' is not 1 to 64 letters, digits, _ or -` })
+        continue
+      }
+      if (wanted.has(name)) {
+        skipped.push({ name: tool.name, reason: `its local name '${name}' is taken by the remote tool '${wanted.get(name).tool.name}'` })
+        continue
+      }
+      const schemaChars = (JSON.stringify(tool.inputSchema)?.length ?? 0) + (JSON.stringify(tool.outputSchema)?.length ?? 0)
+      if (schemaChars > maxSchemaChars) {
+        skipped.push({ name: tool.name, reason: `its schemas are ${schemaChars} characters of JSON, more than maxSchemaChars (${maxSchemaChars})` })
+        continue
+      }
+      if (typeof tool.description === 'string' && tool.description.length > maxDescriptionChars) {
+        notes.push(`the description of tool '${tool.name}' of MCP server ${this.#conn.label} is ${tool.description.length} characters: cut to maxDescriptionChars (${maxDescriptionChars})`)
+        tool.description = `${tool.description.slice(0, maxDescriptionChars - 1)}…`
+      }
+      wanted.set(name, { tool, json: JSON.stringify(tool) })
+    }
+    const added = [], removed = [], updated = []
+    const changed = new Set()
+    for (const [name, m] of this.#mounted) {
+      const w = wanted.get(name)
+      if (w !== undefined && w.json === m.json) continue
+      unregisterMounted(this.#target, name, m.toolId)
+      if (w === undefined) removed.push(name)
+      else changed.add(name)
+    }
+    const mounted = new Map()
+    for (const [name, { tool, json }] of wanted) {
+      const kept = this.#mounted.get(name)
+      if (kept !== undefined && kept.json === json) {
+        mounted.set(name, kept)
+        continue
+      }
+      const def = definitionOf(tool, name, serverName)
+      const remoteName = tool.name
+      def.handler = (args, ctx) => this.#call(remoteName, args, ctx)
+      let toolId
+      try {
+        // Never in the place of a tool already visible here (a global tool seen from the
+        // session included), unless allowed for this name; schemas within the cost bound.
+        ;({ toolId } = registerMounted(this.#target, def, this.#shadow.has(name), maxSchemaCost))
+      } catch (err) {
+        skipped.push({ name: tool.name, reason: `${err.code ?? 'ERROR'}: ${messageOf(err)}` })
+        if (changed.has(name)) removed.push(name)
+        continue
+      }
+      mounted.set(name, { remote: remoteName, json, toolId })
+      ;(changed.has(name) ? updated : added).push(name)
+    }
+    this.#mounted = mounted
+    this.#skipped = skipped
+    this.#warnings = notes
+    const once = (text) => {
+      if (this.#warned.has(text)) return
+      this.#warned.add(text)
+      warn(`toolhost: ${text}`)
+    }
+    for (const note of notes) once(note)
+    if (skipped.length > 0) {
+      const shown = skipped.slice(0, 10).map((s) => `'${s.name}' (${s.reason})`).join('; ')
+      once(`${skipped.length} tool${skipped.length === 1 ? '' : 's'} of MCP server ${this.#conn.label} could not be mounted: ${shown}${skipped.length > 10 ? '; …' : ''} (see mount.skipped)`)
+    }
+    return { added, removed, updated }
+  }
+
+  async #call(remote, args, ctx) {
+    const signal = ctx.signal
+    const conn = this.#conn
+    let client = conn.client !== null && !conn.broken && !conn.closed ? conn.client : await raced(conn.ready(), signal)
+    const options = { signal, timeout: this.#requestTimeout }
+    if (this.#progress && typeof ctx.reportProgress === 'function') {
+      // What the remote reports is reported locally (events, resetTimeoutOnProgress).
+      options.onprogress = (p) => ctx.reportProgress({ progress: p.progress, total: p.total, message: p.message })
+    }
+    const request = { method: 'tools/call', params: { name: remote, arguments: args ?? {} } }
+    let result
+    for (let tries = 0; ; tries++) {
+      conn.pending++
+      try {
+        result = await conn.request(client, request, CallToolResultSchema, options)
+        break
+      } catch (err) {
+        if (signal.aborted) throw signal.reason
+        const thrown = conn.classify(err, client)
+        if (thrown.code === 'MCP_PROTOCOL_ERROR' && err.code === ErrorCode.InvalidParams) this.#background()
+        // A session the server no longer knows (it restarted, or expired it) never saw
+        // the call: sent again at once on a new session.
+        if (tries === 0 && httpStatus(err) === 404 && conn.reopenable) {
+          client = await raced(conn.ready(), signal)
+          continue
+        }
+        throw thrown
+      } finally {
+        conn.pending--
+      }
+    }
+    if (result.isError === true) throw remoteToolError(result, remote)
+    return fromCallToolResult(result)
+  }
+
+  /** Removes the mounted tools and closes the connection. Calling it again does nothing. */
+  async unmount() {
+    if (this.#unmounted) return
+    this.#unmounted = true
+    this.#offSession()
+    for (const [name, m] of this.#mounted) {
+      try {
+        // Only what this mount registered: a tool registered later under the name stays.
+        unregisterMounted(this.#target, name, m.toolId)
+      } catch {}
+    }
+    this.#mounted.clear()
+    await this.#conn.close()
+  }
+}
+
+const MOUNT_KEY = Symbol('toolhost.mcp-mount')
+
+/** Rejects with the signal's reason when it aborts first. */
+function raced(promise, signal) {
+  if (signal.aborted) return Promise.reject(signal.reason)
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+    promise.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(v)
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort)
+        reject(e)
+      },
+    )
+  })
+}
+
+/**
+ * Registers the tools of an MCP server in `registry` (or its session `sessionId`): an
+ * SDK `Client` (connected), an SDK `Transport`, `{ url, headers? }` for Streamable HTTP
+ * or `{ command, args?, env?, cwd? }` for stdio. Resolves an `McpMount`.
+ */
+export async function mountMcp(registry, source, options) {
+  if (!(registry instanceof ToolRegistry)) stateOf(registry, 'mountMcp')
+  const o = options ?? {}
+  if (typeof o !== 'object') throw toolhostError('INVALID_CONFIG', 'mountMcp: options must be an object')
+  checkOptions(o, MOUNT_OPTIONS, 'mountMcp options', 'mountMcp: ')
+  if (o.prefix !== undefined && typeof o.prefix !== 'string') throw toolhostError('INVALID_CONFIG', 'mountMcp: prefix must be a string')
+  if (o.progress !== undefined && typeof o.progress !== 'boolean') throw toolhostError('INVALID_CONFIG', 'mountMcp: progress must be true or false')
+  if (o.shadow !== undefined && !(Array.isArray(o.shadow) && o.shadow.every((n) => typeof n === 'string'))) {
+    throw toolhostError('INVALID_CONFIG', 'mountMcp: shadow must be an array of local tool names allowed to shadow a global tool in the session')
+  }
+  for (const key of ['requestTimeoutMs', 'connectTimeoutMs']) {
+    if (o[key] !== undefined && !(typeof o[key] === 'number' && o[key] > 0)) throw toolhostError('INVALID_CONFIG', `mountMcp: ${key} must be a positive number of milliseconds`)
+  }
+  const limits = { ...MOUNT_DEFAULTS }
+  for (const key of Object.keys(MOUNT_DEFAULTS)) {
+    const v = o[key]
+    if (v === undefined) continue
+    if (!(typeof v === 'number' && v > 0 && (Number.isInteger(v) || v === Infinity))) throw toolhostError('INVALID_CONFIG', `mountMcp: ${key} must be a positive integer (or Infinity)`)
+    limits[key] = v
+  }
+  const valid = source !== null && typeof source === 'object' &&
+    (isClient(source) || isTransport(source) || (source.url !== undefined && (typeof source.url === 'string' || source.url instanceof URL)) || typeof source.command === 'string')
+  if (!valid) {
+    throw toolhostError('INVALID_ARGUMENTS', 'mountMcp takes an MCP SDK Client (connected), a Transport, { url, headers? } (Streamable HTTP) or { command, args? } (stdio)')
+  }
+  const { target, sessionId } = toolSet(registry, o.sessionId, 'mountMcp')
+  const conn = new Connection(source, { ...o, maxResultBytes: limits.maxResultBytes })
+  const mount = new McpMount(MOUNT_KEY, registry, target, sessionId, conn, { ...o, limits })
+  try {
+    await conn.start()
+    await mount.refresh()
+  } catch (err) {
+    await mount.unmount().catch(() => {})
+    if (err?.code === 'INVALID_ARGUMENTS' || err?.code === 'INVALID_CONFIG' || err?.code === 'MCP_SDK_MISSING') throw err
+    throw transientError(`mountMcp: could not list the tools of MCP server ${conn.label}: ${messageOf(err)}`, { code: 'MCP_CONNECTION_FAILED', cause: err })
+  }
+  return mount
+}

@@ -1,0 +1,470 @@
+// Serving tools over MCP: `createMcpServer` is an SDK `Server` over a registry (or a
+// session): `tools/list` is `toMcpTools()` and follows registry changes
+// (`list_changed`); `tools/call` runs `manager.execute`, so validation, retries,
+// timeouts, events, audit and interceptors apply; `notifications/cancelled` aborts the
+// execution; failures are `isError` results written for the model (the engine's text, as
+// `executeToolCalls` replies). `serveStdio` puts it on stdio (js/mcp-http.mjs on HTTP).
+//
+// What a client sends is untrusted: a request id is kept as the `toolCallId` only up to
+// `maxRequestIdChars`, an id already in flight is refused, and calls that wait for
+// approval are bounded (js/mcp-calls.mjs).
+import { checkOptions, toolhostError } from './errors.mjs'
+import { ToolExecutionManager } from './manager.mjs'
+import { ApprovalRules, APPROVAL_MODES, inFlight, track } from './mcp-calls.mjs'
+import { CallToolRequestSchema, ElicitResultSchema, ErrorCode, ListToolsRequestSchema, RequestSchema, Server, sdk } from './mcp-sdk.mjs'
+import { modelErrorText } from './model-errors.mjs'
+import { ToolSession, stateOf } from './registry.mjs'
+import { modelOutputOf } from './tool-calls.mjs'
+
+/** `_meta` keys toolhost's server sets on results, and its mounts read back. */
+export const META = {
+  /** On a result whose text is JSON of a non-object value (a number, an array, null). */
+  json: 'toolhost/json',
+  /** On a result with no `structuredContent` whose text is not the value itself (the
+   * tool's `toModelOutput`, or a cut to `maxOutputChars`): the value, for a mount. */
+  value: 'toolhost/value',
+  /** On an `isError` result: the execution's error `{ category, code, message, retryable, validationErrors? }`. */
+  error: 'toolhost/error',
+  /** On a listed tool: metadata MCP has no field for (`category`, `tags`). */
+  metadata: 'toolhost/metadata',
+  /** On a listed tool: the key order of a schema's root, when the SDK's parsing would
+   * change it (it puts `type`, `properties`, `required` first). Validation text shows
+   * the schema, so a mount restores the order. */
+  keyOrder: 'toolhost/keyOrder',
+}
+
+const ZOD_FIRST = ['type', 'properties', 'required']
+
+/** The root keys of `schema` if the SDK would reorder them, else undefined. */
+function keyOrderOf(schema) {
+  if (schema === null || typeof schema !== 'object') return undefined
+  const keys = Object.keys(schema)
+  const first = ZOD_FIRST.filter((k) => keys.includes(k))
+  const reordered = [...first, ...keys.filter((k) => !ZOD_FIRST.includes(k))]
+  return reordered.every((k, i) => k === keys[i]) ? undefined : keys
+}
+
+// tools/call read loosely first, so that the SDK's Server checks the params itself and
+// answers a malformed call (arguments that are not an object, no name) with -32602
+// Invalid params; read with CallToolRequestSchema, the SDK would answer -32603.
+const LooseCallToolRequestSchema = RequestSchema.extend({ method: CallToolRequestSchema.shape.method })
+
+const CHANGE = 'tool-registry-change'
+const LIST_CHANGED = 'notifications/tools/list_changed'
+
+/** Defaults of what a server takes from a client. */
+export const SERVER_DEFAULTS = { maxRequestIdChars: 128 }
+
+let nextServerId = 1
+
+function rpcError(code, message) {
+  const e = new Error(message)
+  e.code = code
+  return e
+}
+
+/** The tool set (registry or session) and session id a server serves. */
+export function toolSet(toolsOrRegistry, sessionId, method) {
+  if (toolsOrRegistry instanceof ToolSession) {
+    if (sessionId !== undefined && sessionId !== toolsOrRegistry.id) {
+      throw toolhostError('INVALID_CONFIG', `${method}: sessionId '${sessionId}' is not the id of the session given`)
+    }
+    if (!toolsOrRegistry.alive) throw toolhostError('SESSION_NOT_FOUND', `${method}: session '${toolsOrRegistry.id}' was destroyed`)
+    return { registry: toolsOrRegistry.registry, target: toolsOrRegistry, sessionId: toolsOrRegistry.id }
+  }
+  stateOf(toolsOrRegistry, method)
+  if (sessionId === undefined || sessionId === null) return { registry: toolsOrRegistry, target: toolsOrRegistry, sessionId: undefined }
+  if (typeof sessionId !== 'string') throw toolhostError('INVALID_CONFIG', `${method}: sessionId must be a string`)
+  const session = toolsOrRegistry.getSession(sessionId)
+  if (session === undefined) throw toolhostError('SESSION_NOT_FOUND', `${method}: session '${sessionId}' does not exist or was destroyed`)
+  return { registry: toolsOrRegistry, target: session, sessionId }
+}
+
+export function managerFor(registry, manager, method) {
+  if (manager === undefined || manager === null) return new ToolExecutionManager(registry)
+  if (!(manager instanceof ToolExecutionManager)) {
+    throw toolhostError('INVALID_ARGUMENTS', `${method} takes a ToolExecutionManager as its second argument (or null for a default one)`)
+  }
+  if (manager.registry !== registry) throw toolhostError('INVALID_ARGUMENTS', `${method}: the manager runs another registry's tools`)
+  return manager
+}
+
+export const SERVER_OPTIONS = ['sessionId', 'name', 'version', 'instructions', 'approval', 'approvalTimeoutMs', 'maxPendingApprovals', 'maxRequestIdChars']
+
+/** Checks the options every server takes (`what`: the method, for messages). */
+export function checkServerOptions(o, what) {
+  if (o.approval !== undefined && !APPROVAL_MODES.includes(o.approval)) {
+    throw toolhostError('INVALID_CONFIG', `${what}: approval must be one of ${APPROVAL_MODES.map((m) => `'${m}'`).join(', ')}`)
+  }
+  for (const key of ['approvalTimeoutMs', 'maxPendingApprovals', 'maxRequestIdChars']) {
+    const v = o[key]
+    if (v !== undefined && !(typeof v === 'number' && v > 0 && (Number.isInteger(v) || v === Infinity))) {
+      throw toolhostError('INVALID_CONFIG', `${what}: ${key} must be a positive integer (or Infinity)`)
+    }
+  }
+}
+
+/**
+ * A tool as MCP clients accept it: the SDK's client refuses a whole `tools/list` when a
+ * tool's `outputSchema` lacks `type: 'object'` at its root, or when a property's schema
+ * is `true`/`false` (the engine already makes every `inputSchema` an object's).
+ */
+function mcpSafe(tool, metadata) {
+  const { inputSchema, outputSchema } = tool
+  const out = { ...tool }
+  if (hasBooleanProperty(inputSchema)) out.inputSchema = objectRooted(inputSchema)
+  if (outputSchema !== undefined) {
+    // An output that is not an object cannot be `structuredContent`: not declared.
+    if (outputSchema.type !== 'object') delete out.outputSchema
+    else if (hasBooleanProperty(outputSchema)) out.outputSchema = objectRooted(outputSchema)
+  }
+  const meta = {}
+  if (metadata !== undefined && (metadata.category !== undefined || metadata.tags !== undefined)) {
+    const kept = {}
+    if (metadata.category !== undefined) kept.category = metadata.category
+    if (metadata.tags !== undefined) kept.tags = metadata.tags
+    meta[META.metadata] = kept
+  }
+  const order = {}
+  const inputOrder = keyOrderOf(out.inputSchema)
+  if (inputOrder !== undefined) order.inputSchema = inputOrder
+  const outputOrder = keyOrderOf(out.outputSchema)
+  if (outputOrder !== undefined) order.outputSchema = outputOrder
+  if (Object.keys(order).length > 0) meta[META.keyOrder] = order
+  if (Object.keys(meta).length > 0) out._meta = meta
+  return out
+}
+
+function hasBooleanProperty(schema) {
+  const p = schema.properties
+  return p !== null && typeof p === 'object' && Object.values(p).some((s) => typeof s === 'boolean')
+}
+
+function objectRooted(schema) {
+  const out = { ...schema, type: 'object' }
+  if (hasBooleanProperty(schema)) {
+    out.properties = {}
+    for (const [k, s] of Object.entries(schema.properties)) out.properties[k] = s === true ? {} : s === false ? { not: {} } : s
+  }
+  return out
+}
+
+/** A successful execution's result as an MCP `CallToolResult`: an object is
+ * `structuredContent` (and its JSON as text, for clients that read only text), a string
+ * is text, other JSON is its text marked as JSON, `undefined` is no content. */
+export function toCallToolResult(value) {
+  if (value === undefined) return { content: [] }
+  if (typeof value === 'string') return { content: [{ type: 'text', text: value }] }
+  let text
+  try {
+    text = JSON.stringify(value)
+  } catch (e) {
+    return { content: [{ type: 'text', text: `(result not JSON: ${e instanceof Error ? e.message : String(e)})` }] }
+  }
+  if (text === undefined) return { content: [] }
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    const proto = Object.getPrototypeOf(value)
+    // A plain object goes as it is (the transport writes the same JSON); another kind
+    // (a class with toJSON, a Map) as what its JSON reads back as.
+    const json = proto === Object.prototype || proto === null ? value : JSON.parse(text)
+    if (json !== null && typeof json === 'object' && !Array.isArray(json)) return { content: [{ type: 'text', text }], structuredContent: json }
+  }
+  return { content: [{ type: 'text', text }], _meta: { [META.json]: true } }
+}
+
+/**
+ * What a mounted tool returns for a remote `CallToolResult`: `structuredContent` when
+ * there is some; the value a toolhost server put in `_meta` (its text was shaped for a
+ * model); the value of a toolhost server's JSON text; the text of a single text
+ * item; `undefined` for no content; otherwise `{ content }` as sent (images, several items).
+ */
+export function fromCallToolResult(result) {
+  if (result.structuredContent !== undefined) return result.structuredContent
+  if (result._meta !== undefined && Object.hasOwn(result._meta, META.value)) return result._meta[META.value]
+  const content = result.content ?? []
+  if (content.length === 0) return undefined
+  if (content.length === 1 && content[0].type === 'text') {
+    if (result._meta?.[META.json] === true) {
+      try {
+        return JSON.parse(content[0].text)
+      } catch {}
+    }
+    return content[0].text
+  }
+  return { content }
+}
+
+/** JSON text of arguments for a reply, never throwing (a value too deep for
+ * `JSON.stringify` is refused by the engine, and its reply must still be written). */
+function argumentsShown(args) {
+  try {
+    return JSON.stringify(args ?? {}) ?? ''
+  } catch {
+    return '(not shown: the arguments are nested too deeply to write as JSON)'
+  }
+}
+
+/** A short stable digest of a string (FNV-1a, 32 bits, hex). */
+function digest(text) {
+  let h = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193)
+  return (h >>> 0).toString(16).padStart(8, '0')
+}
+
+/** A request id as a `toolCallId` keeps it: at most `max` characters of it, then a
+ * digest of the whole (a 3 MB id kept whole cost 8 MB per record). */
+function requestIdText(id, max) {
+  const text = String(id)
+  return text.length <= max ? text : `${text.slice(0, max)}…${digest(text)}`
+}
+
+// One registry listener for every server of a registry (one per session warned
+// MaxListenersExceeded from the 11th session).
+const followers = new WeakMap()
+
+function follow(registry, onChange) {
+  let f = followers.get(registry)
+  if (f === undefined) {
+    const listeners = new Set()
+    f = { listeners, off: registry.on(CHANGE, (d) => listeners.forEach((l) => l(d))) }
+    followers.set(registry, f)
+  }
+  f.listeners.add(onChange)
+  return () => {
+    f.listeners.delete(onChange)
+    if (f.listeners.size === 0 && followers.get(registry) === f) {
+      f.off()
+      followers.delete(registry)
+    }
+  }
+}
+
+/** The SDK `Server` createMcpServer returns: it follows the registry while connected. */
+class ToolhostMcpServer extends Server {
+  #attach
+  #detach = () => {}
+
+  constructor(info, options, attach) {
+    super(info, options)
+    this.#attach = attach
+  }
+
+  async connect(transport) {
+    await super.connect(transport)
+    this.#detach()
+    this.#detach = this.#attach(this)
+    // Protocol.connect chained its own handler onto the transport's onclose: this one
+    // runs after it, so a closed connection stops following the registry.
+    const closed = transport.onclose
+    transport.onclose = () => {
+      try {
+        closed?.()
+      } finally {
+        this.#detach()
+        this.#detach = () => {}
+      }
+    }
+  }
+}
+
+/**
+ * An MCP server (an SDK `Server`, not yet connected) over the tools `tools` shows (a
+ * ToolRegistry, or a ToolSession or `{ sessionId }` for a session's), run by `manager`
+ * (a default one when null). Connect it with `await server.connect(transport)`.
+ */
+export function createMcpServer(tools, manager, options) {
+  const o = options ?? {}
+  if (typeof o !== 'object') throw toolhostError('INVALID_CONFIG', 'createMcpServer: options must be an object')
+  checkOptions(o, SERVER_OPTIONS, 'createMcpServer options', 'createMcpServer: ')
+  checkServerOptions(o, 'createMcpServer')
+  return buildServer(tools, manager, o, {})
+}
+
+/**
+ * createMcpServer with what a transport adds (`hooks`): `callEnded(extra)`, an
+ * AbortSignal that aborts when the client stopped waiting for the request `extra`
+ * belongs to (its HTTP response closed); `onCall(delta)`, told of calls starting (+1)
+ * and ending (-1); `closing()`, true once new calls are refused (draining).
+ */
+export function buildServer(tools, manager, o, hooks) {
+  const { registry, target, sessionId } = toolSet(tools, o.sessionId, 'createMcpServer')
+  manager = managerFor(registry, manager, 'createMcpServer')
+  const serverId = nextServerId++
+  const maxIdChars = o.maxRequestIdChars ?? SERVER_DEFAULTS.maxRequestIdChars
+  const info = { name: typeof o.name === 'string' ? o.name : 'toolhost', version: typeof o.version === 'string' ? o.version : '0.1.0' }
+  const serverOptions = {
+    capabilities: { tools: { listChanged: true } },
+    // A burst of registrations is one notification.
+    debouncedNotificationMethods: [LIST_CHANGED],
+  }
+  if (typeof o.instructions === 'string') serverOptions.instructions = o.instructions
+
+  /** The listed tools, until the registry changes. */
+  let listed = null
+  let server
+  const rules = new ApprovalRules(o, (call, message) => {
+    if (server.getClientCapabilities()?.elicitation === undefined) return Promise.resolve(undefined)
+    const params = { message, requestedSchema: { type: 'object', properties: {} } }
+    return call.request({ method: 'elicitation/create', params }, ElicitResultSchema)
+  })
+
+  const attach = (connected) => {
+    const off = follow(registry, (d) => {
+      if (d.sessionId !== undefined && d.sessionId !== sessionId) return
+      listed = null
+      if (d.action === 'session-destroyed') {
+        connected.close().catch(() => {})
+        return
+      }
+      if (connected.transport !== undefined) connected.sendToolListChanged().catch(() => {})
+    })
+    return () => {
+      off()
+      listed = null
+    }
+  }
+
+  server = new ToolhostMcpServer(info, serverOptions, attach)
+
+  server.setRequestHandler(ListToolsRequestSchema, () => {
+    if (listed === null) {
+      const all = target.toMcpTools()
+      const decls = new Map((sessionId === undefined ? registry.all : target.declarations()).map((d) => [d.name, d.metadata]))
+      listed = all.map((t) => mcpSafe(t, decls.get(t.name)))
+    }
+    return { tools: listed }
+  })
+
+  server.setRequestHandler(LooseCallToolRequestSchema, async (request, extra) => {
+    const { name, arguments: args } = request.params
+    if (hooks.closing?.() === true) throw rpcError(ErrorCode.InvalidRequest, 'the server is shutting down: no new calls')
+    if (sessionId !== undefined && !target.alive) throw rpcError(ErrorCode.InvalidRequest, `session '${sessionId}' was destroyed`)
+    if (!target.has(name)) {
+      const text = modelErrorText(target, name, '', { category: 'not_found', code: 'TOOL_NOT_FOUND', message: '', retryable: false })
+      throw rpcError(ErrorCode.InvalidParams, text)
+    }
+    const toolCallId = `mcp-${extra.sessionId ?? serverId}-${requestIdText(extra.requestId, maxIdChars)}`
+    // An id is one call: a second call under an id still in flight would take the first
+    // one's progress and approval.
+    if (inFlight(manager, toolCallId)) throw rpcError(ErrorCode.InvalidRequest, `request id ${requestIdText(extra.requestId, 40)} is already in use by a call in flight`)
+    const token = request.params._meta?.progressToken
+    const call = {
+      toolCallId,
+      sessionId,
+      token,
+      notify: extra.sendNotification,
+      request: (req, schema) => extra.sendRequest(req, schema),
+      connection: rules,
+    }
+    // Ends with the request: the client cancelled, its session closed, or (HTTP) it
+    // stopped waiting for the answer.
+    const controller = new AbortController()
+    const stop = () => controller.abort(extra.signal.reason)
+    if (extra.signal.aborted) stop()
+    else extra.signal.addEventListener('abort', stop, { once: true })
+    const gone = hooks.callEnded?.(extra)
+    const leave = () => controller.abort(new DOMException('the MCP client stopped waiting for the answer', 'AbortError'))
+    if (gone?.aborted) leave()
+    else gone?.addEventListener('abort', leave, { once: true })
+    rules.calls.add(call)
+    const untrack = track(manager, call)
+    hooks.onCall?.(1)
+    try {
+      const outcome = await manager.execute(name, args ?? {}, { sessionId, signal: controller.signal, toolCallId, authInfo: extra.authInfo })
+      if (outcome.success) {
+        const result = toCallToolResult(outcome.result)
+        if (outcome.result === undefined) return result
+        // The text a model reads: the tool's toModelOutput, within maxOutputChars. When
+        // that is not the value's own text, a mount reads the value from _meta.
+        const content = modelOutputOf(manager, outcome)
+        const same = content.length === 1 && content[0].type === 'text' && content[0].text === result.content[0]?.text
+        if (!same && result.structuredContent === undefined) {
+          const { [META.json]: _, ...meta } = result._meta ?? {}
+          result._meta = { ...meta, [META.value]: outcome.result }
+        }
+        result.content = content
+        return result
+      }
+      const { category, code, message, retryable, validationErrors } = outcome.error
+      const error = { category, code, message, retryable }
+      if (validationErrors !== undefined) error.validationErrors = validationErrors
+      const text = modelErrorText(target, name, argumentsShown(args), outcome.error)
+      return { isError: true, content: [{ type: 'text', text }], _meta: { [META.error]: error } }
+    } finally {
+      untrack()
+      rules.calls.delete(call)
+      extra.signal.removeEventListener('abort', stop)
+      gone?.removeEventListener('abort', leave)
+      hooks.onCall?.(-1)
+    }
+  })
+  return server
+}
+
+const STDIO_OPTIONS = [...SERVER_OPTIONS, 'stdin', 'stdout', 'maxMessageBytes', 'drainMs']
+
+/** How long `close()` lets calls in flight finish before cancelling them, by default. */
+export const DEFAULT_DRAIN_MS = 10_000
+
+/** The calls in flight of one serving, for `close()` to wait for. */
+export class CallCounter {
+  count = 0
+  #idle = []
+
+  change(delta) {
+    this.count += delta
+    if (this.count === 0) for (const resolve of this.#idle.splice(0)) resolve()
+  }
+
+  /** Resolves once no call is in flight, or after `ms` (whichever is first). */
+  drained(ms) {
+    if (this.count === 0 || !(ms > 0)) return Promise.resolve()
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, Math.min(ms, 2 ** 31 - 1))
+      this.#idle.push(() => {
+        clearTimeout(timer)
+        resolve()
+      })
+    })
+  }
+}
+
+/**
+ * Serves the tools over stdio (this process's stdin and stdout, or `{ stdin, stdout }`).
+ * Resolves `{ server, closed, close() }`; the server closes, cancelling the executions
+ * in flight, when stdin ends. `close()` drains first: it refuses new calls and gives
+ * those in flight `drainMs` to finish.
+ */
+export async function serveStdio(tools, manager, options) {
+  const o = options ?? {}
+  checkOptions(o, STDIO_OPTIONS, 'serveStdio options', 'serveStdio: ')
+  checkServerOptions(o, 'serveStdio')
+  const { stdin, stdout, maxMessageBytes, drainMs = DEFAULT_DRAIN_MS, ...serverOptions } = o
+  const calls = new CallCounter()
+  let closing = null
+  // A call ends for the counter once its answer is written (the SDK writes it after the
+  // handler returns, within the same turn of the event loop).
+  const onCall = (d) => (d > 0 ? calls.change(d) : setTimeout(() => calls.change(d), 0))
+  const server = buildServer(tools, manager, serverOptions, { onCall, closing: () => closing !== null })
+  const { StdioServerTransport } = await sdk(() => import('@modelcontextprotocol/sdk/server/stdio.js'))
+  const input = stdin ?? globalThis.process.stdin
+  const transport = new StdioServerTransport(input, stdout ?? globalThis.process.stdout, maxMessageBytes === undefined ? undefined : { maxBufferSize: maxMessageBytes })
+  let resolveClosed
+  const closed = new Promise((resolve) => (resolveClosed = resolve))
+  server.onclose = () => resolveClosed()
+  const ended = () => server.close().catch(() => {})
+  input.once('end', ended)
+  await server.connect(transport)
+  return {
+    server,
+    closed,
+    close() {
+      closing ??= (async () => {
+        input.off('end', ended)
+        await calls.drained(drainMs)
+        await server.close()
+      })()
+      return closing
+    },
+  }
+}
