@@ -73,7 +73,7 @@ export async function executeToolCalls(manager, state, response, options) {
   checkOptions(options, CALL_OPTIONS, 'executeToolCalls options', 'executeToolCalls: ')
   const session = sessionOf(options, 'executeToolCalls')
   if (typeof options.provider !== 'string') {
-    throw toolhostError('INVALID_CONFIG', "executeToolCalls: provider must be one of 'openai', 'openai-responses', 'anthropic', 'gemini', 'ag-ui'")
+    throw toolhostError('INVALID_CONFIG', "executeToolCalls: provider must be one of 'openai', 'openai-responses', 'anthropic', 'gemini', 'ag-ui', 'mcp'")
   }
   let text
   try {
