@@ -673,9 +673,19 @@ export declare class ToolExecutionManager extends EventTarget {
 }
 
 /** A set of tools, with JSON Schema validation in Rust. */
+export interface ToolRegistryOptions {
+  /**
+   * Refuse, at registration, a schema keyword its draft does not know (`requried`,
+   * `minLenght`), which JSON Schema would ignore: `INVALID_SCHEMA` with a did-you-mean.
+   * Annotations named `x-...` are allowed. Tools a mounted MCP server declares are not
+   * checked. @default true
+   */
+  strictSchemas?: boolean
+}
+
 export declare class ToolRegistry extends EventTarget {
-  /** Creates an empty registry. */
-  constructor()
+  /** Creates an empty registry. Throws `INVALID_CONFIG` for an unknown or mistyped option. */
+  constructor(options?: ToolRegistryOptions)
   /**
    * Registers a tool. Throws an `Error` with `code` `INVALID_TOOL_NAME`,
    * `INVALID_DEFINITION`, `INVALID_SCHEMA` or `DUPLICATE_TOOL`; nothing changes then.

@@ -30,6 +30,7 @@ pub mod redaction;
 pub mod registry;
 pub mod retry;
 pub mod schema;
+pub mod schema_keywords;
 pub mod tape;
 pub mod timestamp;
 pub mod truncation;

@@ -229,7 +229,7 @@ fn issue(e: &jsonschema::ValidationError<'_>, lowered: &[String]) -> ValidationI
     ValidationIssue { path, schema_path: e.schema_path().as_str().to_string(), keyword: e.kind().keyword().to_string(), message }
 }
 
-fn draft_of(tool: &str, schema: &Value) -> Result<Draft, RegistryError> {
+pub(crate) fn draft_of(tool: &str, schema: &Value) -> Result<Draft, RegistryError> {
     let Some(uri) = schema.get("$schema") else {
         return Ok(Draft::Draft202012);
     };
