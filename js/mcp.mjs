@@ -23,7 +23,7 @@
 // a bundler building an app without it (Vite, for `registry.mountMcp`'s lazy import)
 // then leaves the loads to fail at run time instead of failing the build.
 import { checkOptions, permanentError, toolhostError, transientError } from './errors.mjs'
-import { modelOutputOf } from './tool-calls.mjs'
+import { modelErrorFor, modelOutputOf } from './tool-calls.mjs'
 
 const [clientModule, serverModule, types] = await Promise.all([
   import('@modelcontextprotocol/sdk/client/index.js'),
@@ -347,7 +347,7 @@ export function createMcpServer(tools, manager, options) {
       const { category, code, message, retryable, validationErrors } = outcome.error
       const error = { category, code, message, retryable }
       if (validationErrors !== undefined) error.validationErrors = validationErrors
-      const text = modelErrorText(target, name, JSON.stringify(args ?? {}), outcome.error)
+      const text = modelErrorFor(manager, name, JSON.stringify(args ?? {}), outcome, sessionId ?? null)
       return { isError: true, content: [{ type: 'text', text }], _meta: { [META.error]: error } }
     } finally {
       // The listener stays while the connection does: attaching it for each call would

@@ -20,6 +20,8 @@ export class RegistryState {
     this.approvalPredicates = new Map()
     /** tool id -> its `toModelOutput(result)` function */
     this.modelOutputs = new Map()
+    /** tool id -> its `toModelError(error, info)` function */
+    this.modelErrors = new Map()
     /** session id -> ToolSession */
     this.sessions = new Map()
     /** Managers over this registry, to cancel a destroyed session's executions. */
@@ -50,6 +52,7 @@ export class RegistryState {
       this.handlers.delete(id)
       this.approvalPredicates.delete(id)
       this.modelOutputs.delete(id)
+      this.modelErrors.delete(id)
     }
   }
 
@@ -103,6 +106,10 @@ function definitionText(def) {
     if (typeof def.toModelOutput !== 'function') throw toolhostError('INVALID_DEFINITION', `tool '${name}': toModelOutput must be a function (result) => string | content parts`)
     plain.toModelOutput = true
   }
+  if (def.toModelError !== undefined) {
+    if (typeof def.toModelError !== 'function') throw toolhostError('INVALID_DEFINITION', `tool '${name}': toModelError must be a function (error, info) => string`)
+    plain.toModelError = true
+  }
   if (plain.inputSchema !== undefined) plain.inputSchema = toJsonSchema(name, plain.inputSchema, 'input')
   if (plain.outputSchema !== undefined) plain.outputSchema = toJsonSchema(name, plain.outputSchema, 'output')
   const converted = argumentsText(plain)
@@ -126,6 +133,7 @@ function register(state, session, target, def, mounted) {
   own.set(declaration.name, mounted !== undefined && !mounted.mayShadow ? YIELDS : true)
   if (typeof def.needsApproval === 'function') state.approvalPredicates.set(toolId, def.needsApproval)
   if (typeof def.toModelOutput === 'function') state.modelOutputs.set(toolId, def.toModelOutput)
+  if (typeof def.toModelError === 'function') state.modelErrors.set(toolId, def.toModelError)
   changed(state, target, session, 'registered', declaration.name)
   return { toolId, declaration }
 }

@@ -29,6 +29,7 @@ pub mod ref_cycles;
 pub mod redaction;
 pub mod registry;
 pub mod retry;
+pub mod retry_after;
 pub mod schema;
 pub mod schema_keywords;
 pub mod tape;

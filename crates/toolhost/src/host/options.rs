@@ -215,7 +215,7 @@ pub fn registry_options(json: &str) -> Result<RegistryOptions, RegistryError> {
 const MANAGER_KEYS: &[&str] = &[
     "retry", "timeoutMs", "maxConcurrency", "historyLimit", "validation", "logging", "logArguments", "truncateLogs",
     "metadata", "redact", "logger", "auditLog", "auditSync", "needsApproval", "approvalTimeoutMs", "resetTimeoutOnProgress",
-    "maxTotalTimeoutMs", "maxOutputChars",
+    "maxTotalTimeoutMs", "maxOutputChars", "toModelError",
 ];
 
 /// What a manager's options ask of the host itself.
@@ -276,6 +276,10 @@ pub fn manager_options(json: &str) -> Result<(ManagerConfig, HostOptions), Regis
     config.reset_timeout_on_progress = flag(&o, "resetTimeoutOnProgress")?.unwrap_or(false);
     config.max_total_timeout_ms = millis_option(&o, "maxTotalTimeoutMs")?;
     host.max_output_chars = count(&o, "maxOutputChars", 1.0)?;
+    // The host keeps the function and sends `true` for it.
+    if present(&o, "toModelError").is_some_and(|v| v != &Value::Bool(true)) {
+        return Err(invalid_config("toModelError must be a function (error, info) => string"));
+    }
     host.logger = present(&o, "logger").is_some();
     host.audit_log = match present(&o, "auditLog") {
         None => None,

@@ -510,9 +510,9 @@ impl HostRegistry {
     }
 
     /// The replies to send back, in the provider's format, for calls and their outcomes
-    /// (`replies`: `[{ id, name, arguments, result?, error?, modelOutput?, maxChars?,
-    /// executionId? }]`, `result` as JSON, `modelOutput` what the tool's `toModelOutput`
-    /// made of it). The budget is the tool's `maxOutputChars`, else `maxChars` (the
+    /// (`replies`: `[{ id, name, arguments, result?, error?, errorText?, modelOutput?,
+    /// maxChars?, executionId? }]`, `result` as JSON, `modelOutput` what the tool's
+    /// `toModelOutput` made of it, `errorText` what a `toModelError` wrote for `error`). The budget is the tool's `maxOutputChars`, else `maxChars` (the
     /// manager's).
     ///
     /// # Errors
@@ -526,9 +526,11 @@ impl HostRegistry {
             let tool = self.registry.resolve(scope(session), &o.name).ok();
             let declared = tool.as_ref().and_then(|t| t.declaration.metadata.max_output_chars).map(|n| n as usize);
             let shown = o.model_output.as_ref().map(ModelOutput::from_json).transpose().map_err(|e| invalid(format!("tool '{}': {e}", o.name)))?;
-            let mut reply = match o.error {
-                None => ToolReply::ok(o.id, o.name, o.result.unwrap_or(Value::Null)),
-                Some(e) => {
+            let mut reply = match (o.error, o.error_text) {
+                (None, _) => ToolReply::ok(o.id, o.name, o.result.unwrap_or(Value::Null)),
+                // The host's `toModelError` wrote the text.
+                (Some(_), Some(text)) => ToolReply::err(o.id, o.name, text),
+                (Some(e), None) => {
                     let text = self.model_error_text(session, &o.name, &o.arguments, &e);
                     ToolReply::err(o.id, o.name, text)
                 }
@@ -564,6 +566,9 @@ struct Outcome {
     result: Option<Value>,
     #[serde(default)]
     error: Option<ErrorFacts>,
+    /// The text for the model a `toModelError` function wrote for `error`, when one did.
+    #[serde(default, rename = "errorText")]
+    error_text: Option<String>,
     #[serde(default, rename = "modelOutput")]
     model_output: Option<Value>,
     #[serde(default, rename = "maxChars")]
