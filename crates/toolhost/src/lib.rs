@@ -23,6 +23,7 @@ pub mod host;
 pub mod json_text;
 pub mod log_lines;
 pub mod pattern_dialect;
+pub mod pattern_rewrite;
 pub mod providers;
 pub mod record;
 pub mod ref_cycles;
