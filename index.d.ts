@@ -105,6 +105,11 @@ export declare class EngineCore {
 /** The engine's registry (internal: the public `ToolRegistry` is in `js/registry.mjs`). */
 export declare class RegistryCore {
   constructor()
+  /**
+   * Applies the registry's options (`new ToolRegistry(options)` as JSON text):
+   * `{ ok: null }` or `{ error }`.
+   */
+  configure(options: string): string
   /** `{ ok: { toolId, declaration } }` or `{ error: { code, message, schemaPath? } }`. */
   register(session: string | undefined | null, definition: string): string
   /**

@@ -42,11 +42,12 @@ describe('ctx.context', () => {
 
   test('without the option ctx.context is undefined; it is not part of the record', async () => {
     const registry = new ToolRegistry()
-    registry.register({ name: 'peek', description: 'Peeks', handler: (args, ctx) => ctx.context })
+    // (A result holding the function itself would be refused as not JSON: INVALID_RESULT.)
+    registry.register({ name: 'peek', description: 'Peeks', handler: (args, ctx) => (ctx.context === undefined ? undefined : { secret: typeof ctx.context.secret }) })
     const manager = new ToolExecutionManager(registry)
     assert.equal((await manager.execute('peek', {})).result, undefined)
     const r = await manager.execute('peek', {}, { context: { secret: () => 1 } })
-    assert.equal(typeof r.result.secret, 'function', 'a function survives: nothing is serialized')
+    assert.equal(r.result.secret, 'function', 'a function survives: nothing is serialized')
     assert.equal('context' in r.execution, false)
   })
 

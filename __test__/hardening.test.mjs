@@ -462,8 +462,10 @@ describe('finding 10: $ref cycles and patterns that are not ECMA-262 are refused
       assert.match(e.message, /size limit/)
       return true
     })
-    assert.throws(() => register({ type: 'object', properties: { a: { type: 'string', pattern: '^(?!admin).*' } } }), /look-around/)
-    assert.throws(() => register({ type: 'object', properties: { a: { type: 'string', pattern: '(a)\\1' } } }), /backreference/)
+    // Look-around and backreferences run on the backtracking engine (__test__/patterns.test.mjs);
+    // what that engine refuses (a reference to a later group) is refused at registration.
+    register({ type: 'object', properties: { a: { type: 'string', pattern: '^(?!admin).*' }, b: { type: 'string', pattern: '(a)\\1' } } })
+    assert.throws(() => register({ type: 'object', properties: { a: { type: 'string', pattern: '\\k<n>(?<n>a)' } } }), /the backtracking regex engine refuses it/)
   })
 })
 

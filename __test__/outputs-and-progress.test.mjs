@@ -34,9 +34,11 @@ describe('output schemas', () => {
     assert.deepEqual(r.execution.result, undefined)
   })
 
-  test('a result JSON cannot carry fails INVALID_OUTPUT too', async () => {
+  test('a result JSON cannot carry fails before its schema is checked: INVALID_RESULT', async () => {
     const { manager } = setup({ tempC: 1n })
-    assert.equal((await manager.execute('weather', {})).error.code, 'INVALID_OUTPUT')
+    const r = await manager.execute('weather', {})
+    assert.equal(r.error.code, 'INVALID_RESULT')
+    assert.match(r.error.message, /a BigInt is not JSON .* at \/tempC$/)
   })
 
   test('a Standard Schema (zod) outputSchema becomes JSON Schema and is checked', async () => {

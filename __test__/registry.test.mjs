@@ -552,10 +552,10 @@ describe('drafts and format', () => {
   })
 })
 
-test('a pattern that needs look-around is refused at registration, not at call time', () => {
+test('a pattern no engine runs is refused at registration, not at call time', () => {
   const registry = new ToolRegistry()
   assert.throws(
-    () => registry.register({ name: 'x', description: 'd', handler() {}, inputSchema: { type: 'object', properties: { s: { type: 'string', pattern: '^(?!admin).*' } } } }),
+    () => registry.register({ name: 'x', description: 'd', handler() {}, inputSchema: { type: 'object', properties: { s: { type: 'string', pattern: '\\k<n>(?<n>a)' } } } }),
     (e) => e.code === 'INVALID_SCHEMA' && e.schemaPath === '/properties/s/pattern' && /'x'/.test(e.message),
   )
   assert.equal(registry.has('x'), false)

@@ -109,9 +109,39 @@ function read(o, key) {
 }
 
 const str = (v) => (typeof v === 'string' ? v : undefined)
+const num = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined)
+
+/** The HTTP status of a failed request: `status` or `statusCode` on the error (fetch
+ * wrappers, provider SDKs) or on its `response` (axios, ky). */
+function statusOf(thrown) {
+  const own = num(read(thrown, 'status')) ?? num(read(thrown, 'statusCode'))
+  if (own !== undefined) return own
+  const response = read(thrown, 'response')
+  if (response === null || typeof response !== 'object') return undefined
+  return num(read(response, 'status')) ?? num(read(response, 'statusCode'))
+}
+
+/** A `Retry-After` header from a fetch `Headers` (or anything with `get`, as axios's
+ * headers have), or a plain object whose keys are any case. */
+function retryAfterIn(headers) {
+  if (headers === null || typeof headers !== 'object') return undefined
+  try {
+    if (typeof headers.get === 'function') {
+      const v = headers.get('retry-after')
+      if (v !== null && v !== undefined) return String(v)
+    }
+    for (const key of Object.keys(headers)) {
+      if (key.toLowerCase() !== 'retry-after') continue
+      const v = Array.isArray(headers[key]) ? headers[key][0] : headers[key]
+      return typeof v === 'string' || typeof v === 'number' ? String(v) : undefined
+    }
+  } catch {}
+  return undefined
+}
 
 /** What the engine classifies a thrown value by (`Thrown` in crates/toolhost/src/error.rs),
- * as JSON text. `withStack` reads the stack (only logging uses it; reading it formats
+ * as JSON text: its name, message, code, flags, and for a failed HTTP request its status
+ * and `Retry-After` header. `withStack` reads the stack (only logging uses it; reading it formats
  * the whole trace). */
 export function thrownFacts(thrown, withStack) {
   if (thrown === null || (typeof thrown !== 'object' && typeof thrown !== 'function')) {
@@ -135,7 +165,9 @@ export function thrownFacts(thrown, withStack) {
     retryAfterMs: typeof retryAfterMs === 'number' && Number.isFinite(retryAfterMs) ? retryAfterMs : undefined,
     causeCode: cause !== null && typeof cause === 'object' ? str(read(cause, 'code')) : undefined,
     stack: withStack ? str(read(thrown, 'stack')) : undefined,
+    status: statusOf(thrown),
   }
+  if (facts.status !== undefined) facts.retryAfter = retryAfterIn(read(thrown, 'headers')) ?? retryAfterIn(read(read(thrown, 'response') ?? {}, 'headers'))
   return JSON.stringify(facts)
 }
 

@@ -270,8 +270,28 @@ export interface ToolDefinition<S extends InputSchema = NoInputSchema, O extends
   /** What `executeToolCalls` sends the model for a result (the record and events keep
    * the full value): a string, or text and image parts. */
   toModelOutput?: (result: ToolResult<O, R>) => string | ContentPart[]
+  /** The text a model is sent for a failure of this tool (`executeToolCalls`,
+   * `toAiSdkTools`, the MCP server); wins over the manager's. Return `undefined` to keep
+   * the default text (`info.text`). */
+  toModelError?: ModelErrorFunction
   handler: [O] extends [undefined] ? ToolHandler<InferArgs<S>, R> : ToolHandler<InferArgs<S>, InferResult<O>>
 }
+
+/** What a `toModelError` function is told besides the error. */
+export interface ModelErrorInfo {
+  toolName: string
+  toolCallId?: string
+  sessionId?: string
+  executionId?: string
+  /** The call's arguments as JSON text (the model's own text when it was malformed). */
+  arguments: string
+  /** The text the model would be sent otherwise. */
+  text: string
+}
+
+/** Rewrites the text a model reads for a failure (as the Agents SDK's `errorFunction`):
+ * a string is sent instead of `info.text`; `undefined` keeps it. */
+export type ModelErrorFunction = (error: ToolError, info: ModelErrorInfo) => string | undefined | null
 
 /**
  * A registered tool as a model sees it, plus its metadata. `register()` returns it
@@ -307,7 +327,8 @@ export interface ValidationResult {
 /** A failed execution's error, as plain data. */
 export interface ToolError {
   category: ErrorCategory
-  /** `INVALID_ARGUMENTS`, `TOOL_NOT_FOUND`, `TIMEOUT`, `CANCELLED`, `TRANSIENT_ERROR`, ... or a handler's own `code`. */
+  /** `INVALID_ARGUMENTS`, `TOOL_NOT_FOUND`, `TIMEOUT`, `CANCELLED`, `TRANSIENT_ERROR`,
+   * `INVALID_RESULT` (a result JSON cannot carry), ... or a handler's own `code`. */
   code: string
   message: string
   retryable: boolean
@@ -449,6 +470,8 @@ export interface ManagerOptions {
   maxTotalTimeoutMs?: number | null
   /** The most characters of a result a model is sent by `executeToolCalls`. @default unlimited */
   maxOutputChars?: number
+  /** The text a model is sent for a failure of any tool without its own `toModelError`. */
+  toModelError?: ModelErrorFunction
   /**
    * Makes executions durable and exactly-once (Node only): `'sqlite:<path>'` (embedded)
    * or `'postgres://user@host:port/database'` (many processes on many machines), or
@@ -805,9 +828,19 @@ export declare const ToolExecutionManager: {
 }
 
 /** A set of tools, with JSON Schema validation in Rust. */
+export interface ToolRegistryOptions {
+  /**
+   * Refuse, at registration, a schema keyword its draft does not know (`requried`,
+   * `minLenght`), which JSON Schema would ignore: `INVALID_SCHEMA` with a did-you-mean.
+   * Annotations named `x-...` are allowed. Tools a mounted MCP server declares are not
+   * checked. @default true
+   */
+  strictSchemas?: boolean
+}
+
 export declare class ToolRegistry extends EventTarget {
-  /** Creates an empty registry. */
-  constructor()
+  /** Creates an empty registry. Throws `INVALID_CONFIG` for an unknown or mistyped option. */
+  constructor(options?: ToolRegistryOptions)
   /**
    * Registers a tool. Throws an `Error` with `code` `INVALID_TOOL_NAME`,
    * `INVALID_DEFINITION`, `INVALID_SCHEMA` or `DUPLICATE_TOOL`; nothing changes then.

@@ -11,7 +11,7 @@
 // listener or handler may call the engine again, which overwrites `scratch`); the
 // second delivers, in order: events, log lines, audit records, interruptions, attempts.
 import { backend } from './backend.mjs'
-import { argumentsText } from './arguments.mjs'
+import { argumentsText, resultProblem } from './arguments.mjs'
 import { ToolCallContext, runChain, then, withMetadata } from './context.mjs'
 import {
   abortError, argumentTypeError, checkOptions, engineError, reportCallbackError, thrownFacts, timeoutError, toolhostError,
@@ -273,6 +273,9 @@ export const outputBudgets = new WeakMap()
 /** Each manager's `needsApproval` option (true, false or a function), for toAiSdkTools. */
 export const approvalPolicies = new WeakMap()
 
+/** Each manager's `toModelError(error, info)` function, for the replies to a model. */
+export const modelErrorRewriters = new WeakMap()
+
 /** `(manager, name, reason, options) => Promise`: runs a call of a model response whose
  * arguments the engine refused while reading the response (`reason`: they are over the
  * argument limit), answered as `execute` answers arguments it cannot read (events,
@@ -352,7 +355,13 @@ export class ToolExecutionManager extends ToolEventTarget {
       }
       if (typeof options.maxOutputChars === 'number') outputBudgets.set(this, options.maxOutputChars)
       this.#journaled = options.journal !== undefined && options.journal !== null
-      text = optionsText({ ...options, logger: this.#logger === undefined ? undefined : true, needsApproval }, 'options')
+      // The function stays here; the engine learns that there is one.
+      let toModelError = options.toModelError
+      if (typeof toModelError === 'function') {
+        modelErrorRewriters.set(this, toModelError)
+        toModelError = true
+      }
+      text = optionsText({ ...options, logger: this.#logger === undefined ? undefined : true, needsApproval, toModelError }, 'options')
     }
     this.#core = new backend.EngineCore(this.#state.core)
     const refused = this.#core.init(text)
@@ -1067,6 +1076,9 @@ export class ToolExecutionManager extends ToolEventTarget {
 
   #settled(exec, attempt, value) {
     if (exec.current !== attempt) return
+    // A result JSON cannot carry fails the attempt (INVALID_RESULT), saying what and where.
+    const problem = resultProblem(value)
+    if (problem !== undefined) return this.#apply(this.#core.fail(exec.key, attempt, JSON.stringify({ invalidResult: problem })))
     exec.result = value
     this.#apply(this.#core.settle(exec.key, attempt, exec.checksOutput ? resultText(value) : ''))
   }

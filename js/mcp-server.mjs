@@ -14,7 +14,7 @@ import { ApprovalRules, APPROVAL_MODES, inFlight, track } from './mcp-calls.mjs'
 import { CallToolRequestSchema, ElicitResultSchema, ErrorCode, ListToolsRequestSchema, RequestSchema, Server, sdk } from './mcp-sdk.mjs'
 import { modelErrorText } from './model-errors.mjs'
 import { ToolSession, stateOf } from './registry.mjs'
-import { modelOutputOf } from './tool-calls.mjs'
+import { modelErrorFor, modelOutputOf } from './tool-calls.mjs'
 
 /** `_meta` keys toolhost's server sets on results, and its mounts read back. */
 export const META = {
@@ -388,7 +388,8 @@ export function buildServer(tools, manager, o, hooks) {
       const { category, code, message, retryable, validationErrors } = outcome.error
       const error = { category, code, message, retryable }
       if (validationErrors !== undefined) error.validationErrors = validationErrors
-      const text = modelErrorText(target, name, argumentsShown(args), outcome.error)
+      // The tool's (or the manager's) toModelError may write this text.
+      const text = modelErrorFor(manager, name, argumentsShown(args), outcome, sessionId ?? null)
       return { isError: true, content: [{ type: 'text', text }], _meta: { [META.error]: error } }
     } finally {
       untrack()

@@ -20,6 +20,8 @@ export class RegistryState {
     this.approvalPredicates = new Map()
     /** tool id -> its `toModelOutput(result)` function */
     this.modelOutputs = new Map()
+    /** tool id -> its `toModelError(error, info)` function */
+    this.modelErrors = new Map()
     /** session id -> ToolSession */
     this.sessions = new Map()
     /** Managers over this registry, to cancel a destroyed session's executions. */
@@ -50,6 +52,7 @@ export class RegistryState {
       this.handlers.delete(id)
       this.approvalPredicates.delete(id)
       this.modelOutputs.delete(id)
+      this.modelErrors.delete(id)
     }
   }
 
@@ -91,13 +94,21 @@ function definitionText(def) {
   }
   const name = typeof def.name === 'string' ? def.name : '?'
   const plain = {}
-  for (const key of Object.keys(def)) plain[key] = def[key]
-  plain.handler = typeof def.handler === 'function'
+  // A function under a key the engine does not know (`execute`, `run`) is sent as its
+  // typeof, so the engine refuses the key by name rather than the value as not JSON.
+  // (Schemas may be functions: an ArkType type is callable.)
+  for (const key of Object.keys(def)) plain[key] = typeof def[key] === 'function' && !key.endsWith('Schema') ? 'function' : def[key]
+  // What stands in for a missing function is sent as its typeof, for the engine's message.
+  plain.handler = typeof def.handler === 'function' ? true : def.handler === undefined || def.handler === null ? false : typeof def.handler
   // Functions stay here; the engine learns that they exist.
   if (typeof def.needsApproval === 'function') plain.needsApproval = 'ask'
   if (def.toModelOutput !== undefined) {
     if (typeof def.toModelOutput !== 'function') throw toolhostError('INVALID_DEFINITION', `tool '${name}': toModelOutput must be a function (result) => string | content parts`)
     plain.toModelOutput = true
+  }
+  if (def.toModelError !== undefined) {
+    if (typeof def.toModelError !== 'function') throw toolhostError('INVALID_DEFINITION', `tool '${name}': toModelError must be a function (error, info) => string`)
+    plain.toModelError = true
   }
   if (plain.inputSchema !== undefined) plain.inputSchema = toJsonSchema(name, plain.inputSchema, 'input')
   if (plain.outputSchema !== undefined) plain.outputSchema = toJsonSchema(name, plain.outputSchema, 'output')
@@ -123,6 +134,7 @@ function register(state, session, target, def, mounted) {
   own.set(declaration.name, mounted !== undefined && !mounted.mayShadow ? YIELDS : true)
   if (typeof def.needsApproval === 'function') state.approvalPredicates.set(toolId, def.needsApproval)
   if (typeof def.toModelOutput === 'function') state.modelOutputs.set(toolId, def.toModelOutput)
+  if (typeof def.toModelError === 'function') state.modelErrors.set(toolId, def.toModelError)
   changed(state, target, session, 'registered', declaration.name)
   return { toolId, declaration }
 }
@@ -192,9 +204,18 @@ function toolsOut(state, session, format, options) {
 
 /** A set of tools, with JSON Schema validation in the engine. */
 export class ToolRegistry extends ToolEventTarget {
-  constructor() {
+  /** `options.strictSchemas` (default true): refuse schema keywords the schema's draft
+   * does not know (`requried`), which JSON Schema would ignore. Throws `INVALID_CONFIG`. */
+  constructor(options) {
     super()
-    states.set(this, new RegistryState(this))
+    const state = new RegistryState(this)
+    if (options !== undefined && options !== null) {
+      if (typeof options !== 'object') throw toolhostError('INVALID_CONFIG', 'new ToolRegistry(options): options must be an object { strictSchemas?: boolean }')
+      // A value JSON would drop (a function) is sent as its typeof, for the engine to refuse.
+      const text = JSON.stringify(options, (key, v) => (key !== '' && (typeof v === 'function' || typeof v === 'symbol' || typeof v === 'bigint') ? typeof v : v))
+      answered(state.core.configure(text), 'new ToolRegistry: ')
+    }
+    states.set(this, state)
   }
 
   /** Registers a tool. Throws `INVALID_TOOL_NAME`, `INVALID_DEFINITION`, `INVALID_SCHEMA` or `DUPLICATE_TOOL`; nothing changes then. */

@@ -2,7 +2,7 @@
 // calls a response holds, the replies' shapes and the text a model reads for a failure
 // are the engine's (crates/toolhost/src/host/registry.rs); this side runs the calls.
 import { answered, checkOptions, reportCallbackError, toolhostError } from './errors.mjs'
-import { approvalPolicies, executeRefused, outputBudgets } from './manager.mjs'
+import { approvalPolicies, executeRefused, modelErrorRewriters, outputBudgets } from './manager.mjs'
 import { stateOf } from './registry.mjs'
 
 const CALL_OPTIONS = ['provider', 'sessionId', 'signal', 'concurrency', 'timeoutMs', 'retry', 'context']
@@ -86,6 +86,45 @@ function errorFacts(error) {
   return { category, code, message, retryable, validationErrors }
 }
 
+/** The `toModelError` that writes the model's text for a failure of `name`: the tool's
+ * own, else the manager's; undefined when neither is set. */
+function modelErrorRewriter(manager, state, session, name) {
+  const own = state.modelErrors.size === 0 ? undefined : state.modelErrors.get(state.core.toolId(session, name))
+  return own ?? modelErrorRewriters.get(manager)
+}
+
+/** What a `toModelError` function makes of a failure: its string, or undefined (the
+ * default text stays) when it returns nothing, returns something else, or throws (both
+ * reported as a warning). */
+function rewrittenError(rewrite, error, info) {
+  let text
+  try {
+    text = rewrite(error, info)
+  } catch (err) {
+    reportCallbackError(err, `the toModelError function for '${info.toolName}'`, 'ToolhostModelErrorWarning')
+    return undefined
+  }
+  if (typeof text === 'string') return text
+  if (text !== undefined && text !== null) {
+    reportCallbackError(new TypeError(`toModelError returned ${typeof text}, not a string: the default text was sent`), `the toModelError function for '${info.toolName}'`, 'ToolhostModelErrorWarning')
+  }
+  return undefined
+}
+
+/**
+ * The text a model reads for a failed execution `result` (of `name`, called with
+ * `argumentsText`, in `session`): the engine's text (validation issues with the expected
+ * schema, the tools it could have called, or the failure's category and message), or
+ * what the tool's or the manager's `toModelError` makes of it.
+ */
+export function modelErrorFor(manager, name, argumentsText, result, session = null) {
+  const state = stateOf(manager?.registry, 'modelErrorFor(manager)')
+  const text = state.core.modelErrorText(session, name, argumentsText, JSON.stringify(errorFacts(result.error)))
+  const rewrite = modelErrorRewriter(manager, state, session, name)
+  if (rewrite === undefined) return text
+  const info = { toolName: name, toolCallId: result.execution?.toolCallId, sessionId: session ?? undefined, executionId: result.execution?.id, arguments: argumentsText, text }
+  return rewrittenError(rewrite, result.error, info) ?? text
+
 /** The replies to `calls` (`{ id, name, arguments }`, arguments as the model's text)
  * and their `results`, in `provider`'s format: the engine writes them, a failure's text
  * for the model included. */
@@ -94,7 +133,11 @@ function replyMessages(manager, state, session, provider, calls, results, prefix
   const replies = calls.map((c, k) => {
     const r = results[k]
     const reply = { id: c.id, name: c.name, arguments: c.arguments, maxChars, executionId: r.execution?.id }
-    if (!r.success) return { ...reply, error: errorFacts(r.error) }
+    if (!r.success) {
+      reply.error = errorFacts(r.error)
+      if (modelErrorRewriter(manager, state, session, c.name) !== undefined) reply.errorText = modelErrorFor(manager, c.name, c.arguments, r, session)
+      return reply
+    }
     reply.result = resultJson(r.result)
     const shown = modelOutput(state, r)
     if (shown !== undefined) reply.modelOutput = shown
@@ -122,7 +165,7 @@ export async function executeToolCalls(manager, state, response, options) {
   checkOptions(options, CALL_OPTIONS, 'executeToolCalls options', 'executeToolCalls: ')
   const session = sessionOf(options, 'executeToolCalls')
   if (typeof options.provider !== 'string') {
-    throw toolhostError('INVALID_CONFIG', "executeToolCalls: provider must be one of 'openai', 'openai-responses', 'anthropic', 'gemini', 'ag-ui'")
+    throw toolhostError('INVALID_CONFIG', "executeToolCalls: provider must be one of 'openai', 'openai-responses', 'anthropic', 'gemini', 'ag-ui', 'mcp'")
   }
   let text
   try {
@@ -249,8 +292,7 @@ export function toAiSdkTools(manager, options) {
       try {
         argumentsText = typeof input === 'string' ? input : JSON.stringify(input) ?? ''
       } catch {}
-      const text = state.core.modelErrorText(session, name, argumentsText, JSON.stringify(errorFacts(result.error)))
-      throw toolCallError(text, result.error, result.execution)
+      throw toolCallError(modelErrorFor(manager, name, argumentsText, result, session), result.error, result.execution)
     }
     tools[name] = tool
   }

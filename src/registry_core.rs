@@ -22,6 +22,13 @@ impl RegistryCore {
         Self { inner: HostRegistry::new() }
     }
 
+    /// Applies the registry's options (`new ToolRegistry(options)` as JSON text):
+    /// `{ ok: null }` or `{ error }`.
+    #[napi]
+    pub fn configure(&self, options: String) -> String {
+        answer(self.inner.configure(&options))
+    }
+
     /// `{ ok: { toolId, declaration } }` or `{ error: { code, message, schemaPath? } }`.
     #[napi]
     pub fn register(&self, session: Option<String>, definition: String) -> String {

@@ -62,6 +62,8 @@ export default {
       "asserts a process warning (process.on('warning')); in a browser the throw is reported with reportError, an uncaught error of the page",
     '__test__/event-target.test.mjs: EventTarget semantics > a listener that throws disturbs neither the execution nor the listeners after it':
       'in a browser the throw is reported with reportError, which the page sees as an uncaught error (as the DOM does for a throwing listener)',
+    '__test__/results.test.mjs: toModelError rewrites the text a model reads for a failure > a toModelError that throws keeps the default text, and is reported as a warning':
+      "asserts a process warning (process.on('warning')); in a browser the throw is reported with reportError, an uncaught error of the page",
     '__test__/json-schema-suite.test.mjs: the index imports every file of the vendored suite, and only those':
       'lists the vendored folders with node:fs readdirSync to compare them with the index; a page cannot list a folder',
     '__test__/execution.test.mjs: cancellation > a reused AbortSignal over 1,000 calls keeps no abort listener':

@@ -25,6 +25,10 @@ impl RegistryCore {
         Self { inner: HostRegistry::new() }
     }
 
+    pub fn configure(&self, options: &str) -> String {
+        answer(self.inner.configure(options))
+    }
+
     pub fn register(&self, session: Option<String>, definition: &str) -> String {
         answer(self.inner.register(session.as_deref(), definition))
     }

@@ -782,11 +782,17 @@ impl ExecutionEngine {
             .find(|(_, a)| a.phase == Phase::AwaitingApproval && a.record.approval.as_ref().is_some_and(|r| r.approval_id == approval_id))
             .map(|(k, _)| *k)
             .ok_or_else(|| {
-                ToolError::new(
-                    ErrorCategory::NotFound,
-                    RegistryErrorCode::ApprovalNotFound.as_str(),
-                    format!("no call waits for approval '{approval_id}' (it was answered, cancelled or timed out)"),
-                )
+                // An execution id where an approval id belongs: say so, and give the right one.
+                let execution = self.active.values().find(|a| a.record.id == approval_id);
+                let message = match execution.map(|a| (a.phase == Phase::AwaitingApproval, a.record.approval.as_ref())) {
+                    Some((true, Some(r))) => format!(
+                        "'{approval_id}' is an execution id, not an approval id: this execution waits for approval '{}' (the approvalId of its tool-execution-approval-requested event and of pendingApprovals())",
+                        r.approval_id
+                    ),
+                    Some(_) => format!("'{approval_id}' is an execution id, not an approval id, and that execution does not wait for approval"),
+                    None => format!("no call waits for approval '{approval_id}' (it was answered, cancelled or timed out)"),
+                };
+                ToolError::new(ErrorCategory::NotFound, RegistryErrorCode::ApprovalNotFound.as_str(), message)
             })
     }
 

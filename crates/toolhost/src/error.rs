@@ -263,6 +263,15 @@ impl ToolError {
         e
     }
 
+    /// The handler returned a value JSON cannot carry (a `Map`, a `BigInt`, a cycle, a
+    /// function, an unawaited promise): `INVALID_RESULT`, category `execution`, with
+    /// `detail` saying what and where. A model would otherwise read `{}` or `null`.
+    pub fn invalid_result(tool: &str, detail: &str) -> Self {
+        let mut e = Self::new(ErrorCategory::Execution, "INVALID_RESULT", format!("tool '{tool}' returned a result that is not JSON: {detail}"));
+        e.retryable = false;
+        e
+    }
+
     pub fn with_cause(mut self, cause: ErrorCause) -> Self {
         self.cause = Some(cause);
         self
@@ -325,7 +334,21 @@ pub struct Thrown {
     pub cause_code: Option<String>,
     /// Read only when the logging interceptor wants it (reading it formats the trace).
     pub stack: Option<String>,
+    /// The HTTP status of a failed request: the error's `status` or `statusCode`, or its
+    /// `response`'s (fetch wrappers, axios, provider SDKs).
+    pub status: Option<f64>,
+    /// The `Retry-After` header of that response (`err.headers` or
+    /// `err.response.headers`), as the server wrote it.
+    pub retry_after: Option<String>,
+    /// Set, alone, when the handler did not throw but returned a value JSON cannot carry:
+    /// what and where (`a Map is not JSON ... at /items`). The attempt fails
+    /// `INVALID_RESULT` ([`ToolError::invalid_result`]).
+    pub invalid_result: Option<String>,
 }
+
+/// HTTP statuses that mean "try again later": request timeout, too many requests, and a
+/// gateway or server that is overloaded or down for a moment.
+pub const TRANSIENT_STATUSES: &[u16] = &[408, 429, 502, 503, 504];
 
 /// Error codes that mean the network failed: worth retrying.
 const NETWORK_CODES: &[&str] = &[
@@ -338,11 +361,22 @@ impl ToolError {
     /// - an `AbortError` means `cancelled`, a `TimeoutError` means `timeout`;
     /// - a `category` property naming a category means that category;
     /// - `retryable: true`, a network error code (`ECONNRESET`, `ETIMEDOUT`, ..., on the
-    ///   error or its cause) or `fetch failed` mean `transient`;
+    ///   error or its cause), `fetch failed`, or an HTTP status of [`TRANSIENT_STATUSES`]
+    ///   (408, 429, 502, 503, 504) mean `transient`;
     /// - anything else, thrown values that are not errors included, means `execution`.
     ///
+    /// `retryAfterMs` on the error is the wait before the next attempt; without it, the
+    /// response's `Retry-After` (seconds or an HTTP date, see [`crate::retry_after`]).
     /// The message names the tool and is never blank. The caller attaches the cause.
     pub fn from_thrown(tool: &str, t: &Thrown) -> ToolError {
+        Self::from_thrown_at(tool, t, crate::clock::SystemTime::now())
+    }
+
+    /// [`ToolError::from_thrown`] with the time an HTTP-date `Retry-After` is read against.
+    pub fn from_thrown_at(tool: &str, t: &Thrown, now: crate::clock::SystemTime) -> ToolError {
+        if let Some(detail) = &t.invalid_result {
+            return ToolError::invalid_result(tool, detail);
+        }
         if !t.is_object {
             let shown = t.text.as_deref().unwrap_or("a non-error value");
             return ToolError::execution(format!("tool '{tool}' threw {shown}"));
@@ -351,13 +385,14 @@ impl ToolError {
         let message = t.message.as_deref().unwrap_or("");
         let network = |c: &Option<String>| c.as_deref().is_some_and(|c| NETWORK_CODES.contains(&c));
         let fetch_failed = name == "TypeError" && message == "fetch failed";
+        let transient_status = t.status.is_some_and(|s| TRANSIENT_STATUSES.iter().any(|t| f64::from(*t) == s));
         let category = if name == "AbortError" {
             ErrorCategory::Cancelled
         } else if name == "TimeoutError" {
             ErrorCategory::Timeout
         } else if let Some(c) = t.category.as_deref().and_then(ErrorCategory::parse) {
             c
-        } else if t.retryable == Some(true) || network(&t.code) || network(&t.cause_code) || fetch_failed {
+        } else if t.retryable == Some(true) || network(&t.code) || network(&t.cause_code) || fetch_failed || transient_status {
             ErrorCategory::Transient
         } else {
             ErrorCategory::Execution
@@ -383,6 +418,9 @@ impl ToolError {
             e.retryable = flag;
         }
         e.retry_after_ms = t.retry_after_ms.filter(|n| n.is_finite() && *n >= 0.0).map(|n| n as u64);
+        if e.retry_after_ms.is_none() {
+            e.retry_after_ms = t.retry_after.as_deref().and_then(|v| crate::retry_after::retry_after_ms(v, now));
+        }
         e.stack = t.stack.clone();
         e
     }
@@ -412,6 +450,34 @@ mod thrown_tests {
         let plain = ToolError::from_thrown("t", &thrown("Error", "boom"));
         assert_eq!((plain.category, plain.code.as_str(), plain.retryable), (ErrorCategory::Execution, "EXECUTION_ERROR", false));
         assert_eq!(plain.message, "tool 't' failed: boom");
+    }
+
+    #[test]
+    fn http_statuses_that_mean_later_are_transient_and_retry_after_is_the_wait() {
+        let http = |status: f64, retry_after: Option<&str>| Thrown { status: Some(status), retry_after: retry_after.map(str::to_string), ..thrown("HTTPError", "busy") };
+        for status in [408.0, 429.0, 502.0, 503.0, 504.0] {
+            let e = ToolError::from_thrown("t", &http(status, None));
+            assert_eq!((e.category, e.code.as_str(), e.retryable), (ErrorCategory::Transient, "TRANSIENT_ERROR", true), "{status}");
+        }
+        for status in [400.0, 401.0, 404.0, 500.0] {
+            assert_eq!(ToolError::from_thrown("t", &http(status, None)).category, ErrorCategory::Execution, "{status}");
+        }
+        assert_eq!(ToolError::from_thrown("t", &http(429.0, Some("2"))).retry_after_ms, Some(2000));
+        let now = crate::clock::UNIX_EPOCH + std::time::Duration::from_secs(784_111_777 - 3);
+        assert_eq!(ToolError::from_thrown_at("t", &http(503.0, Some("Sun, 06 Nov 1994 08:49:37 GMT")), now).retry_after_ms, Some(3000));
+        // The error's own retryAfterMs wins; a category it declares wins over the status.
+        let own = Thrown { retry_after_ms: Some(10.0), ..http(429.0, Some("2")) };
+        assert_eq!(ToolError::from_thrown("t", &own).retry_after_ms, Some(10));
+        let declared = Thrown { category: Some("permanent".into()), ..http(503.0, None) };
+        assert_eq!(ToolError::from_thrown("t", &declared).category, ErrorCategory::Permanent);
+    }
+
+    #[test]
+    fn a_result_that_is_not_json_is_invalid_result() {
+        let t = Thrown { invalid_result: Some("a Map is not JSON at /items".into()), ..Thrown::default() };
+        let e = ToolError::from_thrown("t", &t);
+        assert_eq!((e.category, e.code.as_str(), e.retryable), (ErrorCategory::Execution, "INVALID_RESULT", false));
+        assert_eq!(e.message, "tool 't' returned a result that is not JSON: a Map is not JSON at /items");
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //!
 //! - Drafts: 2020-12 by default; `$schema` selects draft 7 or 2019-09.
 //! - `format` is asserted in every draft: a tool's arguments should honour it.
-//! - `pattern` and `patternProperties` are ECMA-262 and run on the linear-time `regex`
-//!   engine, so no pattern can stall validation (see [`crate::pattern_dialect`]).
+//! - `pattern` and `patternProperties` are ECMA-262. They run on the linear-time `regex`
+//!   engine, or, for look-around and backreferences, on a backtracking engine with a step
+//!   limit, so no pattern can stall validation (see [`crate::pattern_dialect`]).
 //! - A `$ref` cycle with no constraint between is refused (see [`crate::ref_cycles`]).
 //! - A validation lists at most [`MAX_VALIDATION_ERRORS`] failures, and quotes at most
 //!   [`MAX_QUOTED_CHARS`] characters of a value in a message; values under redacted
@@ -20,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::RegistryError;
+use crate::pattern_dialect::Engine;
 use crate::redaction::{self, REDACTED};
 use crate::truncation::{preview, ELLIPSIS};
 
@@ -56,6 +58,9 @@ pub struct CompiledSchema {
     /// schema's own, which messages and schema paths show (see
     /// [`crate::pattern_dialect::ecma_semantics`]); empty for most schemas.
     rewritten_patterns: Vec<(String, String)>,
+    /// The schema path of each `pattern` keyword and its pattern, for a schema whose
+    /// patterns run on the backtracking engine: a value over its step limit names it.
+    backtracking_patterns: Vec<(String, String)>,
 }
 
 impl fmt::Debug for CompiledSchema {
@@ -109,9 +114,8 @@ impl CompiledSchema {
     fn build(tool: &str, schema: &Value, what: &str) -> Result<Self, RegistryError> {
         let draft = draft_of(tool, schema)?;
         refuse_external_refs(tool, schema)?;
-        if let Some((path, why)) = crate::pattern_dialect::first_pattern_problem(schema) {
-            return Err(RegistryError::invalid_schema(format!("tool '{tool}': invalid {what} at {path}: {why}"), path));
-        }
+        let engine = crate::pattern_dialect::schema_engine(schema)
+            .map_err(|(path, why)| RegistryError::invalid_schema(format!("tool '{tool}': invalid {what} at {path}: {why}"), path))?;
         if let Some((path, cycle)) = crate::ref_cycles::find_cycle(schema) {
             let chain = cycle.iter().chain(std::iter::once(&cycle[0])).map(String::as_str).collect::<Vec<_>>().join(" -> ");
             return Err(RegistryError::invalid_schema(
@@ -119,15 +123,19 @@ impl CompiledSchema {
                 path,
             ));
         }
-        let ecma = crate::pattern_dialect::with_ecma_semantics(schema);
+        let ecma = crate::pattern_dialect::with_ecma_semantics(schema, engine);
         let (compiled_from, rewritten_patterns) = match &ecma {
             Some((copy, rewritten)) => (copy, rewritten.clone()),
             None => (schema, Vec::new()),
         };
-        let validator = jsonschema::options()
-            .with_draft(draft)
-            .should_validate_formats(true)
-            .with_pattern_options(PatternOptions::regex().size_limit(crate::pattern_dialect::PATTERN_SIZE_LIMIT))
+        let options = jsonschema::options().with_draft(draft).should_validate_formats(true);
+        let size = crate::pattern_dialect::PATTERN_SIZE_LIMIT;
+        let options = match engine {
+            Engine::Linear => options.with_pattern_options(PatternOptions::regex().size_limit(size)),
+            Engine::Backtracking => options
+                .with_pattern_options(PatternOptions::fancy_regex().backtrack_limit(crate::pattern_dialect::BACKTRACK_LIMIT).size_limit(size)),
+        };
+        let validator = options
             .offline()
             .build(compiled_from)
             .map_err(|e| {
@@ -135,7 +143,8 @@ impl CompiledSchema {
                 let at = if path.is_empty() { "the root".to_string() } else { path.clone() };
                 RegistryError::invalid_schema(format!("tool '{tool}': invalid {what} at {at}: {e}"), path)
             })?;
-        Ok(Self { validator, draft, rewritten_patterns })
+        let backtracking_patterns = if engine == Engine::Backtracking { crate::pattern_dialect::patterns_at(schema) } else { Vec::new() };
+        Ok(Self { validator, draft, rewritten_patterns, backtracking_patterns })
     }
 
     /// The draft the schema is validated under.
@@ -164,7 +173,8 @@ impl CompiledSchema {
         }
         let lowered = redaction::lowered(redact);
         let mut errors = self.validator.iter_errors(args);
-        let mut issues: Vec<ValidationIssue> = errors.by_ref().take(MAX_VALIDATION_ERRORS).map(|e| self.original_patterns(issue(&e, &lowered))).collect();
+        let mut issues: Vec<ValidationIssue> =
+            errors.by_ref().take(MAX_VALIDATION_ERRORS).map(|e| self.original_patterns(issue(&e, &lowered, &self.backtracking_patterns))).collect();
         let more = errors.take(MAX_COUNTED_ERRORS).count();
         if more > 0 {
             let message = if more == MAX_COUNTED_ERRORS {
@@ -209,12 +219,27 @@ impl CompiledSchema {
 
 /// One failure, its message quoting at most [`MAX_QUOTED_CHARS`] of the value and
 /// nothing redacted.
-fn issue(e: &jsonschema::ValidationError<'_>, lowered: &[String]) -> ValidationIssue {
+fn issue(e: &jsonschema::ValidationError<'_>, lowered: &[String], patterns: &[(String, String)]) -> ValidationIssue {
     let path = e.instance_path().as_str().to_string();
     let instance: &Value = e.instance();
     let under_redacted = !lowered.is_empty()
         && path.split('/').skip(1).any(|key| redaction::key_matches(&key.replace("~1", "/").replace("~0", "~"), lowered));
-    let message = if under_redacted {
+    let over_limit = matches!(e.kind(), jsonschema::error::ValidationErrorKind::BacktrackLimitExceeded { .. });
+    let message = if over_limit {
+        let quoted = if under_redacted {
+            format!("\"{REDACTED}\"")
+        } else if !lowered.is_empty() && redaction::holds_redacted(instance, lowered) {
+            preview(&redaction::redact_value(instance, lowered), MAX_QUOTED_CHARS)
+        } else {
+            preview(instance, MAX_QUOTED_CHARS)
+        };
+        let at = e.schema_path().as_str();
+        let pattern = patterns.iter().find(|(path, _)| path == at).map_or_else(|| "its pattern".to_string(), |(_, p)| format!("\"{p}\""));
+        format!(
+            "{quoted} could not be matched against {pattern} within {} backtracking steps, so it is refused (look-around and backreferences run on a backtracking engine, which stops there; a value it can decide within the limit passes)",
+            crate::pattern_dialect::BACKTRACK_LIMIT
+        )
+    } else if under_redacted {
         e.masked_with(format!("\"{REDACTED}\"")).to_string()
     } else if !lowered.is_empty() && redaction::holds_redacted(instance, lowered) {
         e.masked_with(preview(&redaction::redact_value(instance, lowered), MAX_QUOTED_CHARS)).to_string()
@@ -229,7 +254,7 @@ fn issue(e: &jsonschema::ValidationError<'_>, lowered: &[String]) -> ValidationI
     ValidationIssue { path, schema_path: e.schema_path().as_str().to_string(), keyword: e.kind().keyword().to_string(), message }
 }
 
-fn draft_of(tool: &str, schema: &Value) -> Result<Draft, RegistryError> {
+pub(crate) fn draft_of(tool: &str, schema: &Value) -> Result<Draft, RegistryError> {
     let Some(uri) = schema.get("$schema") else {
         return Ok(Draft::Draft202012);
     };
@@ -494,6 +519,36 @@ mod tests {
         assert!(!s.is_valid(&json!({ "s": evil })));
         // A backtracking engine takes longer than the age of the universe here.
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn look_around_runs_and_a_value_over_the_step_limit_fails_with_a_clear_message() {
+        let s = CompiledSchema::compile(
+            "t",
+            &json!({"type": "object", "properties": {
+                "password": {"type": "string", "pattern": "^(?=.*[A-Z])(?=.*\\d).{8,}$"},
+                "slug": {"type": "string", "pattern": "^[a-z-]+\\b"},
+                "evil": {"type": "string", "pattern": "^(?:(?=a)a+)+$"},
+                "not_evil": {"not": {"pattern": "^(?:(?=a)a+)+$"}},
+            }}),
+        )
+        .unwrap();
+        assert!(s.is_valid(&json!({"password": "Secret123", "slug": "a-b", "evil": "aaa"})));
+        let issues = s.validate(&json!({"password": "secret123", "slug": "-"}));
+        assert_eq!(issues.iter().map(|i| (i.path.as_str(), i.keyword.as_str())).collect::<Vec<_>>(), [("/password", "pattern"), ("/slug", "pattern")]);
+        assert!(issues[0].message.ends_with(r#"does not match "^(?=.*[A-Z])(?=.*\d).{8,}$""#), "{}", issues[0].message);
+        let value = format!("{}!", "a".repeat(40));
+        for args in [json!({ "evil": value }), json!({ "not_evil": value })] {
+            let started = std::time::Instant::now();
+            assert!(!s.is_valid(&args), "undecided is invalid, even under `not`: {args}");
+            let issues = s.validate(&args);
+            assert!(started.elapsed() < std::time::Duration::from_secs(2), "{:?}", started.elapsed());
+            assert_eq!(issues.len(), 1, "{issues:?}");
+            assert_eq!(issues[0].keyword, "pattern");
+            assert!(issues[0].message.contains(r#"could not be matched against "^(?:(?=a)a+)+$" within 100000 backtracking steps"#), "{}", issues[0].message);
+        }
+        let redacted = s.validate_redacting(&json!({ "evil": value }), &["evil".to_string()]);
+        assert!(redacted[0].message.starts_with(r#""[REDACTED]" could not be matched"#), "{}", redacted[0].message);
     }
 
     #[test]

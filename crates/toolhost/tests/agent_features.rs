@@ -231,3 +231,22 @@ async fn progress_restarts_the_attempt_timeout_until_the_total_cap() {
     assert_eq!(started.elapsed(), Duration::from_millis(50));
     assert!(outcome.result().unwrap_err().message.contains("timed out after 50 ms"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_execution_id_given_as_the_approval_id_is_named_as_one() {
+    let (executor, runs, _) = setup(Some(NeedsApproval::Always), ManagerConfig::default());
+    let run = tokio::spawn({
+        let executor = executor.clone();
+        async move { executor.execute("pay", json!({"amount": 5}), CallOptions::default()).await }
+    });
+    let approval_id = pending(&executor).await;
+    let execution_id = executor.pending_approvals()[0].execution_id.clone();
+    let e = executor.approve(&execution_id, None, None).unwrap_err();
+    assert_eq!(e.code, "APPROVAL_NOT_FOUND");
+    assert!(e.message.starts_with(&format!("'{execution_id}' is an execution id, not an approval id: this execution waits for approval '{approval_id}'")), "{}", e.message);
+    assert!(executor.deny(&execution_id, None, None).unwrap_err().message.contains("is an execution id"));
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "it still waits");
+    executor.approve(&approval_id, None, None).unwrap();
+    assert!(run.await.unwrap().result().is_ok());
+    assert!(executor.approve("nope", None, None).unwrap_err().message.starts_with("no call waits for approval 'nope'"));
+}

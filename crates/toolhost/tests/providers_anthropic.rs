@@ -84,7 +84,7 @@ fn text_only_message_has_no_calls_and_bad_shapes_are_errors() {
     let err = parse_tool_calls(Provider::Anthropic, &json!("hi")).unwrap_err();
     assert!(
         err.to_string()
-            .contains("expected a message or a content array, found a string"),
+            .contains("the response is not in the anthropic format: expected an Anthropic message ({ role, content }) or its content array of blocks ({ type, ... }); got a string"),
         "{err}"
     );
 }

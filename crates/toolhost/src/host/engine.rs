@@ -265,7 +265,8 @@ impl HostEngine {
         self.apply(t, None);
     }
 
-    /// An attempt threw (or its promise rejected): `thrown` is [`Thrown`] as JSON text.
+    /// An attempt threw (or its promise rejected), or returned a value JSON cannot carry:
+    /// `thrown` is [`Thrown`] as JSON text.
     pub fn fail(&mut self, key: u64, attempt: u32, thrown: &str) {
         self.wire.clear();
         if !self.engine.is_current(key, attempt) {
@@ -275,8 +276,8 @@ impl HostEngine {
         let thrown: Thrown = serde_json::from_str(thrown).unwrap_or_default();
         let tool = self.engine.timeout_of(key).map(|(t, _)| t.to_string()).unwrap_or_default();
         let mut error = ToolError::from_thrown(&tool, &thrown);
-        // `throw undefined` has no cause to keep.
-        if thrown.is_object || thrown.text.as_deref() != Some("undefined") {
+        // `throw undefined` has no cause to keep, nor a result that is not JSON.
+        if thrown.invalid_result.is_none() && (thrown.is_object || thrown.text.as_deref() != Some("undefined")) {
             error.cause = Some(Arc::new(HostCause));
         }
         let t = self.engine.attempt_finished(key, attempt, Err(error));

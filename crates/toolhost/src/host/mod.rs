@@ -9,8 +9,10 @@
 //!   [`Wire`] (ops as numbers, strings in one text) and asks for timers with
 //!   [`TimerRequest`]s.
 //! - [`options`]: manager and call options as a JS user writes them, strictly read.
+//! - [`metadata`]: a tool definition's `metadata`, as strictly.
 
 mod engine;
+pub mod metadata;
 pub mod options;
 mod registry;
 pub mod wire;

@@ -65,7 +65,14 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// "unknown option `retries` in manager options; did you mean `retry`?" (or the known
 /// keys, when none is close).
 pub fn unknown_option(key: &str, known: &[&str], what: &str) -> String {
-    let hint = match closest(key, known) {
+    unknown_option_or_synonym(key, known, &[], what)
+}
+
+/// [`unknown_option`], where a key another library uses for the same thing
+/// (`synonyms`: theirs, ours) suggests ours: `execute` -> `handler`.
+pub fn unknown_option_or_synonym(key: &str, known: &[&str], synonyms: &[(&str, &str)], what: &str) -> String {
+    let synonym = synonyms.iter().find(|(theirs, _)| theirs.eq_ignore_ascii_case(key)).map(|(_, ours)| *ours);
+    let hint = match synonym.or_else(|| closest(key, known)) {
         Some(k) => format!("; did you mean `{k}`?"),
         None => format!(" (known: {})", known.join(", ")),
     };
@@ -138,7 +145,7 @@ fn millis_option(o: &Map<String, Value>, key: &str) -> Result<Option<f64>, Regis
     }
 }
 
-const RETRY_KEYS: &[&str] = &["maxAttempts", "baseDelay", "maxDelay", "backoffMultiplier", "jitter", "retryableCategories"];
+pub(crate) const RETRY_KEYS: &[&str] = &["maxAttempts", "baseDelay", "maxDelay", "backoffMultiplier", "jitter", "retryableCategories"];
 
 /// Retry overrides, checked on their own (`maxAttempts >= 1`, delays finite, ...).
 pub fn retry_overrides(v: &Value) -> Result<RetryOverrides, RegistryError> {
@@ -174,10 +181,41 @@ pub fn retry_overrides(v: &Value) -> Result<RetryOverrides, RegistryError> {
     Ok(r)
 }
 
+const REGISTRY_KEYS: &[&str] = &["strictSchemas"];
+
+/// A registry's options, as `new ToolRegistry(options)` takes them.
+#[derive(Clone, Copy, Debug)]
+pub struct RegistryOptions {
+    /// Refuse schema keywords the schema's draft does not know (see
+    /// [`crate::schema_keywords`]). Default `true`.
+    pub strict_schemas: bool,
+}
+
+impl Default for RegistryOptions {
+    fn default() -> Self {
+        Self { strict_schemas: true }
+    }
+}
+
+/// Reads a registry's options (`{}` when absent).
+///
+/// # Errors
+/// `INVALID_CONFIG` naming the option.
+pub fn registry_options(json: &str) -> Result<RegistryOptions, RegistryError> {
+    let value: Value = serde_json::from_str(json).map_err(|e| invalid_config(format!("registry options are not JSON: {e}")))?;
+    let o = match value {
+        Value::Null => return Ok(RegistryOptions::default()),
+        Value::Object(o) => o,
+        _ => return Err(invalid_config("registry options must be an object")),
+    };
+    check_keys(&o, REGISTRY_KEYS, "registry options", RegistryErrorCode::InvalidConfig)?;
+    Ok(RegistryOptions { strict_schemas: flag(&o, "strictSchemas")?.unwrap_or(true) })
+}
+
 const MANAGER_KEYS: &[&str] = &[
     "retry", "timeoutMs", "maxConcurrency", "historyLimit", "validation", "logging", "logArguments", "truncateLogs",
     "metadata", "redact", "logger", "auditLog", "auditSync", "needsApproval", "approvalTimeoutMs", "resetTimeoutOnProgress",
-    "maxTotalTimeoutMs", "maxOutputChars", "journal",
+    "maxTotalTimeoutMs", "maxOutputChars", "journal", "toModelError",
 ];
 
 /// What a manager's options ask of the host itself.
@@ -240,6 +278,10 @@ pub fn manager_options(json: &str) -> Result<(ManagerConfig, HostOptions), Regis
     config.reset_timeout_on_progress = flag(&o, "resetTimeoutOnProgress")?.unwrap_or(false);
     config.max_total_timeout_ms = millis_option(&o, "maxTotalTimeoutMs")?;
     host.max_output_chars = count(&o, "maxOutputChars", 1.0)?;
+    // The host keeps the function and sends `true` for it.
+    if present(&o, "toModelError").is_some_and(|v| v != &Value::Bool(true)) {
+        return Err(invalid_config("toModelError must be a function (error, info) => string"));
+    }
     host.logger = present(&o, "logger").is_some();
     host.audit_log = match present(&o, "auditLog") {
         None => None,

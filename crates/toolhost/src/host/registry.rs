@@ -6,7 +6,7 @@
 //! any more, so the host can drop the handler too.
 
 use std::str::FromStr;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
@@ -78,7 +78,19 @@ struct Definition {
 /// The keys a tool definition may have, as the JS runtime sends them.
 const DEFINITION_KEYS: &[&str] = &[
     "name", "description", "inputSchema", "parametersJsonSchema", "parameters", "outputSchema", "metadata", "handler",
-    "needsApproval", "toModelOutput",
+    "needsApproval", "toModelOutput", "toModelError",
+];
+
+/// What other libraries call a definition's keys (theirs, ours): a definition written for
+/// the AI SDK (`execute`) or another framework is refused with ours suggested.
+const DEFINITION_SYNONYMS: &[(&str, &str)] = &[
+    ("execute", "handler"), ("handle", "handler"), ("run", "handler"), ("fn", "handler"), ("func", "handler"),
+    ("function", "handler"), ("invoke", "handler"), ("call", "handler"), ("callback", "handler"), ("implementation", "handler"),
+    ("schema", "inputSchema"), ("input", "inputSchema"), ("inputs", "inputSchema"), ("args", "inputSchema"),
+    ("arguments", "inputSchema"), ("argsSchema", "inputSchema"), ("paramsSchema", "inputSchema"), ("jsonSchema", "inputSchema"),
+    ("output", "outputSchema"), ("returns", "outputSchema"), ("resultSchema", "outputSchema"),
+    ("requiresApproval", "needsApproval"), ("requireApproval", "needsApproval"), ("approval", "needsApproval"),
+    ("errorFunction", "toModelError"),
 ];
 
 /// A registry shared by a host's registry object, its sessions and its managers.
@@ -87,6 +99,9 @@ pub struct HostRegistry {
     pub registry: ToolRegistry,
     released: Arc<Mutex<Vec<u32>>>,
     next_tool: Arc<AtomicU32>,
+    /// Whether the schemas of tools registered here (not mounted) are checked for
+    /// keywords their draft does not know ([`crate::schema_keywords`]).
+    strict_schemas: Arc<AtomicBool>,
 }
 
 impl Default for HostRegistry {
@@ -124,9 +139,30 @@ fn declaration_json(d: &ToolDeclaration) -> Value {
     serde_json::to_value(d).unwrap_or(Value::Null)
 }
 
+/// "a function", "an object": how a JS `typeof` is named in a message.
+fn article(kind: &str) -> String {
+    let vowel = kind.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} {kind}", if vowel { "an" } else { "a" })
+}
+
 impl HostRegistry {
     pub fn new() -> Self {
-        Self { registry: ToolRegistry::new(), released: Arc::default(), next_tool: Arc::new(AtomicU32::new(1)) }
+        Self {
+            registry: ToolRegistry::new(),
+            released: Arc::default(),
+            next_tool: Arc::new(AtomicU32::new(1)),
+            strict_schemas: Arc::new(AtomicBool::new(true)),
+        }
+    }
+
+    /// Applies a registry's options (JSON text of `new ToolRegistry(options)`'s object).
+    ///
+    /// # Errors
+    /// `INVALID_CONFIG` naming an unknown or mistyped option.
+    pub fn configure(&self, options: &str) -> Result<Value, RegistryError> {
+        let o = super::options::registry_options(options)?;
+        self.strict_schemas.store(o.strict_schemas, Ordering::Relaxed);
+        Ok(Value::Null)
     }
 
     /// Tool ids released since the last call: the host may drop their handlers.
@@ -168,13 +204,11 @@ impl HostRegistry {
         let label = raw.get("name").and_then(Value::as_str).map_or_else(|| "the tool definition".to_string(), |n| format!("tool '{n}'"));
         if let Some(o) = raw.as_object() {
             if let Some(key) = o.keys().find(|k| !DEFINITION_KEYS.contains(&k.as_str())) {
-                return Err(invalid_definition(super::options::unknown_option(key, DEFINITION_KEYS, &label)));
-            }
-            if let Some(Value::Object(m)) = o.get("metadata") {
-                if let Some(key) = m.keys().find(|k| !crate::declaration::METADATA_KEYS.contains(&k.as_str())) {
-                    let message = super::options::unknown_option(key, crate::declaration::METADATA_KEYS, &format!("the metadata of {label}"));
-                    return Err(invalid_definition(format!("{message} (keep your own data under metadata.custom)")));
+                let mut message = super::options::unknown_option_or_synonym(key, DEFINITION_KEYS, DEFINITION_SYNONYMS, &label);
+                if key == "execute" {
+                    message.push_str(" (the AI SDK's and the Agents SDK's `execute` is toolhost's `handler`)");
                 }
+                return Err(invalid_definition(message));
             }
         }
         let def: Definition = serde_json::from_value(raw).map_err(|e| invalid_definition(format!("{label}: the definition is not valid: {e}")))?;
@@ -190,10 +224,18 @@ impl HostRegistry {
         crate::declaration::check_tool_name(&name)?;
         let description = match def.description {
             Some(Value::String(s)) if !s.trim().is_empty() => s,
+            Some(v @ (Value::Bool(_) | Value::Number(_) | Value::Array(_) | Value::Object(_))) => {
+                return Err(invalid_definition(format!("tool '{name}': description must be a string, got {}", super::metadata::shown(&v))))
+            }
             _ => return Err(invalid_definition(format!("tool '{name}' has no description: models choose tools by it"))),
         };
-        if def.handler != Some(Value::Bool(true)) {
-            return Err(invalid_definition(format!("tool '{name}' has no handler function")));
+        match def.handler {
+            Some(Value::Bool(true)) => {}
+            // The host sends what it was given instead of a function as its `typeof`.
+            Some(Value::String(kind)) => {
+                return Err(invalid_definition(format!("tool '{name}': handler must be a function (args, ctx) => result, got {}", article(&kind))))
+            }
+            _ => return Err(invalid_definition(format!("tool '{name}' has no handler function"))),
         }
         let input_schema = match (def.input_schema, def.parameters_json_schema, def.parameters) {
             (Some(s), _, _) | (None, Some(s), _) => s,
@@ -201,16 +243,22 @@ impl HostRegistry {
             (None, None, None) => json!({ "type": "object", "properties": {} }),
         };
         let mut metadata: ToolMetadata = match def.metadata {
-            None | Some(Value::Null) => ToolMetadata::default(),
-            Some(m) => serde_json::from_value(m).map_err(|e| invalid_definition(format!("tool '{name}': metadata is invalid: {e}")))?,
+            None => ToolMetadata::default(),
+            Some(m) => super::metadata::read_metadata(&label, &m)?,
         };
         if let Some(v) = def.needs_approval {
             metadata.needs_approval = Some(
                 serde_json::from_value(v).map_err(|_| invalid_definition(format!("tool '{name}': needsApproval must be true, false or a function (args, ctx) => boolean")))?,
             );
         }
-        let declaration = ToolDeclaration { name, description, input_schema, output_schema: def.output_schema, metadata };
+        let declaration = ToolDeclaration { name: name.clone(), description, input_schema, output_schema: def.output_schema, metadata };
         crate::declaration::check_declaration(&declaration)?;
+        if matches!(origin, Origin::Local) && self.strict_schemas.load(Ordering::Relaxed) {
+            crate::schema_keywords::check(&name, &declaration.input_schema, "inputSchema")?;
+            if let Some(output) = &declaration.output_schema {
+                crate::schema_keywords::check(&name, output, "outputSchema")?;
+            }
+        }
         let id = self.next_tool.fetch_add(1, Ordering::Relaxed);
         let handler = Arc::new(HostHandler { id, released: self.released.clone() });
         let registered = match origin {
@@ -219,7 +267,13 @@ impl HostRegistry {
         };
         match registered {
             Ok(d) => Ok(json!({ "toolId": id, "declaration": declaration_json(&d) })),
-            Err(e) => {
+            Err(mut e) => {
+                if e.code == RegistryErrorCode::DuplicateTool && matches!(origin, Origin::Local) {
+                    let on = if session.is_some() { "session" } else { "registry" };
+                    e.message.push_str(&format!(
+                        ": to replace it (a hot reload registering its tools again, say), call {on}.unregister('{name}') first"
+                    ));
+                }
                 // The handler was dropped with the refused tool: not a release the host
                 // must hear of, since it never learnt the id.
                 self.released.lock().unwrap_or_else(|e| e.into_inner()).retain(|r| *r != id);
@@ -461,9 +515,9 @@ impl HostRegistry {
     }
 
     /// The replies to send back, in the provider's format, for calls and their outcomes
-    /// (`replies`: `[{ id, name, arguments, result?, error?, modelOutput?, maxChars?,
-    /// executionId? }]`, `result` as JSON, `modelOutput` what the tool's `toModelOutput`
-    /// made of it). The budget is the tool's `maxOutputChars`, else `maxChars` (the
+    /// (`replies`: `[{ id, name, arguments, result?, error?, errorText?, modelOutput?,
+    /// maxChars?, executionId? }]`, `result` as JSON, `modelOutput` what the tool's
+    /// `toModelOutput` made of it, `errorText` what a `toModelError` wrote for `error`). The budget is the tool's `maxOutputChars`, else `maxChars` (the
     /// manager's).
     ///
     /// # Errors
@@ -477,9 +531,11 @@ impl HostRegistry {
             let tool = self.registry.resolve(scope(session), &o.name).ok();
             let declared = tool.as_ref().and_then(|t| t.declaration.metadata.max_output_chars).map(|n| n as usize);
             let shown = o.model_output.as_ref().map(ModelOutput::from_json).transpose().map_err(|e| invalid(format!("tool '{}': {e}", o.name)))?;
-            let mut reply = match o.error {
-                None => ToolReply::ok(o.id, o.name, o.result.unwrap_or(Value::Null)),
-                Some(e) => {
+            let mut reply = match (o.error, o.error_text) {
+                (None, _) => ToolReply::ok(o.id, o.name, o.result.unwrap_or(Value::Null)),
+                // The host's `toModelError` wrote the text.
+                (Some(_), Some(text)) => ToolReply::err(o.id, o.name, text),
+                (Some(e), None) => {
                     let text = self.model_error_text(session, &o.name, &o.arguments, &e);
                     ToolReply::err(o.id, o.name, text)
                 }
@@ -515,6 +571,9 @@ struct Outcome {
     result: Option<Value>,
     #[serde(default)]
     error: Option<ErrorFacts>,
+    /// The text for the model a `toModelError` function wrote for `error`, when one did.
+    #[serde(default, rename = "errorText")]
+    error_text: Option<String>,
     #[serde(default, rename = "modelOutput")]
     model_output: Option<Value>,
     #[serde(default, rename = "maxChars")]
@@ -554,5 +613,30 @@ mod tests {
         let calls = host.parse_calls(None, "anthropic", &beside).unwrap();
         assert_eq!(calls[0]["arguments"], r#"{"n":1}"#);
         assert!(calls[0].get("refused").is_none());
+    }
+
+    #[test]
+    fn schema_keyword_typos_are_refused_unless_the_registry_is_lenient_or_the_tool_mounted() {
+        let definition = |name: &str| json!({"name": name, "description": "d", "handler": true, "inputSchema": {"type": "object", "requried": ["a"]}}).to_string();
+        let host = HostRegistry::new();
+        let e = host.register(None, &definition("a")).unwrap_err();
+        assert_eq!((e.code(), e.schema_path.as_deref()), ("INVALID_SCHEMA", Some("/requried")));
+        // A mounted server's schema is not the user's to fix.
+        assert!(host.register_mounted(None, &definition("m"), false).is_ok());
+        assert_eq!(host.configure(r#"{"strictSchema":false}"#).unwrap_err().message, "unknown option `strictSchema` in registry options; did you mean `strictSchemas`?");
+        host.configure(r#"{"strictSchemas":false}"#).unwrap();
+        assert!(host.register(None, &definition("a")).is_ok());
+    }
+
+    #[test]
+    fn definition_keys_of_other_libraries_suggest_ours() {
+        let host = HostRegistry::new();
+        let e = host.register(None, &json!({"name": "t", "description": "d", "execute": "function"}).to_string()).unwrap_err();
+        assert_eq!(e.message, "unknown option `execute` in tool 't'; did you mean `handler`? (the AI SDK's and the Agents SDK's `execute` is toolhost's `handler`)");
+        let e = host.register(None, &json!({"name": "t", "description": "d", "handler": true, "schema": {}}).to_string()).unwrap_err();
+        assert_eq!(e.message, "unknown option `schema` in tool 't'; did you mean `inputSchema`?");
+        host.register(None, &json!({"name": "t", "description": "d", "handler": true}).to_string()).unwrap();
+        let e = host.register(None, &json!({"name": "t", "description": "d", "handler": true}).to_string()).unwrap_err();
+        assert!(e.message.ends_with("call registry.unregister('t') first"), "{}", e.message);
     }
 }

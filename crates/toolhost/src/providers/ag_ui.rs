@@ -6,7 +6,8 @@
 //! `TOOL_CALL_END {toolCallId}` closes it. `TOOL_CALL_CHUNK` events (the
 //! protocol's convenience form) are also read: a chunk with a new
 //! `toolCallId` and a `toolCallName` opens a call, later chunks append their
-//! `delta` to it, and no END is needed. Other event types are ignored.
+//! `delta` to it, and no END is needed. Other event types are ignored; an item that is
+//! not an event (no upper-case `type`), or another format's payload, is refused.
 //! A call that is started but never ended is an error naming it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,7 +15,8 @@ use crate::clock::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
-use super::payload::{kind, str_field};
+use super::payload::str_field;
+use super::shape::{is_ag_ui_type, wrong_shape};
 use super::{Provider, ProviderError, ToolCall, ToolCallArguments, ToolReply};
 use crate::declaration::ToolDeclaration;
 
@@ -37,27 +39,26 @@ struct Pending {
     ended: bool,
 }
 
+/// The shapes [`parse_tool_calls`] reads, for its refusals.
+const EXPECTED: &str = "an array of AG-UI events ({ type: 'TOOL_CALL_START' | 'TOOL_CALL_ARGS' | ..., ... }) or { events: [...] }";
+
 pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, ProviderError> {
     let (events, base) = match payload {
         Value::Array(events) => (events, ""),
         Value::Object(map) => match map.get("events") {
             Some(Value::Array(events)) => (events, "/events"),
-            _ => {
-                return Err(ProviderError::payload(
-                    P,
-                    "",
-                    "expected an array of events or `{events: [...]}`",
-                ))
-            }
+            _ => return Err(wrong_shape(P, "", EXPECTED, payload)),
         },
-        other => {
-            return Err(ProviderError::payload(
-                P,
-                "",
-                format!("expected an array of events, found {}", kind(other)),
-            ))
-        }
+        other => return Err(wrong_shape(P, "", EXPECTED, other)),
     };
+    // Every event has an upper-case `type` (`TEXT_MESSAGE_START`, `RUN_FINISHED`, ...):
+    // other formats' items are not events.
+    for (i, event) in events.iter().enumerate() {
+        if !event.get("type").and_then(Value::as_str).is_some_and(is_ag_ui_type) {
+            let at = format!("{base}/{i}");
+            return Err(wrong_shape(P, at, EXPECTED, if base.is_empty() { payload } else { event }));
+        }
+    }
     let mut calls: Vec<Pending> = Vec::new();
     let mut chunk_call: Option<usize> = None;
     for (i, event) in events.iter().enumerate() {

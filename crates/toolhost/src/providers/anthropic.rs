@@ -3,12 +3,14 @@
 //! Accepted call payloads: an assistant message `{role, content: [...]}` (a
 //! full Messages API response has the same shape) or the bare content array.
 //! Only `type: "tool_use"` blocks are read; text, thinking and server-tool
-//! blocks are skipped.
+//! blocks are skipped. A block without a `type`, or another format's payload (an OpenAI
+//! message, a single block), is refused, naming what it is.
 
 use serde_json::{json, Value};
 
 use super::model_output::{anthropic_blocks, ContentPart, ModelOutput};
-use super::payload::{given, kind, str_field, structured_args};
+use super::payload::{given, str_field, structured_args};
+use super::shape::{is_ag_ui_type, wrong_shape, OPENAI_TYPES};
 use super::{Provider, ProviderError, ToolCall, ToolCallArguments, ToolReply};
 use crate::declaration::ToolDeclaration;
 
@@ -22,39 +24,35 @@ pub fn anthropic_tools(tools: &[ToolDeclaration]) -> Vec<Value> {
         .collect()
 }
 
+/// The shapes [`parse_tool_calls`] reads, for its refusals.
+const EXPECTED: &str = "an Anthropic message ({ role, content }) or its content array of blocks ({ type, ... })";
+
 pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, ProviderError> {
     let (blocks, base) = match payload {
         Value::Array(blocks) => (blocks, String::new()),
+        // A message: `{ role, content }`, and a response's `type: "message"`. An OpenAI
+        // message (`tool_calls`), a single block (`type: "tool_use"`) or another
+        // provider's response is not one.
+        Value::Object(map) if map.contains_key("tool_calls") || map.get("type").is_some_and(|t| t != "message") => {
+            return Err(wrong_shape(P, "", EXPECTED, payload));
+        }
         Value::Object(map) => match map.get("content") {
             Some(Value::Array(blocks)) => (blocks, "/content".to_string()),
             // Plain-text content carries no tool calls.
-            Some(Value::String(_)) => return Ok(Vec::new()),
-            Some(other) => {
-                return Err(ProviderError::payload(
-                    P,
-                    "/content",
-                    format!("expected an array, found {}", kind(other)),
-                ));
-            }
-            None => {
-                return Err(ProviderError::payload(
-                    P,
-                    "",
-                    "missing required field `content`",
-                ))
-            }
+            Some(Value::String(_)) if map.contains_key("role") => return Ok(Vec::new()),
+            _ => return Err(wrong_shape(P, "", EXPECTED, payload)),
         },
-        other => {
-            return Err(ProviderError::payload(
-                P,
-                "",
-                format!(
-                    "expected a message or a content array, found {}",
-                    kind(other)
-                ),
-            ));
-        }
+        other => return Err(wrong_shape(P, "", EXPECTED, other)),
     };
+    // Every content block has a `type`; OpenAI tool calls and items and AG-UI events are
+    // not blocks.
+    for (i, block) in blocks.iter().enumerate() {
+        let t = block.get("type").and_then(Value::as_str);
+        if t.is_none_or(|t| OPENAI_TYPES.contains(&t) || is_ag_ui_type(t)) {
+            let at = if base.is_empty() { String::new() } else { format!("{base}/{i}") };
+            return Err(wrong_shape(P, at, EXPECTED, if base.is_empty() { payload } else { block }));
+        }
+    }
     let mut calls = Vec::new();
     for (i, block) in blocks.iter().enumerate() {
         if block.get("type").and_then(Value::as_str) != Some("tool_use") {

@@ -25,6 +25,20 @@ pub enum ProviderError {
         path: String,
         reason: String,
     },
+    /// A payload that is not in the provider's format at all (another provider's
+    /// response, an OpenAI choice instead of its message, ...): it is refused rather than
+    /// read as "no tool calls".
+    WrongShape {
+        provider: Provider,
+        /// JSON pointer into the payload (`""`: the payload itself).
+        path: String,
+        /// The shapes the provider accepts.
+        expected: &'static str,
+        /// What was given, as [`super::shape::recognise`] reads it.
+        given: String,
+        /// What to do instead: the provider whose format it is, or how to hand it over.
+        hint: Option<String>,
+    },
     /// An AG-UI tool call was started but no `TOOL_CALL_END` arrived.
     UnterminatedToolCall { call_id: String, name: String },
 }
@@ -48,7 +62,7 @@ impl fmt::Display for ProviderError {
         match self {
             ProviderError::UnknownProvider { name } => write!(
                 f,
-                "unknown provider `{name}`; expected one of: openai, openai-responses, anthropic, gemini, ag-ui"
+                "unknown provider `{name}`; expected one of: openai, openai-responses, anthropic, gemini, ag-ui, mcp"
             ),
             ProviderError::UnsupportedSchema { target, tool, schema_path, reason } => write!(
                 f,
@@ -56,6 +70,14 @@ impl fmt::Display for ProviderError {
             ),
             ProviderError::InvalidPayload { provider, path, reason } => {
                 write!(f, "invalid {provider} payload at `{path}`: {reason}")
+            }
+            ProviderError::WrongShape { provider, path, expected, given, hint } => {
+                let at = if path.is_empty() { String::new() } else { format!(" at `{path}`") };
+                write!(f, "the response is not in the {provider} format{at}: expected {expected}; got {given}")?;
+                match hint {
+                    Some(hint) => write!(f, ": {hint}"),
+                    None => Ok(()),
+                }
             }
             ProviderError::UnterminatedToolCall { call_id, name } => write!(
                 f,

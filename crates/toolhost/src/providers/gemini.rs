@@ -5,13 +5,15 @@
 //! (every candidate, in order), a `Candidate` `{content}`, a `Content`
 //! `{parts}`, a single `Part` `{functionCall}` or `FunctionCall` `{name, args}`,
 //! or an array of `FunctionCall`s or parts (parts without `functionCall`
-//! are skipped). Calls without an `id` get `gemini-call-<n>`, `n` counting
+//! are skipped; an object with a `type`, which Gemini's never have, or another format's
+//! payload is refused, naming what it is). Calls without an `id` get `gemini-call-<n>`, `n` counting
 //! calls from 0 in order of appearance, so the same payload always yields
 //! the same ids.
 
 use serde_json::{json, Map, Value};
 
 use super::payload::{given, kind, str_field, structured_args};
+use super::shape::{recognise, wrong_shape};
 use super::{gemini_schema_to_json_schema, json_schema_to_gemini_schema};
 use super::{Provider, ProviderError, ToolCall, ToolCallArguments, ToolReply};
 use crate::declaration::{ToolDeclaration, ToolMetadata};
@@ -80,9 +82,28 @@ pub fn gemini_function_declaration_to_tool(
     })
 }
 
+/// The shapes [`parse_tool_calls`] reads, for its refusals.
+const EXPECTED: &str = "a Gemini GenerateContentResponse ({ candidates }), Candidate ({ content }), Content ({ parts }), Part ({ functionCall }) or FunctionCall ({ name, args }), or an array of them";
+
+/// Keys of a Part or Candidate without a function call.
+const NO_CALL_KEYS: &[&str] = &[
+    "text", "thought", "thoughtSignature", "inlineData", "fileData", "finishReason", "functionResponse",
+    "executableCode", "codeExecutionResult", "videoMetadata",
+];
+
+/// Keys other formats' calls have and a `FunctionCall` never has (an MCP call's
+/// `arguments`, an Anthropic block's `input`): such an object is not read as a call
+/// with no arguments.
+const FOREIGN_CALL_KEYS: &[&str] = &["arguments", "input", "function", "call_id", "params", "method", "toolCallId"];
+
 pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, ProviderError> {
     let mut calls = Vec::new();
-    collect(payload, "", &mut calls)?;
+    collect(payload, "", &mut calls).map_err(|e| match e {
+        // A wrong shape deep inside is named against the whole payload when the payload
+        // itself is another format's.
+        ProviderError::WrongShape { .. } if recognise(payload).provider.is_some_and(|p| p != P) => wrong_shape(P, "", EXPECTED, payload),
+        e => e,
+    })?;
     Ok(calls)
 }
 
@@ -103,10 +124,13 @@ fn collect(value: &Value, path: &str, calls: &mut Vec<ToolCall>) -> Result<(), P
         };
     match value {
         Value::Array(_) => each(value, path.to_string(), calls),
+        // Gemini's objects have no `type` (Anthropic blocks, OpenAI items and AG-UI
+        // events do).
+        Value::Object(map) if map.get("type").is_some_and(Value::is_string) => Err(wrong_shape(P, path, EXPECTED, value)),
         Value::Object(map) => {
             if let Some(candidates) = map.get("candidates") {
                 each(candidates, format!("{path}/candidates"), calls)
-            } else if let Some(content) = map.get("content") {
+            } else if let Some(content) = map.get("content").filter(|c| c.is_object()) {
                 collect(content, &format!("{path}/content"), calls)
             } else if let Some(parts) = map.get("parts") {
                 each(parts, format!("{path}/parts"), calls)
@@ -117,34 +141,18 @@ fn collect(value: &Value, path: &str, calls: &mut Vec<ToolCall>) -> Result<(), P
                     calls.len(),
                 )?);
                 Ok(())
-            } else if map.contains_key("name") {
+            } else if map.contains_key("name") && !FOREIGN_CALL_KEYS.iter().any(|k| map.contains_key(*k)) {
                 calls.push(function_call(value, path, calls.len())?);
                 Ok(())
-            } else if [
-                "text",
-                "thought",
-                "thoughtSignature",
-                "inlineData",
-                "finishReason",
-                "functionResponse",
-            ]
-            .iter()
-            .any(|k| map.contains_key(*k))
-            {
+            } else if NO_CALL_KEYS.iter().any(|k| map.contains_key(*k)) {
                 Ok(()) // a part or candidate without a function call
+            } else if map.contains_key("role") && !map.contains_key("content") {
+                Ok(()) // a Content with no parts (a candidate cut short)
             } else {
-                Err(ProviderError::payload(
-                    P,
-                    path,
-                    "expected a GenerateContentResponse, Candidate, Content, Part or FunctionCall",
-                ))
+                Err(wrong_shape(P, path, EXPECTED, value))
             }
         }
-        other => Err(ProviderError::payload(
-            P,
-            path,
-            format!("expected an object or an array, found {}", kind(other)),
-        )),
+        other => Err(wrong_shape(P, path, EXPECTED, other)),
     }
 }
 

@@ -5,6 +5,7 @@ use serde_json::{json, Map, Value};
 
 use super::model_output::{mcp_content, ModelOutput};
 use super::payload::str_field;
+use super::shape::wrong_shape;
 use super::{Provider, ProviderError, ToolCall, ToolCallArguments, ToolReply};
 use crate::declaration::ToolDeclaration;
 
@@ -56,9 +57,17 @@ pub fn mcp_tools(tools: &[ToolDeclaration]) -> Vec<Value> {
     tools.iter().map(mcp_tool).collect()
 }
 
+/// The shapes [`parse_tool_calls`] reads, for its refusals.
+const EXPECTED: &str = "an MCP tools/call request ({ method: 'tools/call', params: { name, arguments } }), its params ({ name, arguments }), or an array of either";
+
+/// Keys other formats' calls have and MCP's never do (a Gemini call's `args`, an
+/// Anthropic block's `input`): such an object is not read as a call with no arguments.
+const FOREIGN_KEYS: &[&str] = &["type", "args", "input", "function", "call_id", "toolCallId"];
+
 /// Tool calls in MCP's own shape: a `tools/call` request (`{ method, params: { name,
 /// arguments }, id }`), its `params` alone (`{ name, arguments }`), or an array of
-/// either. A call without a JSON-RPC id gets `mcp_<n>` (its position).
+/// either. A call without a JSON-RPC id gets `mcp_<n>` (its position). Another method's
+/// request, or another format's call, is refused, naming what it is.
 pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, ProviderError> {
     let items: Vec<&Value> = match payload {
         Value::Array(items) => items.iter().collect(),
@@ -69,10 +78,16 @@ pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, Provide
         .enumerate()
         .map(|(i, item)| {
             let path = if payload.is_array() { format!("/{i}") } else { String::new() };
-            let (params, params_path) = match item.get("params") {
-                Some(p) => (p, format!("{path}/params")),
-                None => (item, path.clone()),
+            let shown = if payload.is_array() { item } else { payload };
+            let (params, params_path) = match (item.get("method"), item.get("params")) {
+                (Some(m), _) if m != "tools/call" => return Err(wrong_shape(Provider::Mcp, path, EXPECTED, shown)),
+                (_, Some(p)) if p.is_object() => (p, format!("{path}/params")),
+                (Some(_), _) | (_, Some(_)) => return Err(wrong_shape(Provider::Mcp, path, EXPECTED, shown)),
+                (None, None) => (item, path.clone()),
             };
+            if !params.get("name").is_some_and(Value::is_string) || FOREIGN_KEYS.iter().any(|k| params.get(*k).is_some()) {
+                return Err(wrong_shape(Provider::Mcp, path, EXPECTED, shown));
+            }
             let name = str_field(Provider::Mcp, params, &params_path, "name")?.to_string();
             let id = match item.get("id") {
                 Some(Value::String(s)) => s.clone(),

@@ -26,6 +26,7 @@ pub mod model_output;
 mod openai;
 mod payload;
 mod responses;
+mod shape;
 mod strict;
 mod to_gemini_schema;
 
@@ -153,6 +154,56 @@ mod tests {
             err.to_string().contains("unknown provider `cohere`"),
             "{err}"
         );
+    }
+
+    fn all() -> [Provider; 6] {
+        [Provider::OpenAi, Provider::OpenAiResponses, Provider::Anthropic, Provider::Gemini, Provider::AgUi, Provider::Mcp]
+    }
+
+    /// One call of `t({"q": 1})` in each provider's usual shape.
+    fn calls(p: Provider) -> Value {
+        use serde_json::json;
+        match p {
+            Provider::OpenAi => json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "t", "arguments": "{\"q\":1}"}}]}),
+            Provider::OpenAiResponses => json!({"object": "response", "output": [{"type": "function_call", "call_id": "c", "name": "t", "arguments": "{\"q\":1}"}]}),
+            Provider::Anthropic => json!({"type": "message", "role": "assistant", "content": [{"type": "tool_use", "id": "c", "name": "t", "input": {"q": 1}}]}),
+            Provider::Gemini => json!({"candidates": [{"content": {"role": "model", "parts": [{"functionCall": {"name": "t", "args": {"q": 1}}}]}}]}),
+            Provider::AgUi => json!([{"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "t"}, {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": "{\"q\":1}"}, {"type": "TOOL_CALL_END", "toolCallId": "c"}]),
+            Provider::Mcp => json!({"jsonrpc": "2.0", "id": "c", "method": "tools/call", "params": {"name": "t", "arguments": {"q": 1}}}),
+        }
+    }
+
+    #[test]
+    fn each_provider_refuses_every_other_providers_calls_as_the_wrong_shape() {
+        for p in all() {
+            let read = parse_tool_calls(p, &calls(p)).unwrap();
+            assert_eq!((read.len(), read[0].name.as_str()), (1, "t"), "{p}");
+            for other in all().into_iter().filter(|o| *o != p) {
+                match parse_tool_calls(p, &calls(other)) {
+                    Err(ProviderError::WrongShape { provider, given, hint, .. }) => {
+                        assert_eq!(provider, p);
+                        assert!(hint.is_some_and(|h| h.contains(other.as_str())), "{other} as {p}: {given}");
+                    }
+                    read => panic!("{other} read as {p}: {read:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn plain_text_answers_have_no_calls() {
+        use serde_json::json;
+        let texts = [
+            (Provider::OpenAi, json!({"role": "assistant", "content": "hi", "refusal": null})),
+            (Provider::OpenAiResponses, json!({"output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "hi"}]}]})),
+            (Provider::Anthropic, json!({"type": "message", "role": "assistant", "content": [{"type": "text", "text": "hi"}]})),
+            (Provider::Gemini, json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "hi"}]}, "finishReason": "STOP"}]})),
+            (Provider::AgUi, json!([{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "hi"}])),
+            (Provider::Mcp, json!([])),
+        ];
+        for (p, text) in texts {
+            assert_eq!(parse_tool_calls(p, &text), Ok(Vec::new()), "{p}");
+        }
     }
 }
 

@@ -3,11 +3,13 @@
 //! Accepted call payloads: an assistant message
 //! `{role: "assistant", tool_calls: [{id, type: "function", function: {name, arguments}}]}`,
 //! a full ChatCompletion `{choices: [{message}, ...]}` (every choice, in
-//! order), or the bare `tool_calls` array.
+//! order), or the bare `tool_calls` array. Anything else (a choice instead of its
+//! message, another provider's response) is refused, naming what it is.
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::payload::{kind, opt_array_field, str_field};
+use super::shape::{recognise, wrong_shape};
 use super::{make_strict_schema, Provider, ProviderError, ToolCall, ToolCallArguments, ToolReply};
 use crate::declaration::ToolDeclaration;
 
@@ -47,25 +49,38 @@ pub(crate) fn parameters(tool: &ToolDeclaration, strict: bool) -> Result<Value, 
     }
 }
 
+/// The shapes [`parse_tool_calls`] reads, for its refusals.
+const EXPECTED: &str = "an OpenAI Chat assistant message ({ role: 'assistant', content, tool_calls? }), a ChatCompletion ({ choices }) or a tool_calls array";
+
+/// Content part types of Chat messages.
+const PART_TYPES: &[&str] = &["text", "refusal", "image_url", "input_audio", "file"];
+
 pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, ProviderError> {
     if let Value::Array(calls) = payload {
         return calls
             .iter()
             .enumerate()
-            .map(|(i, c)| parse_call(c, &format!("/{i}")))
+            .map(|(i, c)| {
+                // A tool call has `function` (or a `type` of its own, refused by name below);
+                // another format's item is not one.
+                // OpenAI's tool calls are `{ id, type: t, [t]: {...} }`: `function`, or a
+                // type of their own that is refused by name below (`custom`).
+                let own_type = c.get("type").and_then(Value::as_str).is_some_and(|t| t == "function" || c.get(t).is_some_and(Value::is_object));
+                let foreign = recognise(c).provider.is_some_and(|p| p != P);
+                if foreign || !(c.get("function").is_some_and(Value::is_object) || own_type) {
+                    return Err(wrong_shape(P, "", EXPECTED, payload));
+                }
+                parse_call(c, &format!("/{i}"))
+            })
             .collect();
     }
-    if !payload.is_object() {
-        return Err(ProviderError::payload(
-            P,
-            "",
-            format!(
-                "expected a message or ChatCompletion object, found {}",
-                kind(payload)
-            ),
-        ));
-    }
+    let Value::Object(object) = payload else {
+        return Err(wrong_shape(P, "", EXPECTED, payload));
+    };
     let Some(choices) = opt_array_field(P, payload, "", "choices")? else {
+        if !is_message(object) {
+            return Err(wrong_shape(P, "", EXPECTED, payload));
+        }
         return message_calls(payload, "");
     };
     let mut calls = Vec::new();
@@ -80,6 +95,21 @@ pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, Provide
         calls.extend(message_calls(message, &format!("{path}/message"))?);
     }
     Ok(calls)
+}
+
+/// Whether `o` is a Chat message: it has `tool_calls`, or a `role` and no `type` (which
+/// Anthropic messages and Responses items have), with `content` that is text, null or
+/// Chat content parts (a Gemini Content has `role` and `parts`). A plain-text answer is one, and holds no tool calls.
+fn is_message(o: &Map<String, Value>) -> bool {
+    if o.contains_key("tool_calls") {
+        return true;
+    }
+    let content_is_chat = match o.get("content") {
+        Some(Value::Null | Value::String(_)) => true,
+        Some(Value::Array(parts)) => parts.iter().all(|p| p.get("type").and_then(Value::as_str).is_some_and(|t| PART_TYPES.contains(&t))),
+        None | Some(_) => false,
+    };
+    o.get("role").is_some_and(Value::is_string) && !o.contains_key("type") && content_is_chat
 }
 
 fn message_calls(message: &Value, path: &str) -> Result<Vec<ToolCall>, ProviderError> {

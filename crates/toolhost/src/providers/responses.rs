@@ -3,12 +3,14 @@
 //!
 //! Accepted call payloads: a Response `{output: [...]}` or the bare output
 //! array. Only `type: "function_call"` items are read; messages, reasoning
-//! and built-in tool items are skipped.
+//! and built-in tool items are skipped. An item without a `type`, or another format's
+//! payload, is refused, naming what it is.
 
 use serde_json::{json, Value};
 
 use super::openai::parameters;
 use super::payload::{kind, str_field};
+use super::shape::{recognise, wrong_shape};
 use super::{Provider, ProviderError, ToolCall, ToolCallArguments, ToolReply};
 use crate::declaration::ToolDeclaration;
 
@@ -38,6 +40,9 @@ pub fn openai_responses_tools(
         .collect()
 }
 
+/// The shapes [`parse_tool_calls`] reads, for its refusals.
+const EXPECTED: &str = "an OpenAI Responses response ({ output: [...] }) or its output array of items ({ type, ... })";
+
 pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, ProviderError> {
     let (items, base) = match payload {
         Value::Array(items) => (items, String::new()),
@@ -50,25 +55,19 @@ pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, Provide
                     format!("expected an array, found {}", kind(other)),
                 ));
             }
-            None => {
-                return Err(ProviderError::payload(
-                    P,
-                    "",
-                    "missing required field `output`",
-                ))
-            }
+            None => return Err(wrong_shape(P, "", EXPECTED, payload)),
         },
-        other => {
-            return Err(ProviderError::payload(
-                P,
-                "",
-                format!(
-                    "expected a Response or an output array, found {}",
-                    kind(other)
-                ),
-            ));
-        }
+        other => return Err(wrong_shape(P, "", EXPECTED, other)),
     };
+    // Every output item has a `type`; Chat messages, Anthropic blocks and AG-UI events
+    // are not items.
+    for (i, item) in items.iter().enumerate() {
+        let typed = item.get("type").is_some_and(Value::is_string);
+        if !typed || recognise(item).provider.is_some_and(|p| p != P) {
+            let at = if base.is_empty() { String::new() } else { format!("{base}/{i}") };
+            return Err(wrong_shape(P, at, EXPECTED, if base.is_empty() { payload } else { item }));
+        }
+    }
     let mut calls = Vec::new();
     for (i, item) in items.iter().enumerate() {
         if item.get("type").and_then(Value::as_str) != Some("function_call") {
