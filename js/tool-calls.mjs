@@ -124,6 +124,7 @@ export function modelErrorFor(manager, name, argumentsText, result, session = nu
   if (rewrite === undefined) return text
   const info = { toolName: name, toolCallId: result.execution?.toolCallId, sessionId: session ?? undefined, executionId: result.execution?.id, arguments: argumentsText, text }
   return rewrittenError(rewrite, result.error, info) ?? text
+}
 
 /** The replies to `calls` (`{ id, name, arguments }`, arguments as the model's text)
  * and their `results`, in `provider`'s format: the engine writes them, a failure's text

@@ -78,6 +78,13 @@ pub fn read_metadata(label: &str, value: &Value) -> Result<ToolMetadata, Registr
     if let Some(v) = field.get("circuitBreaker") {
         m.circuit_breaker = Some(circuit_breaker(label, v)?);
     }
+    if let Some(v) = field.get("effect") {
+        let effect = v.as_str().and_then(crate::journal::Effect::parse);
+        m.effect = Some(effect.ok_or_else(|| {
+            let hint = v.as_str().and_then(|s| super::options::closest(s, crate::journal::Effect::NAMES)).map_or(String::new(), |k| format!("; did you mean '{k}'?"));
+            invalid(format!("{label}: metadata.effect must be 'read', 'idempotent' or 'once', got {}{hint}", shown(v)))
+        })?);
+    }
     for key in ["custom", "examples"] {
         if let Some(v) = o.get(key) {
             m.extra.insert(key.to_string(), v.clone());
