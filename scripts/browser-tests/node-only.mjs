@@ -34,6 +34,8 @@ export default {
       'process A is a forked child (node:child_process) serving over HTTP; this process mounts it',
     '__test__/request-context.test.mjs':
       'AsyncLocalStorage (node:async_hooks) is Node\'s; a browser has none. ctx.context, which works in both, is tested by call-context.test.mjs',
+    '__test__/wasm-fallback.test.mjs':
+      "is about Node's choice of backend: runs each case in a child process (node:child_process) with TOOLHOST_BACKEND set, and node --test on the audit files (node:fs)",
     '__test__/readme.test.mjs':
       "runs each block of README.md as a node child process (node:child_process) from files it writes under target/; the README's browser code is the Lit example, tested by npm run test:lit",
   },
