@@ -4,10 +4,11 @@
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { removeTempDir } from './fixtures/temp-dir.mjs'
 
 const T = { timeout: 30_000 }
 const CLI = fileURLToPath(new URL('../js/cli.mjs', import.meta.url))
@@ -24,7 +25,7 @@ before(() => {
   writeFileSync(`${DIR}empty.mjs`, 'export const nothing = 1\n')
   writeFileSync(`${DIR}broken.mjs`, 'export default function ( {\n')
 })
-after(() => rmSync(DIR, { recursive: true, force: true }))
+after(() => removeTempDir(DIR))
 
 /** Runs the CLI; resolves { code, stdout, stderr } when it exits. */
 function run(args, { timeoutMs = 10_000 } = {}) {
@@ -75,8 +76,10 @@ describe('toolhost serve --http', () => {
     const slow = client.callTool({ name: 'slow', arguments: { ms: 20_000 } }).then(() => 'answered', () => 'failed')
     await new Promise((resolve) => setTimeout(resolve, 200))
     child.kill('SIGTERM')
-    // The server exits at once (the call in flight is cancelled), with status 0.
-    assert.deepEqual(await exited, { code: 0, signal: null })
+    // The server exits at once (the call in flight is cancelled), with status 0. (Windows
+    // has no SIGTERM: kill() ends the process there, with no handler run.)
+    const end = await exited
+    if (process.platform !== 'win32') assert.deepEqual(end, { code: 0, signal: null })
     // The SDK Client never hears back about a call whose stream was cut (it has no
     // resumption token): closing it ends the call. A mount fails it transient instead.
     await client.close()
@@ -96,7 +99,8 @@ describe('toolhost serve --http', () => {
       }
       await client.close()
       child.kill('SIGTERM')
-      assert.equal((await exited).code, 0)
+      const end = await exited
+      if (process.platform !== 'win32') assert.equal(end.code, 0)
     }
   })
 })

@@ -6,10 +6,10 @@
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { makeTempDir, removeTempDir } from './fixtures/temp-dir.mjs'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const FIRST_EXAMPLE_OUTPUT = "true { city: 'Paris', tempC: 21 }\nfalse INVALID_ARGUMENTS\n"
@@ -19,11 +19,11 @@ let dir
 let unloadable
 
 before(() => {
-  dir = mkdtempSync(join(tmpdir(), 'toolhost-wasm-fallback-'))
+  dir = makeTempDir('toolhost-wasm-fallback-')
   unloadable = join(dir, 'toolhost.unloadable.node')
   writeFileSync(unloadable, 'not a shared library\n')
 })
-after(() => rmSync(dir, { recursive: true, force: true }))
+after(() => removeTempDir(dir))
 
 /** The README's first example (the ```js block under "## Install"). */
 function firstExample() {
