@@ -36,6 +36,17 @@ function platformName() {
   return `linux-${arch}-${glibc ? 'gnu' : 'musl'}`
 }
 
+/** The platforms with a prebuilt addon package, from package.json `napi.targets`. */
+function prebuiltPlatforms() {
+  const cpu = { x86_64: 'x64', aarch64: 'arm64' }
+  return require('../package.json').napi.targets.map((triple) => {
+    const arch = cpu[triple.split('-')[0]] ?? triple.split('-')[0]
+    if (triple.includes('-linux-')) return `linux-${arch}-${triple.endsWith('musl') ? 'musl' : 'gnu'}`
+    if (triple.includes('-darwin')) return `darwin-${arch}`
+    return `win32-${arch}-msvc`
+  })
+}
+
 /** Why the addon did not load, one reason per candidate index.js tried (WASI ones left out). */
 function reasons(error) {
   const why = []
@@ -83,10 +94,12 @@ if (binding !== undefined) {
   }
   setBackend(wasm)
   if (loadError !== undefined) {
+    const where = prebuiltPlatforms().includes(platform)
+      ? `The native addon is the optional dependency toolhost-${platform}`
+      : `No native addon is built for ${platform}`
     process.emitWarning(
       `no native addon loads on ${platform} (${reasons(loadError)}), so toolhost runs on the WebAssembly build of its engine: ` +
-        `the same engine and API, slower per call. The native addon is the optional dependency toolhost-${platform}; ` +
-        'set TOOLHOST_BACKEND=wasm to choose this backend without this warning.',
+        `the same engine and API, slower per call. ${where}; set TOOLHOST_BACKEND=wasm to choose this backend without this warning.`,
       { type: 'ToolhostWarning', code: 'TOOLHOST_WASM_FALLBACK' },
     )
   }
