@@ -3,8 +3,9 @@
 // (Windows). Each reader returns
 //   { format, arch, exports: [names], imports: [libraries], ... }
 // plus, for ELF, the glibc symbol versions it needs (`glibc`: the highest, e.g. '2.17');
-// for Mach-O, the minimum macOS (`minMacos`), how the N-API symbols are bound and whether
-// its ad-hoc code signature matches the file; for PE, the functions imported per DLL.
+// for Mach-O, the minimum macOS (`minMacos`), how the N-API symbols are bound (dyld's bind
+// opcodes or chained-fixup imports) and whether its ad-hoc code signature matches the
+// file; for PE, the functions imported per DLL.
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 
@@ -90,9 +91,76 @@ function elf(b) {
 // Mach-O, 64-bit little-endian (thin)
 
 const MACHO_CPUS = { 0x01000007: 'x64', 0x0100000c: 'arm64' }
-const LC_SYMTAB = 0x2, LC_LOAD_DYLIB = 0xc, LC_CODE_SIGNATURE = 0x1d, LC_VERSION_MIN_MACOSX = 0x24, LC_BUILD_VERSION = 0x32
-/** The library ordinal of an undefined symbol looked up in every image (flat namespace). */
-const DYNAMIC_LOOKUP_ORDINAL = 0xfe
+const LC_SYMTAB = 0x2, LC_LOAD_DYLIB = 0xc, LC_CODE_SIGNATURE = 0x1d, LC_VERSION_MIN_MACOSX = 0x24, LC_DYLD_INFO = 0x22, LC_BUILD_VERSION = 0x32, LC_DYLD_CHAINED_FIXUPS = 0x34
+/** The library "ordinal" of a symbol dyld looks up in every loaded image (flat namespace). */
+const FLAT_LOOKUP = -2
+
+/** Reads an unsigned LEB128 at `at`: [value, next offset]. */
+function uleb(b, at) {
+  let value = 0
+  let shift = 0
+  for (;;) {
+    const byte = b[at++]
+    value += (byte & 0x7f) * 2 ** shift
+    shift += 7
+    if ((byte & 0x80) === 0) return [value, at]
+  }
+}
+
+/**
+ * symbol name -> library ordinal, from dyld's bind and lazy-bind opcode streams
+ * (LC_DYLD_INFO): -2 is a flat lookup, 1.. the LC_LOAD_DYLIB libraries in order.
+ */
+function bindOrdinals(b, streams) {
+  const ordinals = new Map()
+  for (const { offset, size } of streams) {
+    let ordinal = 0
+    let symbol = ''
+    for (let at = offset; at < offset + size; ) {
+      const byte = b[at++]
+      const op = byte & 0xf0
+      const imm = byte & 0x0f
+      if (op === 0x10) ordinal = imm // SET_DYLIB_ORDINAL_IMM
+      else if (op === 0x20) [ordinal, at] = uleb(b, at) // SET_DYLIB_ORDINAL_ULEB
+      else if (op === 0x30) ordinal = imm === 0 ? 0 : imm - 16 // SET_DYLIB_SPECIAL_IMM: 0, -1, -2, -3
+      else if (op === 0x40) {
+        symbol = cString(b, at) // SET_SYMBOL_TRAILING_FLAGS_IMM
+        at += Buffer.byteLength(symbol, 'latin1') + 1
+      } else if (op === 0x60 || op === 0x70 || op === 0x80 || op === 0xa0) [, at] = uleb(b, at) // addend, segment+offset, add addr, bind+add
+      else if (op === 0xc0) [, at] = uleb(b, uleb(b, at)[1]) // bind times, skipping
+      else if (op === 0xd0) return ordinals // threaded binds: not read
+      if (op === 0x90 || op === 0xa0 || op === 0xb0 || op === 0xc0) ordinals.set(symbol, ordinal)
+    }
+  }
+  return ordinals
+}
+
+/** symbol name -> library ordinal, from the imports of LC_DYLD_CHAINED_FIXUPS. */
+function chainedImportOrdinals(b, offset) {
+  const ordinals = new Map()
+  const importsOffset = offset + b.readUInt32LE(offset + 8)
+  const symbolsOffset = offset + b.readUInt32LE(offset + 12)
+  const count = b.readUInt32LE(offset + 16)
+  const format = b.readUInt32LE(offset + 20)
+  const width = { 1: 4, 2: 8, 3: 16 }[format]
+  for (let i = 0; i < count; i++) {
+    const at = importsOffset + i * width
+    let ordinal
+    let name
+    if (format === 3) {
+      ordinal = b.readUInt16LE(at)
+      name = b.readUInt32LE(at + 4)
+      if (ordinal >= 0xfff0) ordinal -= 0x10000
+    } else {
+      const word = b.readUInt32LE(at)
+      ordinal = word & 0xff
+      name = word >>> 9
+      if (ordinal >= 0xf0) ordinal -= 0x100
+    }
+    ordinals.set(cString(b, symbolsOffset + name), ordinal)
+  }
+  return ordinals
+}
 
 const machOVersion = (v) => `${v >>> 16}.${(v >> 8) & 0xff}${v & 0xff ? `.${v & 0xff}` : ''}`
 
@@ -101,6 +169,7 @@ function machO(b) {
   let minMacos = null
   let symtab
   let signature
+  let ordinals = new Map()
   const imports = []
   for (let at = 32, i = 0; i < ncmds; i++) {
     const cmd = b.readUInt32LE(at) & 0x7fffffff // LC_REQ_DYLD is the top bit
@@ -110,6 +179,11 @@ function machO(b) {
     else if (cmd === LC_SYMTAB) symtab = { symoff: b.readUInt32LE(at + 8), nsyms: b.readUInt32LE(at + 12), stroff: b.readUInt32LE(at + 16) }
     else if (cmd === LC_LOAD_DYLIB) imports.push(cString(b, at + b.readUInt32LE(at + 8)))
     else if (cmd === LC_CODE_SIGNATURE) signature = { offset: b.readUInt32LE(at + 8), size: b.readUInt32LE(at + 12) }
+    else if (cmd === LC_DYLD_INFO) {
+      // bind, weak bind and lazy bind: offset and size at 16, 24 and 32 of the command
+      ordinals = bindOrdinals(b, [16, 24, 32].map((o) => ({ offset: b.readUInt32LE(at + o), size: b.readUInt32LE(at + o + 4) })))
+    }
+    else if (cmd === LC_DYLD_CHAINED_FIXUPS) ordinals = chainedImportOrdinals(b, b.readUInt32LE(at + 8))
     at += size
   }
   const exports = []
@@ -123,7 +197,7 @@ function machO(b) {
       const name = cString(b, symtab.stroff + b.readUInt32LE(at))
       if ((type & 0x0e) === 0x0e) exports.push(name.replace(/^_/, '')) // N_SECT
       else if ((type & 0x0e) === 0 && name.startsWith('_napi_')) {
-        napiImports.push({ name: name.slice(1), flat: ((b.readUInt16LE(at + 6) >> 8) & 0xff) === DYNAMIC_LOOKUP_ORDINAL })
+        napiImports.push({ name: name.slice(1), flat: ordinals.get(name) === FLAT_LOOKUP })
       }
     }
   }
