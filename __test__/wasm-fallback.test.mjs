@@ -188,5 +188,7 @@ test("auditLog on the fallback: audit.test.mjs and the audit file's crash-safety
   assert.ok(audit.fail === 0 && audit.pass >= 12, `${audit.pass} passed, ${audit.fail} failed`)
   const crashSafety = await nodeTestOnWasm(['--test-name-pattern=the audit file', join(ROOT, '__test__', 'hardening-resources.test.mjs')])
   assert.equal(crashSafety.code, 0, crashSafety.failures)
-  assert.ok(crashSafety.fail === 0 && crashSafety.pass >= 4, `${crashSafety.pass} passed, ${crashSafety.fail} failed`)
+  // Two of the four are Unix-only (a deleted folder, a rotated file): skipped on Windows.
+  const expected = process.platform === 'win32' ? 2 : 4
+  assert.ok(crashSafety.fail === 0 && crashSafety.pass >= expected, `${crashSafety.pass} passed, ${crashSafety.fail} failed`)
 })

@@ -49,10 +49,12 @@ function prebuiltPlatforms() {
 
 /** Why the addon did not load, one reason per candidate index.js tried (WASI ones left out). */
 function reasons(error) {
+  // The first line of each message (Windows ends its system messages with \r\n).
+  const line = (e) => String(e.message).split('\n')[0].trim()
   const why = []
-  for (let e = error.cause; e; e = e.cause) why.push(String(e.message).split('\n')[0])
+  for (let e = error.cause; e; e = e.cause) why.push(line(e))
   const native = why.reverse().filter((m) => !/wasi/i.test(m))
-  return native.length > 0 ? native.join('; ') : String(error.message).split('\n')[0]
+  return native.length > 0 ? native.join('; ') : line(error)
 }
 
 const choice = chosenBackend()
