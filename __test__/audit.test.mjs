@@ -5,19 +5,19 @@
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ToolRegistry, ToolExecutionManager, transientError } from 'toolhost'
+import { makeTempDir, removeTempDir } from './fixtures/temp-dir.mjs'
 
 const FAST_RETRY = { baseDelay: 1, jitter: 'none' }
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
 const RECORD_KEYS = ['attempts', 'durationMs', 'executionId', 'finishedAt', 'inputHash', 'sessionId', 'startedAt', 'status', 'toolCallId', 'toolName']
 
 let dir
-before(() => { dir = mkdtempSync(join(tmpdir(), 'toolhost-audit-')) })
-after(() => rmSync(dir, { recursive: true, force: true }))
+before(() => { dir = makeTempDir('toolhost-audit-') })
+after(() => removeTempDir(dir))
 
 let fileCounter = 0
 /** A fresh audit file path in the test directory. */

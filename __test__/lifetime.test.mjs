@@ -4,19 +4,19 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { pathToFileURL } from 'node:url'
+import { makeTempDir, removeTempDir } from './fixtures/temp-dir.mjs'
 
-const PACKAGE = fileURLToPath(new URL('../js/node.mjs', import.meta.url))
+const PACKAGE = new URL('../js/node.mjs', import.meta.url).href
 let dir
 
 before(() => {
-  dir = mkdtempSync(join(tmpdir(), 'toolhost-lifetime-'))
+  dir = makeTempDir('toolhost-lifetime-')
 })
 after(() => {
-  rmSync(dir, { recursive: true, force: true })
+  removeTempDir(dir)
 })
 
 /**

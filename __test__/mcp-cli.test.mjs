@@ -4,10 +4,11 @@
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { removeTempDir } from './fixtures/temp-dir.mjs'
 
 const T = { timeout: 30_000 }
 const CLI = fileURLToPath(new URL('../js/cli.mjs', import.meta.url))
@@ -27,7 +28,7 @@ before(() => {
   writeFileSync(`${DIR}stuck.mjs`, 'await new Promise(() => {})\nexport default () => {}\n')
   writeFileSync(`${DIR}approval.mjs`, `export default function (registry) {\n  registry.register({ name: 'pay', description: 'Pays', needsApproval: true, handler: () => 'paid' })\n}\n`)
 })
-after(() => rmSync(DIR, { recursive: true, force: true }))
+after(() => removeTempDir(DIR))
 
 /** Runs the CLI; resolves { code, stdout, stderr } when it exits. */
 function run(args, { timeoutMs = 10_000, env = process.env, node = [] } = {}) {
@@ -80,8 +81,10 @@ describe('toolhost serve --http', () => {
     await new Promise((resolve) => setTimeout(resolve, 200))
     child.kill('SIGTERM')
     // The server exits once the drain (--drain 100) is over, the call in flight
-    // cancelled, with status 0.
-    assert.deepEqual(await exited, { code: 0, signal: null })
+    // cancelled, with status 0. (Windows has no SIGTERM: kill() ends the process there,
+    // with no handler run.)
+    const end = await exited
+    if (process.platform !== 'win32') assert.deepEqual(end, { code: 0, signal: null })
     // The SDK Client never hears back about a call whose stream was cut (it has no
     // resumption token): closing it ends the call. A mount fails it transient instead.
     await client.close()
@@ -101,7 +104,8 @@ describe('toolhost serve --http', () => {
       }
       await client.close()
       child.kill('SIGTERM')
-      assert.equal((await exited).code, 0)
+      const end = await exited
+      if (process.platform !== 'win32') assert.equal(end.code, 0)
     }
   })
 })

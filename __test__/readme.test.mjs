@@ -22,7 +22,7 @@ import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { dirname, join, resolve } from 'node:path'
+import { delimiter, dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -119,13 +119,19 @@ test('README.md has code blocks to check, each tagged with something known', () 
 test('every README block runs or type-checks as written', { timeout: 10 * 60_000 }, async (t) => {
   rmSync(DIR, { recursive: true, force: true })
   mkdirSync(join(DIR, 'node_modules', '.bin'), { recursive: true })
-  symlinkSync(ROOT, join(DIR, 'node_modules', 'toolhost'), 'dir')
-  symlinkSync(join(ROOT, 'js', 'cli.mjs'), join(DIR, 'node_modules', '.bin', 'toolhost'))
+  // A junction on Windows (a directory link that needs no privilege); ignored elsewhere.
+  symlinkSync(ROOT, join(DIR, 'node_modules', 'toolhost'), 'junction')
+  if (process.platform === 'win32') {
+    // What npm writes there on Windows: a .cmd that runs the bin with node.
+    writeFileSync(join(DIR, 'node_modules', '.bin', 'toolhost.cmd'), `@node "%~dp0\\..\\toolhost\\js\\cli.mjs" %*\r\n`)
+  } else {
+    symlinkSync(join(ROOT, 'js', 'cli.mjs'), join(DIR, 'node_modules', '.bin', 'toolhost'))
+  }
   writeFileSync(join(DIR, 'package.json'), JSON.stringify({ name: 'readme-snippets', private: true, type: 'module' }))
   all.forEach((b, k) => writeFileSync(join(DIR, name(b, k)), b.code))
 
   const env = { ...process.env, PORT: String(await freePort()), NODE_OPTIONS: '' }
-  env.PATH = `${join(DIR, 'node_modules', '.bin')}:${env.PATH}`
+  env.PATH = `${join(DIR, 'node_modules', '.bin')}${delimiter}${env.PATH}`
   const background = []
   try {
     for (const [k, b] of all.entries()) {

@@ -647,9 +647,11 @@ export class ToolExecutionManager extends ToolEventTarget {
         case OP.AUDIT: {
           const failed = ops[i + 1] === 1
           i += 2
-          const auditRecord = JSON.parse(text.slice(at, (at += ops[i++])))
-          const failure = failed ? text.slice(at, (at += ops[i++])) : undefined
-          work.push(W_AUDIT, auditRecord, failure)
+          const line = text.slice(at, (at += ops[i++]))
+          let failure = failed ? text.slice(at, (at += ops[i++])) : undefined
+          // A backend with no file system in its engine (wasm in Node) writes the file here.
+          if (this.#core.auditFile !== undefined) failure ??= this.#core.auditFile.append(line)
+          work.push(W_AUDIT, JSON.parse(line), failure)
           break
         }
         case OP.INTERRUPT: {

@@ -1,19 +1,24 @@
-// What a user of the published package gets, checked on this machine (issue 15):
+// What a user of the published package gets, checked on this machine:
 //
 // 1. takes this platform's binary (`npm install` built it; `napi build --platform
 //    --release` again when a Rust source is newer) and moves it into its platform
-//    package with `napi artifacts` (npm/linux-x64-gnu/ here), as the release workflow does;
+//    package with `napi artifacts` (npm/linux-x64-gnu/ here), as the release workflow
+//    does; builds wasm/ (`npm run build:wasm`) when it is missing;
 // 2. `npm pack`s the main package and that platform package;
 // 3. installs both into a fresh consumer project with no Rust anywhere (every PATH
 //    entry containing cargo or rustup removed, CARGO_HOME and RUSTUP_HOME empty), and
 //    prints the install time and the installed size of node_modules/toolhost*;
-// 4. runs the README's first example there with `node`, as ES module and as CommonJS;
+// 4. runs the README's first example there with `node`, as ES module and as CommonJS,
+//    on the native addon (no fallback warning);
 // 5. installs the main package alone, still without Rust (a platform with no prebuilt
-//    binary): the install must fail and say that Rust is needed and where to get it.
+//    binary, or a browser-only app): the install succeeds, and the first example runs on
+//    the WebAssembly fallback, with its one warning;
+// 6. the same with TOOLHOST_BUILD_FROM_SOURCE=1: the install fails, saying that
+//    building from source needs Rust and where to get it.
 //
-// `--fallback` adds the slow case (minutes): the main package alone with Rust, so the
-// install script builds the addon from source; then the first example runs, and what
-// the build left behind is measured.
+// `--from-source` adds the slow case (minutes): the main package alone with Rust and
+// TOOLHOST_BUILD_FROM_SOURCE=1, so the install script builds the addon; then the first
+// example runs on it, and what the build left behind is measured.
 // `--keep` keeps the temporary folder (its path is printed).
 //
 // Times and sizes are printed, not asserted; only "no target/ folder, under 20 MB"
@@ -109,7 +114,7 @@ function withoutRust() {
   const env = {}
   for (const [key, value] of Object.entries(process.env)) {
     // A parent npm's settings (npm_config_*) must not leak into the consumer's npm.
-    if (/^(CARGO|RUSTUP|RUSTC|RUSTFLAGS|npm_)/i.test(key)) continue
+    if (/^(CARGO|RUSTUP|RUSTC|RUSTFLAGS|npm_|TOOLHOST_)/i.test(key)) continue
     env[key] = value
   }
   env.PATH = (process.env.PATH ?? '').split(delimiter).filter((dir) => !/cargo|rustup/i.test(dir)).join(delimiter)
@@ -145,14 +150,19 @@ const FIRST_EXAMPLE_ESM = readmeBlock('js')
 const FIRST_EXAMPLE_CJS = readmeBlock('cjs')
 const FIRST_EXAMPLE_OUTPUT = "true { city: 'Paris', tempC: 21 }\nfalse INVALID_ARGUMENTS\n"
 
-function runFirstExamples(dir, env, label) {
+/** Runs the first example as ESM and CJS; `fallback`: whether it must run on the
+ * WebAssembly fallback (and warn once) or on the native addon (and not warn). */
+function runFirstExamples(dir, env, label, { fallback = false } = {}) {
   writeFileSync(join(dir, 'first.mjs'), FIRST_EXAMPLE_ESM)
   writeFileSync(join(dir, 'first.cjs'), FIRST_EXAMPLE_CJS)
   for (const file of ['first.mjs', 'first.cjs']) {
     const r = run('node', [file], { cwd: dir, env })
-    process.stdout.write(r.out.replace(/^/gm, '    '))
+    process.stdout.write(r.out.replace(/^(?=.)/gm, '    '))
     check(`${label}: node ${file} prints the example's result`, r.code === 0 && r.stdout === FIRST_EXAMPLE_OUTPUT,
       r.code === 0 ? `expected ${JSON.stringify(FIRST_EXAMPLE_OUTPUT)}, got ${JSON.stringify(r.stdout)}` : `exit code ${r.code}`)
+    const warnings = r.out.match(/TOOLHOST_WASM_FALLBACK/g)?.length ?? 0
+    check(`${label}: node ${file} runs on ${fallback ? 'the WebAssembly fallback, warning once' : 'the native addon, no fallback warning'}`,
+      warnings === (fallback ? 1 : 0), `${warnings} fallback warnings`)
   }
 }
 
@@ -192,6 +202,7 @@ try {
     const built = mustRun(process.execPath, [napi, 'build', '--platform', '--release'], { inherit: true })
     console.log(`    napi build: ${secs(built.ms)}`)
   }
+  if (!existsSync(join(root, 'wasm', 'toolhost_wasm_bg.wasm'))) mustRun(process.execPath, [join(root, 'scripts', 'build-wasm.mjs')], { inherit: true })
   const hadBinary = existsSync(join(platformDir, binary))
   const artifacts = join(work, 'artifacts')
   mkdirSync(join(artifacts, `bindings-${triple}`), { recursive: true })
@@ -217,19 +228,19 @@ try {
   console.log(`    ${platformTgz}: ${mb(statSync(platformTgz).size)}, ${platformFiles.length} files`)
   check(`the platform tarball holds ${binary}`, platformFiles.includes(binary), platformFiles.join(', '))
   const needed = ['package.json', 'LICENSE', 'index.js', 'index.d.ts', 'js/node.mjs', 'js/node.cjs', 'js/index.d.ts',
+    'wasm/package.json', 'wasm/toolhost_wasm.js', 'wasm/toolhost_wasm_bg.wasm',
     'scripts/install.mjs', 'Cargo.toml', 'Cargo.lock', 'build.rs', 'src/lib.rs', 'crates/toolhost/Cargo.toml']
-  check('the main tarball holds the JS API, the loader, the install script and the Rust source',
+  check('the main tarball holds the JS API, the loader, the WebAssembly engine, the install script and the Rust source',
     needed.every((f) => mainFiles.includes(f)), `missing: ${needed.filter((f) => !mainFiles.includes(f)).join(', ')}`)
   const stray = mainFiles.filter((f) => f.endsWith('.node') || /^(target|npm|node_modules|__test__)\//.test(f))
   check('the main tarball holds no binary, target/, npm/ or tests', stray.length === 0, stray.slice(0, 5).join(', '))
-  if (!mainFiles.some((f) => f.startsWith('wasm/'))) console.log('    note: no wasm/ in the main tarball (the browser backend): `npm run build:wasm` before publishing')
 
   const noRust = withoutRust()
 
   // 3. and 4. Main + platform package, no Rust.
   const app = consumerProject('consumer')
   const install = run('npm', ['install', '--no-audit', '--no-fund', mainTgz, platformTgz], { cwd: app, env: noRust })
-  process.stdout.write(install.out.replace(/^/gm, '    '))
+  process.stdout.write(install.out.replace(/^(?=.)/gm, '    '))
   if (check('npm install of the main and platform tarballs, with no Rust on the machine', install.code === 0, `exit code ${install.code}`)) {
     console.log(`    install time: ${secs(install.ms)}`)
     installedSizes(app, 'prebuilt')
@@ -237,27 +248,38 @@ try {
     runFirstExamples(app, noRust, 'prebuilt')
   }
 
-  // 5. Main package alone, no Rust: a clear failure.
+  // 5. Main package alone, no Rust: installs, and runs on the WebAssembly fallback.
   const bare = consumerProject('consumer-no-binary')
-  const refused = run('npm', ['install', '--no-audit', '--no-fund', mainTgz], { cwd: bare, env: noRust })
-  process.stdout.write(refused.out.replace(/^/gm, '    '))
-  check('without a platform package and without Rust, npm install fails saying Rust is needed and how to get it',
+  const alone = run('npm', ['install', '--no-audit', '--no-fund', mainTgz], { cwd: bare, env: noRust })
+  process.stdout.write(alone.out.replace(/^(?=.)/gm, '    '))
+  if (check('npm install of the main package alone (no platform package), with no Rust on the machine', alone.code === 0, `exit code ${alone.code}`)) {
+    console.log(`    install time: ${secs(alone.ms)} (what a browser-only app, or a platform with no prebuilt binary, waits)`)
+    installedSizes(bare, 'main package alone')
+    check('no addon was built in node_modules/toolhost', !readdirSync(join(bare, 'node_modules', 'toolhost')).some((f) => f.endsWith('.node')))
+    runFirstExamples(bare, noRust, 'main package alone', { fallback: true })
+  }
+
+  // 6. Building from source, asked for, with no Rust: a clear failure.
+  const asked = consumerProject('consumer-from-source-no-rust')
+  const refused = run('npm', ['install', '--no-audit', '--no-fund', mainTgz], { cwd: asked, env: { ...noRust, TOOLHOST_BUILD_FROM_SOURCE: '1' } })
+  process.stdout.write(refused.out.replace(/^(?=.)/gm, '    '))
+  check('with TOOLHOST_BUILD_FROM_SOURCE=1 and no Rust, npm install fails saying Rust is needed and how to get it',
     refused.code !== 0 && refused.out.includes('needs Rust') && refused.out.includes('https://rustup.rs'), `exit code ${refused.code}`)
   console.log(`    time to fail: ${secs(refused.ms)}`)
 
-  // --fallback: main package alone, with Rust: built from source.
-  if (args.has('--fallback')) {
+  // --from-source: main package alone, with Rust, TOOLHOST_BUILD_FROM_SOURCE=1: built from source.
+  if (args.has('--from-source')) {
     const before = new Set(readdirSync(tmpdir()).filter((n) => n.startsWith('toolhost-build-')))
-    const fallback = consumerProject('consumer-from-source')
-    const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key)))
-    const built = run('npm', ['install', '--no-audit', '--no-fund', '--foreground-scripts', mainTgz], { cwd: fallback, env })
-    process.stdout.write(built.out.replace(/^/gm, '    '))
-    if (check('without a platform package, npm install builds the addon from source', built.code === 0, `exit code ${built.code}`)) {
+    const fromSource = consumerProject('consumer-from-source')
+    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key))), TOOLHOST_BUILD_FROM_SOURCE: '1' }
+    const built = run('npm', ['install', '--no-audit', '--no-fund', '--foreground-scripts', mainTgz], { cwd: fromSource, env })
+    process.stdout.write(built.out.replace(/^(?=.)/gm, '    '))
+    if (check('with TOOLHOST_BUILD_FROM_SOURCE=1, npm install builds the addon from source', built.code === 0, `exit code ${built.code}`)) {
       console.log(`    install time (building from source): ${secs(built.ms)}`)
-      installedSizes(fallback, 'from source')
+      installedSizes(fromSource, 'from source')
       const left = readdirSync(tmpdir()).filter((n) => n.startsWith('toolhost-build-') && !before.has(n))
       check('the temporary build folder was removed', left.length === 0, left.join(', '))
-      runFirstExamples(fallback, process.env, 'from source')
+      runFirstExamples(fromSource, process.env, 'from source')
     }
   }
 } catch (error) {

@@ -1,12 +1,14 @@
-// npm's `install` script of toolhost: makes sure the native addon is there.
+// npm's `install` script of toolhost. Installing never needs Rust:
 //
-// - Installed from npm (this package is under node_modules): if the addon already
-//   loads, it does nothing. That is the usual case: npm installed the prebuilt
-//   binary of this platform, the optional dependency `toolhost-<platform>` (see npm/).
-//   Otherwise (a platform with no prebuilt package, or optional dependencies
-//   omitted), it builds the addon from the Rust source shipped in the package with
-//   `cargo build --release`, in a temporary target folder outside node_modules that
-//   is removed afterwards, so only the .node file (about 8 MB) stays.
+// - Installed from npm (this package is under node_modules): it does nothing. The native
+//   addon is the optional dependency `toolhost-<platform>` (see npm/), which npm installs
+//   for the platforms it was built for; where there is none (another platform, optional
+//   dependencies omitted, a libc too old for it), toolhost runs on the WebAssembly build
+//   of its engine, which ships in this package, and says so once when it is loaded.
+//   Building the addon from the Rust source shipped in the package is an explicit
+//   choice: TOOLHOST_BUILD_FROM_SOURCE=1 (then `cargo build --release`, in a temporary
+//   target folder outside node_modules that is removed afterwards, so only the .node
+//   file, about 8 MB, stays).
 // - In a clone of the repository (not under node_modules), `npm install` builds the
 //   addon with `napi build --platform --release`, as it always did: cargo rebuilds
 //   what changed, and the generated loader index.js / index.d.ts are refreshed.
@@ -17,7 +19,7 @@
 // one; otherwise (CI) to stderr, which npm shows on failure or with --foreground-scripts.
 //
 // Environment:
-//   TOOLHOST_BUILD_FROM_SOURCE=1  build from source even when a prebuilt binary loads
+//   TOOLHOST_BUILD_FROM_SOURCE=1  build the addon from source (needs Rust: https://rustup.rs)
 //   CARGO_TARGET_DIR              build there, and keep it (a faster rebuild next time)
 import { spawn, spawnSync } from 'node:child_process'
 import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs'
@@ -186,30 +188,24 @@ function run(cmd, args, options) {
 const RUST_NEEDED =
   'toolhost: building the addon from source needs Rust (cargo), and cargo was not found on the PATH.\n' +
   'toolhost: install Rust from https://rustup.rs (one command), open a new terminal so that cargo is on the PATH,\n' +
-  'toolhost: then run `npm rebuild toolhost` (or install again).'
+  'toolhost: then run `TOOLHOST_BUILD_FROM_SOURCE=1 npm rebuild toolhost` (or install again).'
 
 /** In a clone of the repository: `napi build --platform --release`, as before. */
 async function developerBuild(napiBin) {
-  if (!cargoVersion()) fail(`toolhost: a clone of the repository builds its native addon from source.\n${RUST_NEEDED.replace('`npm rebuild toolhost` (or install again)', '`npm install` again')}`)
+  if (!cargoVersion()) fail(`toolhost: a clone of the repository builds its native addon from source.\n${RUST_NEEDED.replace('`TOOLHOST_BUILD_FROM_SOURCE=1 npm rebuild toolhost` (or install again)', '`npm install` again')}`)
   const code = await run(process.execPath, [napiBin, 'build', '--platform', '--release'], { cwd: root, env: { ...process.env, CARGO_TERM_COLOR: process.env.CARGO_TERM_COLOR ?? (sink.tty ? 'always' : 'auto') } })
   if (code !== 0) fail(`toolhost: napi build failed (exit code ${code}); cargo's output is above.`)
 }
 
-/** Installed from npm with no working prebuilt binary: cargo build, copy the .node, clean up. */
-async function sourceBuild(reason) {
+/** Installed from npm, TOOLHOST_BUILD_FROM_SOURCE set: cargo build, copy the .node, clean up. */
+async function sourceBuild() {
   const abi = platformArchAbi()
-  const why =
-    `toolhost: no prebuilt native addon loads on this platform, ${abi} (${reason}).\n` +
-    `toolhost: prebuilt ones are the optional dependencies toolhost-<platform>, for ${prebuiltPlatforms().join(', ')};\n` +
-    'toolhost: if you installed with --omit=optional (or --no-optional), install again without it.'
   const cargo = cargoVersion()
-  if (!cargo) fail(`${why}\n${RUST_NEEDED}`)
-  say(why)
-
+  if (!cargo) fail(`toolhost: TOOLHOST_BUILD_FROM_SOURCE is set, so the native addon for ${abi} is built from source.\n${RUST_NEEDED}\ntoolhost: without TOOLHOST_BUILD_FROM_SOURCE, toolhost installs with no Rust: it uses the prebuilt addon toolhost-${abi} where there is one (${prebuiltPlatforms().join(', ')}), else the WebAssembly build of its engine.`)
   const keepTarget = Boolean(process.env.CARGO_TARGET_DIR)
   const targetDir = keepTarget ? process.env.CARGO_TARGET_DIR : mkdtempSync(join(tmpdir(), 'toolhost-build-'))
   say(
-    `toolhost: building it from source with ${cargo} (a few minutes; cargo's output follows).\n` +
+    `toolhost: TOOLHOST_BUILD_FROM_SOURCE is set: building the native addon for ${abi} with ${cargo} (a few minutes; cargo's output follows).\n` +
       `toolhost: build folder ${targetDir} (${keepTarget ? 'CARGO_TARGET_DIR, kept' : 'removed afterwards'})`,
   )
   const started = Date.now()
@@ -243,15 +239,11 @@ function napiCli() {
 
 const inRepository = !root.split(sep).includes('node_modules') && existsSync(join(root, 'Cargo.toml'))
 const napiBin = inRepository ? napiCli() : null
-const force = /^(1|true)$/i.test(process.env.TOOLHOST_BUILD_FROM_SOURCE ?? '')
+const fromSource = /^(1|true)$/i.test(process.env.TOOLHOST_BUILD_FROM_SOURCE ?? '')
 
 try {
-  if (napiBin) {
-    await developerBuild(napiBin)
-  } else {
-    const error = force ? 'TOOLHOST_BUILD_FROM_SOURCE is set' : addonLoadError()
-    if (error) await sourceBuild(error)
-  }
+  if (napiBin) await developerBuild(napiBin)
+  else if (fromSource) await sourceBuild()
 } finally {
   if (sink.own) closeSync(sink.fd)
 }

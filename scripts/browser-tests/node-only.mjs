@@ -52,6 +52,8 @@ export default {
       'hostile MCP servers over Streamable HTTP (node:http) and stdio (node:child_process), and process warnings (process.on(\'warning\'))',
     '__test__/serve-load.test.mjs':
       'a load test of serveHttp (node:http) in a child process run with --expose-gc (node:child_process), measuring its RSS',
+    '__test__/wasm-fallback.test.mjs':
+      "is about Node's choice of backend: runs each case in a child process (node:child_process) with TOOLHOST_BACKEND set, and node --test on the audit files (node:fs)",
     '__test__/readme.test.mjs':
       "runs each block of README.md as a node child process (node:child_process) from files it writes under target/; the README's browser code is the Lit example, tested by npm run test:lit",
   },

@@ -305,6 +305,13 @@ impl EngineCore {
     pub fn stats(&self, tool: &str) -> String {
         self.host.as_ref().map(|h| h.stats(tool).to_string()).unwrap_or_default()
     }
+
+    /// How many executions are in flight (started and not finished): a Node host keeps
+    /// the process alive while there are any, as the napi backend does.
+    #[wasm_bindgen(js_name = inFlight)]
+    pub fn in_flight(&self) -> u32 {
+        self.host.as_ref().map_or(0, |h| h.in_flight() as u32)
+    }
 }
 
 impl EngineCore {

@@ -1,0 +1,186 @@
+// The EngineCore of the engine's WebAssembly build (wasm/, crates/toolhost-wasm), as the
+// runtime (js/manager.mjs) expects a backend's engine: a scratch view over wasm memory,
+// and the timers the engine asks for armed by the host. Two hosts use it: a browser
+// (js/browser.mjs: the page's setTimeout) and Node when no native addon loads
+// (js/wasm-node.mjs: unref'd timers, the process kept alive while executions are in
+// flight, and the audit file written from JS).
+import { wake } from './manager.mjs'
+
+// setTimeout fires at once for a delay past 2^31 - 1 ms (about 24.8 days): longer
+// waits are made of several timers. `handle.id` is the current one, for clearing it.
+const LONGEST = 2 ** 31 - 1
+
+/**
+ * The EngineCore class over `glue` (the wasm-bindgen module, initialised) for `host`:
+ * - `setTimer(f, ms)` / `clearTimer(id)`: the host's timers;
+ * - `keepAlive(busy)` (optional): called when an engine gets executions in flight
+ *   (`true`) and when its last one ends (`false`);
+ * - `openAuditFile(path, sync)` (optional): `{ append(line) }` writing `auditLog`, whose
+ *   answer is why a record could not be written, or undefined.
+ */
+export function wasmEngineCore(glue, host) {
+  const { setTimer, clearTimer, keepAlive, openAuditFile } = host
+  let nextEngine = 1
+
+  function later(f, ms, handle = {}) {
+    handle.id = ms > LONGEST ? setTimer(() => later(f, ms - LONGEST, handle), LONGEST) : setTimer(f, ms)
+    return handle
+  }
+
+  return class EngineCore {
+    #core
+    #view = null
+    /** `${kind}:${key}` -> the `later` handle of that timer (all but backoff delays) */
+    #timeouts = new Map()
+    /** Whether this engine holds the host alive (executions in flight). */
+    #held = false
+    /** The audit file this host writes (`{ append(line) }`), when `auditLog` names one;
+     * the manager hands it each record. */
+    auditFile = undefined
+
+    constructor(registry) {
+      this.#core = new glue.EngineCore(registry)
+      this.id = nextEngine++
+    }
+
+    init(options) {
+      let auditLog
+      let auditSync
+      if (openAuditFile !== undefined && options.includes('"auditLog"')) {
+        // The file is the host's: the engine gets the options without it.
+        const parsed = JSON.parse(options)
+        if (typeof parsed?.auditLog === 'string') {
+          ;({ auditLog, auditSync } = parsed)
+          delete parsed.auditLog
+          options = JSON.stringify(parsed)
+        }
+      }
+      const refused = this.#core.init(options)
+      if (refused === '' && auditLog !== undefined) {
+        this.auditFile = openAuditFile(auditLog, auditSync)
+        this.#core.setWanted(0, true)
+      }
+      return refused
+    }
+
+    /** A view of the engine's scratch buffer, made again when wasm memory has grown. */
+    get scratch() {
+      const memory = glue.memory()
+      if (this.#view === null || this.#view.buffer !== memory.buffer) {
+        this.#view = new Float64Array(memory.buffer, this.#core.scratchPtr(), this.#core.scratchLen())
+      }
+      return this.#view
+    }
+
+    bigOps() {
+      return this.#core.bigOps()
+    }
+
+    setWanted(mask, audit) {
+      this.#core.setWanted(mask, audit || this.auditFile !== undefined)
+    }
+
+    // After each engine call: the timers it asked for, [action (0 arm, 1 clear), kind
+    // (0 attempt timeout, 1 backoff, 2 total timeout, 3 approval timeout), key, attempt,
+    // ms] each; and whether the host must stay alive for executions in flight.
+    #after(text) {
+      if (keepAlive !== undefined) {
+        const busy = this.#core.inFlight() > 0
+        if (busy !== this.#held) {
+          this.#held = busy
+          keepAlive(busy)
+        }
+      }
+      if (!this.#core.hasTimers()) return text
+      const t = this.#core.takeTimers()
+      for (let i = 0; i < t.length; i += 5) {
+        const arm = t[i] === 0, kind = t[i + 1], key = t[i + 2], attempt = t[i + 3], ms = t[i + 4]
+        // A backoff that ends for an execution no longer backing off is stale to the
+        // engine, so backoff timers are never cleared.
+        if (kind === 1) {
+          if (arm) later(() => this.#fired(1, key, 0), ms)
+          continue
+        }
+        const id = `${kind}:${key}`
+        const old = this.#timeouts.get(id)
+        if (old !== undefined) {
+          clearTimer(old.id)
+          this.#timeouts.delete(id)
+        }
+        if (arm) this.#timeouts.set(id, later(() => this.#fired(kind, key, attempt), ms))
+      }
+      return text
+    }
+
+    #fired(kind, key, attempt) {
+      if (kind !== 1) this.#timeouts.delete(`${kind}:${key}`)
+      const core = this.#core
+      const text = kind === 0 ? core.timedOut(key, attempt) : kind === 1 ? core.resume(key) : kind === 2 ? core.totalTimedOut(key) : core.approvalExpired(key)
+      wake(this.id, 0, this.#after(text))
+    }
+
+    start(ticket, name, args, options, aborted, unreadable) {
+      return this.#after(this.#core.start(ticket, name, args, options, aborted, unreadable))
+    }
+
+    settle(key, attempt, result) {
+      return this.#after(this.#core.settle(key, attempt, result))
+    }
+
+    approvalDecided(key, needed, invalid) {
+      return this.#after(this.#core.approvalDecided(key, needed, invalid))
+    }
+
+    approve(id, args, by) {
+      return this.#after(this.#core.approve(id, args, by))
+    }
+
+    deny(id, reason, by) {
+      return this.#after(this.#core.deny(id, reason, by))
+    }
+
+    pendingApprovals() {
+      return this.#core.pendingApprovals()
+    }
+
+    progress(key, attempt, progress, total, message) {
+      return this.#after(this.#core.progress(key, attempt, progress, total, message))
+    }
+
+    preliminary(key, attempt) {
+      return this.#after(this.#core.preliminary(key, attempt))
+    }
+
+    fail(key, attempt, thrown) {
+      return this.#after(this.#core.fail(key, attempt, thrown))
+    }
+
+    cancel(id) {
+      return this.#after(this.#core.cancel(id))
+    }
+
+    cancelKeys(keys) {
+      return this.#after(this.#core.cancelKeys(keys))
+    }
+
+    cancelAll(session) {
+      return this.#after(this.#core.cancelAll(session ?? undefined))
+    }
+
+    destroySession(session) {
+      return this.#after(this.#core.destroySession(session))
+    }
+
+    snapshot(id) {
+      return this.#core.snapshot(id)
+    }
+
+    idsForToolCall(id) {
+      return this.#core.idsForToolCall(id)
+    }
+
+    stats(name) {
+      return this.#core.stats(name)
+    }
+  }
+}
