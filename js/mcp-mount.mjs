@@ -13,7 +13,7 @@
 import { checkOptions, toolhostError, transientError } from './errors.mjs'
 import { Connection, httpStatus, isClient, isTransport, messageOf } from './mcp-connection.mjs'
 import { CallToolResultSchema, ErrorCode, ListToolsResultSchema } from './mcp-sdk.mjs'
-import { META, toolSet, fromCallToolResult } from './mcp-server.mjs'
+import { IDEMPOTENCY_META, META, toolSet, fromCallToolResult } from './mcp-server.mjs'
 import { ToolRegistry, registerMounted, stateOf, unregisterMounted } from './registry.mjs'
 
 /** Defaults of what a mount takes from its server. */
@@ -396,7 +396,10 @@ export class McpMount {
       // What the remote reports is reported locally (events, resetTimeoutOnProgress).
       options.onprogress = (p) => ctx.reportProgress({ progress: p.progress, total: p.total, message: p.message })
     }
+    // The local call's idempotency key travels with it: a server with a journal runs a
+    // call retried on another host (its first host died mid-call) at most once.
     const request = { method: 'tools/call', params: { name: remote, arguments: args ?? {} } }
+    if (typeof ctx.idempotencyKey === 'string') request.params._meta = { [IDEMPOTENCY_META]: ctx.idempotencyKey }
     let result
     for (let tries = 0; ; tries++) {
       conn.pending++

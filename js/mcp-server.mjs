@@ -286,6 +286,22 @@ export function createMcpServer(tools, manager, options) {
  * belongs to (its HTTP response closed); `onCall(delta)`, told of calls starting (+1)
  * and ending (-1); `closing()`, true once new calls are refused (draining).
  */
+/** `_meta` key under which a mount sends the call's idempotency key. */
+export const IDEMPOTENCY_META = 'toolhost/idempotencyKey'
+
+/**
+ * The idempotency key of a `tools/call`: the one its client sent (a toolhost mount sends
+ * its own call's key in `_meta`), scoped by the client's authenticated identity when it
+ * has one, so two clients' keys never meet. A call that came without one gets a key of
+ * its own: request ids repeat across sessions and processes, so they must not be keys.
+ */
+function idempotencyKeyOf(request, extra) {
+  const sent = request.params._meta?.[IDEMPOTENCY_META]
+  if (typeof sent !== 'string' || sent === '' || sent.length > 512) return `mcp-call:${globalThis.crypto.randomUUID()}`
+  const who = extra.authInfo?.clientId
+  return typeof who === 'string' && who !== '' ? `${who}:${sent}` : sent
+}
+
 export function buildServer(tools, manager, o, hooks) {
   const { registry, target, sessionId } = toolSet(tools, o.sessionId, 'createMcpServer')
   manager = managerFor(registry, manager, 'createMcpServer')
@@ -370,7 +386,9 @@ export function buildServer(tools, manager, o, hooks) {
     const untrack = track(manager, call)
     hooks.onCall?.(1)
     try {
-      const outcome = await manager.execute(name, args ?? {}, { sessionId, signal: controller.signal, toolCallId, authInfo: extra.authInfo })
+      const outcome = await manager.execute(name, args ?? {}, {
+        sessionId, signal: controller.signal, toolCallId, authInfo: extra.authInfo, idempotencyKey: idempotencyKeyOf(request, extra),
+      })
       if (outcome.success) {
         const result = toCallToolResult(outcome.result)
         if (outcome.result === undefined) return result
