@@ -622,7 +622,7 @@ mod tests {
         let e = host.register(None, &definition("a")).unwrap_err();
         assert_eq!((e.code(), e.schema_path.as_deref()), ("INVALID_SCHEMA", Some("/requried")));
         // A mounted server's schema is not the user's to fix.
-        assert!(host.register_mounted(None, &definition("m"), false).is_ok());
+        assert!(host.register_mounted(None, &definition("m"), false, None).is_ok());
         assert_eq!(host.configure(r#"{"strictSchema":false}"#).unwrap_err().message, "unknown option `strictSchema` in registry options; did you mean `strictSchemas`?");
         host.configure(r#"{"strictSchemas":false}"#).unwrap();
         assert!(host.register(None, &definition("a")).is_ok());
