@@ -40,6 +40,8 @@ export default {
       'the journal is Node\'s (a page refuses the journal option): its tests open SQLite files and start a Postgres server (node:child_process)',
     '__test__/journal-providers.test.mjs':
       'the journal is Node\'s: SQLite files and a Postgres server',
+    '__test__/journal-mcp.test.mjs':
+      'runs two `toolhost serve` hosts (node:child_process) behind a TCP proxy (node:net) on a Postgres journal, and kills one',
     '__test__/journal-processes.test.mjs':
       'runs journal worker processes and kills them with SIGKILL (node:child_process)',
     '__test__/request-context.test.mjs':
