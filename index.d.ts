@@ -80,6 +80,11 @@ export declare class EngineCore {
    */
   pendingApprovals(ticket: number): string
   /**
+   * An MCP task store's operation on the journal (JSON); '' for a manager without a
+   * journal or a malformed operation, else the ops' strings (`TASK ticket` later).
+   */
+  journalTask(ticket: number, op: string): string
+  /**
    * Stops the journal's thread (its connection closes when it ends its batch).
    * Journaled calls made afterwards fail: their journal requests reach nobody.
    */

@@ -116,3 +116,52 @@ test('a host killed mid-call: the mount retries on a second host on the same Pos
     b.kill('SIGKILL')
   }
 })
+
+for (const kind of ['sqlite', 'postgres']) {
+  test(`an MCP client asks for a task, the server is killed and restarts, and the client still gets the result [${kind}]`, { timeout: 120_000 }, async () => {
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js')
+    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js')
+    const { CallToolResultSchema, CreateTaskResultSchema } = await import('@modelcontextprotocol/sdk/types.js')
+    const url = await journalUrl(kind)
+    const file = join(dir, `tasks-${kind}.log`)
+    const env = { JOURNAL_URL: url, EFFECTS: file }
+    const port = await freePort()
+    const connectClient = async () => {
+      const client = new Client({ name: 'task-client', version: '1.0.0' })
+      await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)))
+      return client
+    }
+    let server = await host(port, env, `127.0.0.1:${port}`)
+    try {
+      let client = await connectClient()
+      assert.ok(client.getServerCapabilities()?.tasks?.requests?.tools?.call, 'a server with a journal offers tasks')
+      const { tools } = await client.listTools()
+      assert.deepEqual(tools.find((t) => t.name === 'restock').execution, { taskSupport: 'optional' })
+      const ask = (name) => client.request({ method: 'tools/call', params: { name, arguments: { ms: 2500 }, task: { ttl: 600_000 } } }, CreateTaskResultSchema)
+      const { task: restock } = await ask('restock')
+      const { task: charge } = await ask('charge')
+      assert.equal(restock.status, 'working')
+      for (let i = 0; i < 500 && !(effects(file)[`task:${restock.taskId}`] && effects(file)[`task:${charge.taskId}`]); i++) await new Promise((r) => setTimeout(r, 10))
+      // The server dies mid-call; a new one starts on the same journal; the client reconnects.
+      server.kill('SIGKILL')
+      await new Promise((r) => server.once('exit', r))
+      server = await host(port, env, `127.0.0.1:${port}`)
+      client = await connectClient()
+      const done = await client.experimental.tasks.getTaskResult(restock.taskId, CallToolResultSchema)
+      assert.equal(done.isError, undefined, JSON.stringify(done))
+      assert.deepEqual(done.structuredContent, { by: server.pid }, 'recovery ran the idempotent call again on the new server')
+      assert.equal((await client.experimental.tasks.getTask(restock.taskId)).status, 'completed')
+      const failed = await client.experimental.tasks.getTaskResult(charge.taskId, CallToolResultSchema)
+      assert.equal(failed.isError, true)
+      assert.match(failed.content[0].text, /outcome of tool 'charge' is unknown/)
+      assert.equal((await client.experimental.tasks.getTask(charge.taskId)).status, 'failed')
+      assert.deepEqual(effects(file)[`task:${restock.taskId}`], { start: 2, done: 1 })
+      assert.deepEqual(effects(file)[`task:${charge.taskId}`], { start: 1, done: 0 }, 'the once call never ran twice')
+      const { tasks } = await client.experimental.tasks.listTasks()
+      assert.deepEqual(tasks.map((t) => t.taskId).sort(), [restock.taskId, charge.taskId].sort())
+      await client.close()
+    } finally {
+      server.kill('SIGKILL')
+    }
+  })
+}

@@ -276,6 +276,13 @@ export const approvalPolicies = new WeakMap()
 /** Each manager's `toModelError(error, info)` function, for the replies to a model. */
 export const modelErrorRewriters = new WeakMap()
 
+/** `(manager, op) => Promise<JSON> | undefined`: an MCP task store's operation on the
+ * manager's journal (js/mcp-tasks.mjs); undefined for a manager without a journal. */
+export let journalTask
+
+/** `(manager) => boolean`: whether the manager has an open journal. */
+export let isJournaled
+
 /** `(manager, name, reason, options) => Promise`: runs a call of a model response whose
  * arguments the engine refused while reading the response (`reason`: they are over the
  * argument limit), answered as `execute` answers arguments it cannot read (events,
@@ -411,6 +418,11 @@ export class ToolExecutionManager extends ToolEventTarget {
 
   static {
     executeRefused = (manager, name, reason, options) => manager.#start(name, '', reason, options)
+    journalTask = (manager, op) => {
+      if (!manager.#journaled) return undefined
+      return manager.#ask((ticket) => manager.#apply(manager.#core.journalTask(ticket, JSON.stringify(op))))
+    }
+    isJournaled = (manager) => manager.#journaled && !manager.#closed
   }
 
   /** `execute` of argument text, or of arguments refused as `unreadable` says ('' when not). */
@@ -735,6 +747,14 @@ export class ToolExecutionManager extends ToolEventTarget {
             const { code, message, ...extra } = error
             waiting?.reject(toolhostError(code, message, extra.validationErrors ? { validationErrors: extra.validationErrors } : undefined))
           }
+          break
+        }
+        case OP.TASK: {
+          const waiting = this.#answers.get(ops[i + 1])
+          this.#answers.delete(ops[i + 1])
+          const answer = JSON.parse(text.slice(at, (at += ops[i + 3])))
+          i += 4
+          waiting?.resolve(answer)
           break
         }
         case OP.APPROVALS: {
@@ -1207,7 +1227,12 @@ export class ToolExecutionManager extends ToolEventTarget {
   #ask(send) {
     const ticket = ++this.#nextAnswer
     const answer = new Promise((resolve, reject) => this.#answers.set(ticket, { resolve, reject }))
-    send(ticket)
+    try {
+      send(ticket)
+    } catch (err) {
+      this.#answers.get(ticket)?.reject(err)
+      this.#answers.delete(ticket)
+    }
     this.#busy()
     return answer
   }

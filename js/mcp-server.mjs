@@ -9,12 +9,13 @@
 // `maxRequestIdChars`, an id already in flight is refused, and calls that wait for
 // approval are bounded (js/mcp-calls.mjs).
 import { checkOptions, toolhostError } from './errors.mjs'
-import { ToolExecutionManager } from './manager.mjs'
+import { ToolExecutionManager, isJournaled } from './manager.mjs'
 import { ApprovalRules, APPROVAL_MODES, inFlight, track } from './mcp-calls.mjs'
 import { CallToolRequestSchema, ElicitResultSchema, ErrorCode, ListToolsRequestSchema, RequestSchema, Server, sdk } from './mcp-sdk.mjs'
 import { modelErrorText } from './model-errors.mjs'
 import { ToolSession, stateOf } from './registry.mjs'
 import { modelErrorFor, modelOutputOf } from './tool-calls.mjs'
+import { JournalTaskStore, taskKey } from './mcp-tasks.mjs'
 
 /** `_meta` keys toolhost's server sets on results, and its mounts read back. */
 export const META = {
@@ -315,6 +316,60 @@ export function buildServer(tools, manager, o, hooks) {
   }
   if (typeof o.instructions === 'string') serverOptions.instructions = o.instructions
 
+  // With a journal, a client may ask for a call as a task (MCP tasks, 2025-11-25): the
+  // journal keeps it, so it outlives this process and the client's connection.
+  const tasks = isJournaled(manager) && sessionId === undefined ? new JournalTaskStore(manager, storedReply) : undefined
+  if (tasks !== undefined) {
+    serverOptions.capabilities.tasks = { list: {}, cancel: {}, requests: { tools: { call: {} } } }
+    serverOptions.taskStore = tasks
+  }
+
+  /** A call's `CallToolResult`: its JSON (and structuredContent), or the error text. */
+  function replyOf(outcome) {
+    const { name, args } = { name: outcome.execution.toolName, args: outcome.execution.args }
+    if (outcome.success) {
+      const result = toCallToolResult(outcome.result)
+      if (outcome.result === undefined) return result
+      // The text a model reads: the tool's toModelOutput, within maxOutputChars. When
+      // that is not the value's own text, a mount reads the value from _meta.
+      const content = modelOutputOf(manager, outcome)
+      const same = content.length === 1 && content[0].type === 'text' && content[0].text === result.content[0]?.text
+      if (!same && result.structuredContent === undefined) {
+        const { [META.json]: _, ...meta } = result._meta ?? {}
+        result._meta = { ...meta, [META.value]: outcome.result }
+      }
+      result.content = content
+      return result
+    }
+    const { category, code, message, retryable, validationErrors } = outcome.error
+    const error = { category, code, message, retryable }
+    if (validationErrors !== undefined) error.validationErrors = validationErrors
+    // The tool's (or the manager's) toModelError may write this text.
+    const text = modelErrorFor(manager, name, argumentsShown(args), outcome, sessionId ?? null)
+    return { isError: true, content: [{ type: 'text', text }], _meta: { [META.error]: error } }
+  }
+
+  /** The `CallToolResult` of a task's call finished elsewhere (another process, after a
+   * crash): its outcome as the journal keeps it. */
+  function storedReply(outcome) {
+    if (outcome.status === 'succeeded') return toCallToolResult(outcome.result)
+    const { category, code, message, retryable } = outcome.error ?? { category: 'unknown', code: 'UNKNOWN', message: 'the call failed', retryable: false }
+    return { isError: true, content: [{ type: 'text', text: message }], _meta: { [META.error]: { category, code, message, retryable } } }
+  }
+
+  /** Answers a `tools/call` asked for as a task at once, and runs the call on its own:
+   * its key is the task's, so recovery finishes it if this process dies. */
+  async function startTask(request, extra, toolCallId) {
+    const { name, arguments: args } = request.params
+    const task = await extra.taskStore.createTask({ ttl: request.params.task.ttl, pollInterval: 500 })
+    const call = manager.execute(name, args ?? {}, { toolCallId, idempotencyKey: taskKey(task.taskId), authInfo: extra.authInfo })
+    call
+      .then((outcome) => extra.taskStore.storeTaskResult(task.taskId, outcome.success ? 'completed' : 'failed', replyOf(outcome)))
+      // The client may be gone: the outcome is in the journal anyway, which tasks/result reads.
+      .catch(() => {})
+    return { task }
+  }
+
   /** The listed tools, until the registry changes. */
   let listed = null
   let server
@@ -347,6 +402,7 @@ export function buildServer(tools, manager, o, hooks) {
       const all = target.toMcpTools()
       const decls = new Map((sessionId === undefined ? registry.all : target.declarations()).map((d) => [d.name, d.metadata]))
       listed = all.map((t) => mcpSafe(t, decls.get(t.name)))
+      if (tasks !== undefined) for (const t of listed) t.execution = { taskSupport: 'optional' }
     }
     return { tools: listed }
   })
@@ -360,6 +416,10 @@ export function buildServer(tools, manager, o, hooks) {
       throw rpcError(ErrorCode.InvalidParams, text)
     }
     const toolCallId = `mcp-${extra.sessionId ?? serverId}-${requestIdText(extra.requestId, maxIdChars)}`
+    if (request.params.task !== undefined) {
+      if (tasks === undefined) throw rpcError(ErrorCode.InvalidParams, 'this server keeps no tasks: its manager has no journal (or it serves a session)')
+      return startTask(request, extra, toolCallId)
+    }
     // An id is one call: a second call under an id still in flight would take the first
     // one's progress and approval.
     if (inFlight(manager, toolCallId)) throw rpcError(ErrorCode.InvalidRequest, `request id ${requestIdText(extra.requestId, 40)} is already in use by a call in flight`)
@@ -389,26 +449,7 @@ export function buildServer(tools, manager, o, hooks) {
       const outcome = await manager.execute(name, args ?? {}, {
         sessionId, signal: controller.signal, toolCallId, authInfo: extra.authInfo, idempotencyKey: idempotencyKeyOf(request, extra),
       })
-      if (outcome.success) {
-        const result = toCallToolResult(outcome.result)
-        if (outcome.result === undefined) return result
-        // The text a model reads: the tool's toModelOutput, within maxOutputChars. When
-        // that is not the value's own text, a mount reads the value from _meta.
-        const content = modelOutputOf(manager, outcome)
-        const same = content.length === 1 && content[0].type === 'text' && content[0].text === result.content[0]?.text
-        if (!same && result.structuredContent === undefined) {
-          const { [META.json]: _, ...meta } = result._meta ?? {}
-          result._meta = { ...meta, [META.value]: outcome.result }
-        }
-        result.content = content
-        return result
-      }
-      const { category, code, message, retryable, validationErrors } = outcome.error
-      const error = { category, code, message, retryable }
-      if (validationErrors !== undefined) error.validationErrors = validationErrors
-      // The tool's (or the manager's) toModelError may write this text.
-      const text = modelErrorFor(manager, name, argumentsShown(args), outcome, sessionId ?? null)
-      return { isError: true, content: [{ type: 'text', text }], _meta: { [META.error]: error } }
+      return replyOf(outcome)
     } finally {
       untrack()
       rules.calls.delete(call)

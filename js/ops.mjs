@@ -26,6 +26,7 @@ export const RECOVERED = 23
 export const RESULT = 24
 export const ANSWER = 25
 export const APPROVALS = 26
+export const TASK = 27
 
 // Record statuses, by number.
 export const STATUS = ['pending', 'validating', 'executing', 'succeeded', 'failed', 'cancelled', 'awaiting-approval']

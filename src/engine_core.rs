@@ -354,6 +354,17 @@ impl EngineCore {
         self.inner.with_host(|h| h.pending_approvals()).unwrap_or_default()
     }
 
+    /// An MCP task store's operation on the journal (JSON); '' for a manager without a
+    /// journal or a malformed operation, else the ops' strings (`TASK ticket` later).
+    #[napi]
+    pub fn journal_task(&self, env: Env, ticket: f64, op: String) -> String {
+        let asked = self.inner.with_host(|h| h.journal_task(ticket as u64, &op)).unwrap_or(false);
+        if !asked {
+            return String::new();
+        }
+        self.inner.flush(env.raw())
+    }
+
     /// Stops the journal's thread (its connection closes when it ends its batch).
     /// Journaled calls made afterwards fail: their journal requests reach nobody.
     #[napi]

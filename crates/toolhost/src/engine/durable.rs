@@ -157,7 +157,11 @@ impl ExecutionEngine {
                 vec![t]
             }
             JournalAnswer::TakenOver { row, fence: Some(fence), then } => self.taken_over(*row, fence, then).into_iter().collect(),
-            JournalAnswer::TakenOver { .. } | JournalAnswer::Decided { .. } | JournalAnswer::Approvals { .. } | JournalAnswer::Failed { .. } => {
+            JournalAnswer::TakenOver { .. }
+            | JournalAnswer::Decided { .. }
+            | JournalAnswer::Approvals { .. }
+            | JournalAnswer::Task { .. }
+            | JournalAnswer::Failed { .. } => {
                 Vec::new()
             }
         }

@@ -179,6 +179,11 @@ impl HostEngine {
                     self.wire.push(&[op::APPROVALS, ticket as f64, 1.0]);
                     self.wire.string(&serde_json::Value::Array(list).to_string());
                 }
+                JournalAnswer::Task { ticket, answer } => {
+                    self.tickets = self.tickets.saturating_sub(1);
+                    self.wire.push(&[op::TASK, ticket as f64, 1.0]);
+                    self.wire.string(&answer.to_string());
+                }
                 JournalAnswer::Failed { ticket: Some(ticket), error, .. } => {
                     self.tickets = self.tickets.saturating_sub(1);
                     let e = ToolError::new(crate::ErrorCategory::Transient, error.code.as_str(), error.message);
@@ -427,6 +432,22 @@ impl HostEngine {
         self.tickets += 1;
         self.journal.push(JournalRequest::Approvals { ticket });
         // A closed journal answers at once, as failed.
+        self.answer_closed_journal();
+        true
+    }
+
+    /// With a journal: an MCP task store's operation (`TaskOp` as JSON:
+    /// `{ op: 'create' | 'get' | 'update' | 'list', ... }`), answered later as
+    /// `TASK ticket` (or `ANSWER ticket` not ok when the journal fails). `false` without
+    /// one, or for a malformed operation.
+    pub fn journal_task(&mut self, ticket: u64, op: &str) -> bool {
+        self.wire.clear();
+        if self.journal_policy().is_none() {
+            return false;
+        }
+        let Some(op) = task_op(op) else { return false };
+        self.tickets += 1;
+        self.journal.push(JournalRequest::Task { ticket, op });
         self.answer_closed_journal();
         true
     }
@@ -1026,4 +1047,28 @@ fn pending_json(a: &StoredApproval) -> serde_json::Value {
     }
     o["idempotencyKey"] = a.row.key.clone().into();
     o
+}
+
+/// A task store's operation from its JSON (the host's task store writes these).
+fn task_op(text: &str) -> Option<crate::journal::TaskOp> {
+    use crate::journal::{TaskOp, TaskRow};
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let s = |k: &str| v.get(k).and_then(serde_json::Value::as_str).map(str::to_string);
+    let now = crate::record::now_ms() as i64;
+    Some(match v.get("op")?.as_str()? {
+        "create" => TaskOp::Create(TaskRow {
+            task_id: s("taskId")?,
+            status: "working".into(),
+            status_message: None,
+            ttl: v.get("ttl").and_then(serde_json::Value::as_i64),
+            poll_interval: v.get("pollInterval").and_then(serde_json::Value::as_i64),
+            created_at: now,
+            last_updated: now,
+            result: None,
+        }),
+        "get" => TaskOp::Get { task_id: s("taskId")? },
+        "update" => TaskOp::Update { task_id: s("taskId")?, status: s("status")?, status_message: s("statusMessage"), result: v.get("result").cloned(), now },
+        "list" => TaskOp::List { cursor: s("cursor"), limit: v.get("limit").and_then(serde_json::Value::as_u64).unwrap_or(100) as usize },
+        _ => return None,
+    })
 }

@@ -38,6 +38,7 @@
 //! | `RESULT` | key | the result as JSON (a replayed outcome: the host has no value of its own) |
 //! | `ANSWER` | ticket, ok | error JSON when not ok (a decision made through the journal) |
 //! | `APPROVALS` | ticket, ok | the pending approvals as a JSON array (read from the journal) |
+//! | `TASK` | ticket, ok | an MCP task store operation's answer, JSON |
 //!
 //! A record is `status, queuedAt, startedAt, completedAt, duration, attemptNumber,
 //! maxAttempts`, with NaN for what is not known yet. Event fields: `STARTED` a record;
@@ -84,6 +85,7 @@ pub mod op {
     pub const RESULT: f64 = 24.0;
     pub const ANSWER: f64 = 25.0;
     pub const APPROVALS: f64 = 26.0;
+    pub const TASK: f64 = 27.0;
 }
 
 /// Event type numbers of `EVENT` ops, in `EventType` order.

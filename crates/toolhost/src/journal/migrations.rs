@@ -10,10 +10,16 @@ pub struct Migration {
 }
 
 /// SQLite's migrations.
-pub const SQLITE: &[Migration] = &[Migration { version: 1, sql: include_str!("migrations/sqlite/0001_calls.sql") }];
+pub const SQLITE: &[Migration] = &[
+    Migration { version: 1, sql: include_str!("migrations/sqlite/0001_calls.sql") },
+    Migration { version: 2, sql: include_str!("migrations/sqlite/0002_tasks.sql") },
+];
 
 /// Postgres's migrations.
-pub const POSTGRES: &[Migration] = &[Migration { version: 1, sql: include_str!("migrations/postgres/0001_calls.sql") }];
+pub const POSTGRES: &[Migration] = &[
+    Migration { version: 1, sql: include_str!("migrations/postgres/0001_calls.sql") },
+    Migration { version: 2, sql: include_str!("migrations/postgres/0002_tasks.sql") },
+];
 
 /// The table that records the applied version, created before any migration.
 pub const META_TABLE: &str = "CREATE TABLE IF NOT EXISTS toolhost_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)";

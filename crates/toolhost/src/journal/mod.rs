@@ -410,8 +410,59 @@ pub trait JournalStore: Send {
     fn take_over(&mut self, owner: &str, lease_until: i64, now: i64, row: &RowKey, fence: i64, state: &str) -> Result<Option<i64>, JournalError>;
 
     /// Deletes finished rows finished before `done_before`, and unfinished rows whose
-    /// lease expired before `stale_before`. Returns how many.
+    /// lease expired before `stale_before`, and tasks past their ttl at `now`. Returns
+    /// how many.
     fn prune(&mut self, done_before: i64, stale_before: i64) -> Result<u64, JournalError>;
+
+    /// Does what an MCP task store asks; answers JSON (`null` for a task not found).
+    fn task(&mut self, op: &TaskOp) -> Result<Value, JournalError>;
+}
+
+/// `{ task, call? }` for [`TaskOp::Get`]: the task row and its call's state and outcome.
+pub fn task_json(task: Option<TaskRow>, call: Option<RowState>) -> Value {
+    let Some(task) = task else { return Value::Null };
+    let mut o = serde_json::json!({ "task": task });
+    if let Some(call) = call {
+        o["call"] = serde_json::json!({ "state": call.state, "outcome": call.outcome });
+    }
+    o
+}
+
+/// An MCP task a server stores in its journal (the SDK's `TaskStore`, see [`TaskOp`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskRow {
+    pub task_id: String,
+    /// What was set explicitly (`working` until then: the task follows its call's row).
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poll_interval: Option<i64>,
+    pub created_at: i64,
+    pub last_updated: i64,
+    /// A stored `CallToolResult`, JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+}
+
+/// The key of a task's call in `toolhost_calls` (global scope).
+pub fn task_call_key(task_id: &str) -> RowKey {
+    RowKey { scope: String::new(), key: format!("task:{task_id}") }
+}
+
+/// What a task store asks of the journal.
+#[derive(Clone, Debug)]
+pub enum TaskOp {
+    Create(TaskRow),
+    /// The task, with the state and outcome of its call (`{ task, call? }` JSON).
+    Get { task_id: String },
+    /// Sets the status, and a stored result with it when given.
+    Update { task_id: String, status: String, status_message: Option<String>, result: Option<Value>, now: i64 },
+    /// Tasks after `cursor` (a task id), oldest first, at most `limit`.
+    List { cursor: Option<String>, limit: usize },
 }
 
 /// Checks an approver's decision against the row it decides, before anything is written
@@ -457,6 +508,8 @@ pub enum JournalRequest {
     Approvals { ticket: u64 },
     /// Recovery: take over an expired row; answered by [`JournalAnswer::TakenOver`].
     TakeOver { row: Box<RowState>, state: String, then: Recovery },
+    /// An MCP task store's operation; answered by [`JournalAnswer::Task`].
+    Task { ticket: u64, op: TaskOp },
 }
 
 /// What the journal answered, handed back to the engine.
@@ -472,6 +525,7 @@ pub enum JournalAnswer {
     /// periodically).
     Due(Vec<RowState>),
     TakenOver { row: Box<RowState>, fence: Option<i64>, then: Recovery },
+    Task { ticket: u64, answer: Value },
     /// A request that needed an answer could not be done: the store is unreachable.
     /// `exec` for a claim or start, `ticket` for a decision or a listing.
     Failed { exec: Option<u64>, ticket: Option<u64>, claim: Option<Box<Claim>>, error: JournalError },

@@ -17,9 +17,10 @@ use postgres::{Client, NoTls, Row};
 use super::migrations;
 use super::rows::{approval_json, decided_approval, existing, stored_approval, Existing};
 use super::{
-    denied_outcome, Claim, ClaimAnswer, DecideAnswer, Decision, Effect, JournalError, JournalStore, Record, RecordAnswer, RowKey,
-    RowState, StoredApproval, Verdict,
+    denied_outcome, task_call_key, task_json, Claim, ClaimAnswer, DecideAnswer, Decision, Effect, JournalError, JournalStore, Record,
+    RecordAnswer, RowKey, RowState, StoredApproval, TaskOp, TaskRow, Verdict,
 };
+use serde_json::Value;
 use crate::error::ToolError;
 
 /// The channel writes notify on.
@@ -361,8 +362,54 @@ impl JournalStore for PostgresStore {
         })
     }
 
+    fn task(&mut self, op: &TaskOp) -> Result<Value, JournalError> {
+        const COLUMNS: &str = "task_id, status, status_message, ttl, poll_interval, created_at, last_updated, result";
+        let read = |r: &Row| TaskRow {
+            task_id: r.get(0),
+            status: r.get(1),
+            status_message: r.get(2),
+            ttl: r.get(3),
+            poll_interval: r.get(4),
+            created_at: r.get(5),
+            last_updated: r.get(6),
+            result: r.get::<_, Option<String>>(7).and_then(|t| serde_json::from_str(&t).ok()),
+        };
+        self.with(|c| match op {
+            TaskOp::Create(t) => {
+                c.execute(
+                    "INSERT INTO toolhost_tasks (task_id, status, status_message, ttl, poll_interval, created_at, last_updated, result) VALUES ($1, $2, $3, $4, $5, $6, $7, NULL)",
+                    &[&t.task_id, &t.status, &t.status_message, &t.ttl, &t.poll_interval, &t.created_at, &t.last_updated],
+                )?;
+                Ok(serde_json::to_value(t).unwrap_or(Value::Null))
+            }
+            TaskOp::Get { task_id } => {
+                let task = c.query_opt(&format!("SELECT {COLUMNS} FROM toolhost_tasks WHERE task_id = $1"), &[task_id])?.map(|r| read(&r));
+                let call = if task.is_some() { select_row(c, &task_call_key(task_id))? } else { None };
+                Ok(task_json(task, call))
+            }
+            TaskOp::Update { task_id, status, status_message, result, now } => {
+                let n = c.execute(
+                    "UPDATE toolhost_tasks SET status = $1, status_message = COALESCE($2, status_message), result = COALESCE($3, result), last_updated = $4 WHERE task_id = $5",
+                    &[status, status_message, &result.as_ref().map(|r| r.to_string()), now, task_id],
+                )?;
+                if n == 1 {
+                    notify(c)?;
+                }
+                Ok(Value::Bool(n == 1))
+            }
+            TaskOp::List { cursor, limit } => {
+                let rows = c.query(
+                    &format!("SELECT {COLUMNS} FROM toolhost_tasks WHERE task_id > $1 ORDER BY task_id LIMIT $2"),
+                    &[&cursor.as_deref().unwrap_or(""), &(*limit as i64)],
+                )?;
+                Ok(serde_json::to_value(rows.iter().map(read).collect::<Vec<_>>()).unwrap_or(Value::Null))
+            }
+        })
+    }
+
     fn prune(&mut self, done_before: i64, stale_before: i64) -> Result<u64, JournalError> {
         self.with(|c| {
+            c.execute("DELETE FROM toolhost_tasks WHERE ttl IS NOT NULL AND created_at + ttl < $1", &[&(crate::record::now_ms() as i64)])?;
             c.execute(
                 "DELETE FROM toolhost_calls WHERE ctid IN (SELECT ctid FROM toolhost_calls \
                  WHERE (state = 'done' AND finished_at < $1) OR (state <> 'done' AND lease_until < $2) LIMIT 10000)",

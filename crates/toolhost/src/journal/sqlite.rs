@@ -16,9 +16,10 @@ use rusqlite::{params, Connection, OptionalExtension, Row, Transaction, Transact
 use super::migrations::{self, Migration};
 use super::rows::{approval_json, decided_approval, existing, stored_approval, Existing};
 use super::{
-    denied_outcome, Claim, ClaimAnswer, DecideAnswer, Decision, Effect, JournalError, JournalStore, Record, RecordAnswer, RowKey,
-    RowState, StoredApproval, Verdict,
+    denied_outcome, task_call_key, task_json, Claim, ClaimAnswer, DecideAnswer, Decision, Effect, JournalError, JournalStore, Record,
+    RecordAnswer, RowKey, RowState, StoredApproval, TaskOp, TaskRow, Verdict,
 };
+use serde_json::Value;
 use crate::error::ToolError;
 
 /// How a commit reaches the disk.
@@ -355,11 +356,75 @@ impl JournalStore for SqliteStore {
         Ok((n == 1).then_some(fence + 1))
     }
 
+    fn task(&mut self, op: &TaskOp) -> Result<Value, JournalError> {
+        let label = self.label.clone();
+        let err = |e: rusqlite::Error| unavailable(&label, &e);
+        let read = |r: &Row<'_>| -> rusqlite::Result<TaskRow> {
+            let result: Option<String> = r.get(7)?;
+            Ok(TaskRow {
+                task_id: r.get(0)?,
+                status: r.get(1)?,
+                status_message: r.get(2)?,
+                ttl: r.get(3)?,
+                poll_interval: r.get(4)?,
+                created_at: r.get(5)?,
+                last_updated: r.get(6)?,
+                result: result.and_then(|t| serde_json::from_str(&t).ok()),
+            })
+        };
+        const COLUMNS: &str = "task_id, status, status_message, ttl, poll_interval, created_at, last_updated, result";
+        match op {
+            TaskOp::Create(t) => {
+                let tx = self.write()?;
+                tx.execute(
+                    "INSERT INTO toolhost_tasks (task_id, status, status_message, ttl, poll_interval, created_at, last_updated, result) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL)",
+                    params![t.task_id, t.status, t.status_message, t.ttl, t.poll_interval, t.created_at, t.last_updated],
+                )
+                .map_err(err)?;
+                tx.commit().map_err(err)?;
+                Ok(serde_json::to_value(t).unwrap_or(Value::Null))
+            }
+            TaskOp::Get { task_id } => {
+                let task = self
+                    .conn
+                    .query_row(&format!("SELECT {COLUMNS} FROM toolhost_tasks WHERE task_id = ?1"), params![task_id], read)
+                    .optional()
+                    .map_err(err)?;
+                let call = if task.is_some() { select_row(&self.conn, &task_call_key(task_id)).map_err(err)? } else { None };
+                Ok(task_json(task, call))
+            }
+            TaskOp::Update { task_id, status, status_message, result, now } => {
+                let tx = self.write()?;
+                let n = tx
+                    .execute(
+                        "UPDATE toolhost_tasks SET status = ?1, status_message = COALESCE(?2, status_message), result = COALESCE(?3, result), last_updated = ?4 WHERE task_id = ?5",
+                        params![status, status_message, result.as_ref().map(|r| r.to_string()), now, task_id],
+                    )
+                    .map_err(err)?;
+                tx.commit().map_err(err)?;
+                Ok(Value::Bool(n == 1))
+            }
+            TaskOp::List { cursor, limit } => {
+                let mut q = self
+                    .conn
+                    .prepare_cached(&format!("SELECT {COLUMNS} FROM toolhost_tasks WHERE task_id > ?1 ORDER BY task_id LIMIT ?2"))
+                    .map_err(err)?;
+                let rows = q.query_map(params![cursor.as_deref().unwrap_or(""), *limit as i64], read).map_err(err)?;
+                let tasks = rows.collect::<rusqlite::Result<Vec<_>>>().map_err(err)?;
+                Ok(serde_json::to_value(tasks).unwrap_or(Value::Null))
+            }
+        }
+    }
+
     fn prune(&mut self, done_before: i64, stale_before: i64) -> Result<u64, JournalError> {
         let label = self.label.clone();
         let err = |e: rusqlite::Error| unavailable(&label, &e);
         let tx = self.write()?;
-        let n = tx
+        let tasks = tx
+            .execute("DELETE FROM toolhost_tasks WHERE ttl IS NOT NULL AND created_at + ttl < ?1", params![crate::record::now_ms() as i64])
+            .map_err(err)?;
+        let n = tasks
+            + tx
             .execute(
                 "DELETE FROM toolhost_calls WHERE (scope, key) IN (SELECT scope, key FROM toolhost_calls \
                  WHERE (state = 'done' AND finished_at < ?1) OR (state <> 'done' AND lease_until < ?2) LIMIT 10000)",

@@ -239,6 +239,10 @@ impl Worker {
                     Ok(approvals) => answers.push(JournalAnswer::Approvals { ticket, approvals }),
                     Err(error) => answers.push(JournalAnswer::Failed { exec: None, ticket: Some(ticket), claim: None, error }),
                 },
+                JournalRequest::Task { ticket, op } => match self.store.as_store().task(&op) {
+                    Ok(answer) => answers.push(JournalAnswer::Task { ticket, answer }),
+                    Err(error) => answers.push(JournalAnswer::Failed { exec: None, ticket: Some(ticket), claim: None, error }),
+                },
                 JournalRequest::TakeOver { row, state, then } => {
                     let (now, until) = (now_ms(), self.lease_until());
                     match self.store.as_store().take_over(&self.owner, until, now, &row.row, row.fence, &state) {
