@@ -291,3 +291,48 @@ describe('journal: bad journals fail at construction', () => {
     await assert.rejects(manager.execute('x', {}, { idempotencyKey: 5 }), { code: 'INVALID_CONFIG', message: /idempotencyKey must be a string/ })
   })
 })
+
+describe('journal: Postgres lost mid-run', () => {
+  test('calls fail JOURNAL_UNAVAILABLE without running; the outcome of a call in flight is written once the server is back; nothing runs twice [postgres]', { timeout: 120_000 }, async () => {
+    const pg = await pgCluster()
+    const url = await journalUrl('postgres')
+    const registry = new ToolRegistry()
+    const runs = []
+    let release
+    const gate = new Promise((resolve) => (release = resolve))
+    registry.register({
+      name: 'pay', description: 'Pays', inputSchema: CENTS,
+      handler: async ({ cents }) => {
+        runs.push(cents)
+        if (cents === 1) await gate
+        return { paid: cents }
+      },
+    })
+    const manager = new ToolExecutionManager(registry, { journal: { url, pollMs: 20 } })
+    const inFlight = manager.execute('pay', { cents: 1 }, { idempotencyKey: 'in-flight' })
+    await sleep(100)
+    pg.crash()
+    try {
+      const refused = await manager.execute('pay', { cents: 2 }, { idempotencyKey: 'while-down' })
+      assert.equal(refused.success, false)
+      assert.equal(refused.error.code, 'JOURNAL_UNAVAILABLE')
+      assert.equal(refused.error.category, 'transient')
+      assert.match(refused.error.message, /tool 'pay' was not run: its journal could not be reached/)
+      assert.deepEqual(runs, [1], 'a call that cannot be claimed never runs')
+      // The call in flight finishes while the server is down: its outcome waits to be written.
+      release()
+      let settled = false
+      inFlight.then(() => (settled = true))
+      await sleep(300)
+      assert.equal(settled, false, 'its caller hears of it only once the journal has it')
+    } finally {
+      pg.restart()
+    }
+    const r = await inFlight
+    assert.deepEqual(r.result, { paid: 1 })
+    // Both keys: one replayed, the other runs now that the journal is back.
+    assert.equal((await manager.execute('pay', { cents: 1 }, { idempotencyKey: 'in-flight' })).replayed, true)
+    assert.equal((await manager.execute('pay', { cents: 2 }, { idempotencyKey: 'while-down' })).success, true)
+    assert.deepEqual(runs, [1, 2])
+  })
+})

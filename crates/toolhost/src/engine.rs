@@ -280,7 +280,7 @@ pub struct Transition {
 }
 
 impl Transition {
-    pub(crate) fn new(key: u64, step: Step) -> Self {
+    pub fn new(key: u64, step: Step) -> Self {
         Self {
             key,
             step,

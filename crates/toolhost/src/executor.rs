@@ -43,6 +43,19 @@ struct Inner {
     /// The running attempt's timeout of each execution: progress moves it.
     deadlines: Mutex<HashMap<u64, tokio::sync::watch::Sender<Option<tokio::time::Instant>>>>,
     approval_policy: Mutex<Option<ApprovalPolicy>>,
+    /// The journal, when the executor has one (`journal` feature).
+    #[cfg(feature = "journal")]
+    journal: Mutex<Option<crate::journal::worker::JournalWorker>>,
+    /// Executions waiting for a journal answer, by key; decisions and listings by ticket.
+    #[cfg(feature = "journal")]
+    journal_waiting: Mutex<HashMap<u64, oneshot::Sender<crate::journal::JournalAnswer>>>,
+    #[cfg(feature = "journal")]
+    journal_tickets: Mutex<HashMap<u64, oneshot::Sender<crate::journal::JournalAnswer>>>,
+    #[cfg(feature = "journal")]
+    next_ticket: std::sync::atomic::AtomicU64,
+    /// Where recovered executions run.
+    #[cfg(feature = "journal")]
+    runtime: Mutex<Option<tokio::runtime::Handle>>,
 }
 
 type ApprovalPolicy = Arc<dyn Fn(&str, &Value) -> bool + Send + Sync>;
@@ -108,6 +121,16 @@ impl ToolExecutor {
             queued_answers: Mutex::new(HashMap::new()),
             deadlines: Mutex::new(HashMap::new()),
             approval_policy: Mutex::new(None),
+            #[cfg(feature = "journal")]
+            journal: Mutex::new(None),
+            #[cfg(feature = "journal")]
+            journal_waiting: Mutex::new(HashMap::new()),
+            #[cfg(feature = "journal")]
+            journal_tickets: Mutex::new(HashMap::new()),
+            #[cfg(feature = "journal")]
+            next_ticket: std::sync::atomic::AtomicU64::new(1),
+            #[cfg(feature = "journal")]
+            runtime: Mutex::new(None),
         });
         let weak = Arc::downgrade(&inner);
         registry.subscribe_without_names(move |change| {
@@ -227,12 +250,17 @@ impl ToolExecutor {
     pub async fn execute_with(&self, tool_name: &str, args: Value, mut options: CallOptions, cancel: CancellationToken) -> ExecutionOutcome {
         options.already_cancelled |= cancel.is_cancelled();
         let args = crate::arguments::check_depth(tool_name, &args).map(|()| args);
-        let (t, mut admission) = self.transition(|engine| engine.start(tool_name, args, options));
+        let (t, admission) = self.transition(|engine| engine.start(tool_name, args, options));
         let key = t.key;
         if !matches!(t.step, Step::Finished(_)) {
             lock(&self.inner.tokens).insert(key, cancel.clone());
         }
-        let mut step = self.apply(t);
+        let step = self.apply(t);
+        self.drive(key, step, admission, cancel).await
+    }
+
+    /// Drives an execution from `step` to its end.
+    async fn drive(&self, key: u64, mut step: Step, mut admission: Option<oneshot::Receiver<AttemptSpec>>, cancel: CancellationToken) -> ExecutionOutcome {
         // `maxTotalTimeoutMs`, from the first attempt on.
         let mut total_deadline: Option<tokio::time::Instant> = None;
         loop {
@@ -289,8 +317,19 @@ impl ToolExecutor {
                     return ExecutionOutcome { record };
                 }
                 Step::Stale | Step::Continue => return self.cancelled(key).await,
-                // The executor's config has no journal yet (ManagerConfig::journal is None).
-                Step::Journal(_) => unreachable!("journaled executions are not driven by ToolExecutor yet"),
+                #[cfg(feature = "journal")]
+                Step::Journal(request) => {
+                    let answer = tokio::select! {
+                        a = self.journal_answer(key, request) => a,
+                        () = cancel.cancelled() => return self.cancelled(key).await,
+                    };
+                    let Some(answer) = answer else { return self.cancelled(key).await };
+                    let (t, waiting) = self.transition_journal(key, answer);
+                    admission = waiting;
+                    self.apply(t)
+                }
+                #[cfg(not(feature = "journal"))]
+                Step::Journal(_) => unreachable!("a journal needs the `journal` feature"),
                 Step::Decide { .. } => {
                     let policy = lock(&self.inner.approval_policy).clone();
                     let id = self.id_of(key);
@@ -438,6 +477,14 @@ impl ToolExecutor {
     /// Delivers a transition's events, log lines and audit record, hands admitted
     /// attempts to their waiting tasks, and returns the step.
     fn apply(&self, t: Transition) -> Step {
+        #[cfg(feature = "journal")]
+        if !t.journal.is_empty() {
+            if let Some(worker) = lock(&self.inner.journal).as_ref() {
+                for request in &t.journal {
+                    worker.send(request.clone());
+                }
+            }
+        }
         if !t.events.is_empty() {
             let listeners = lock(&self.inner.listeners).clone();
             for event in &t.events {
@@ -494,5 +541,222 @@ impl ToolExecutor {
     pub fn on_audit(&self, listener: impl Fn(&AuditRecord) + Send + Sync + 'static) {
         lock(&self.inner.audit_listeners).push(Arc::new(listener));
         lock(&self.inner.engine).set_audit_wanted(true);
+    }
+}
+
+#[cfg(feature = "journal")]
+mod journaled {
+    //! The executor's journal (`journal` feature): the same journal thread the Node
+    //! addon uses, its answers routed to the tasks that wait for them, recovered calls
+    //! run as tasks of their own.
+    use std::sync::atomic::Ordering;
+    use std::sync::{Arc, Weak};
+
+    use tokio::sync::oneshot;
+    use tokio_util::sync::CancellationToken;
+
+    use super::{lock, Inner, ToolExecutor};
+    use crate::engine::{AttemptSpec, ManagerConfig, PendingApproval, Step, Transition};
+    use crate::error::{ErrorCategory, RegistryError, ToolError};
+    use crate::journal::worker::JournalWorker;
+    use crate::journal::{DecideAnswer, JournalAnswer, JournalPolicy, JournalRequest, Verdict};
+    use crate::registry::ToolRegistry;
+
+    impl ToolExecutor {
+        /// An executor whose executions are journaled in `url` (`sqlite:<path>` or
+        /// `postgres://…`): exactly-once by idempotency key, replayed, recovered after a
+        /// crash. Call it inside a tokio runtime: recovered calls run on it.
+        ///
+        /// # Errors
+        /// `INVALID_CONFIG`, `JOURNAL_UNAVAILABLE` or `JOURNAL_SCHEMA_NEWER`, as for the
+        /// `journal` option of the JS manager.
+        pub fn with_journal(registry: ToolRegistry, mut config: ManagerConfig, url: &str, policy: JournalPolicy) -> Result<Self, RegistryError> {
+            config.journal = Some(policy);
+            // Opened on a thread of its own: the Postgres client blocks on a runtime of its
+            // own, which cannot start inside the caller's.
+            let store = std::thread::scope(|s| s.spawn(|| crate::journal::open(url)).join()).unwrap_or_else(|_| {
+                Err(RegistryError::new(crate::error::RegistryErrorCode::JournalUnavailable, "opening the journal panicked"))
+            })?;
+            let executor = Self::new(registry, config)?;
+            *lock(&executor.inner.runtime) = tokio::runtime::Handle::try_current().ok();
+            let weak = Arc::downgrade(&executor.inner);
+            let deliver = Box::new(move |answers: Vec<JournalAnswer>| route(&weak, answers));
+            *lock(&executor.inner.journal) = Some(JournalWorker::start(store, policy, deliver));
+            Ok(executor)
+        }
+
+        /// Sends `request` for execution `key` and waits for its answer; `None` when the
+        /// journal is gone.
+        pub(super) async fn journal_answer(&self, key: u64, request: JournalRequest) -> Option<JournalAnswer> {
+            let (tx, rx) = oneshot::channel();
+            lock(&self.inner.journal_waiting).insert(key, tx);
+            lock(&self.inner.journal).as_ref()?.send(request);
+            rx.await.ok()
+        }
+
+        /// The engine's transition for a journal answer about `key`, with the channels its
+        /// task needs registered first (as [`ToolExecutor::transition`] does).
+        pub(super) fn transition_journal(&self, key: u64, answer: JournalAnswer) -> (Transition, Option<oneshot::Receiver<AttemptSpec>>) {
+            let mut ts = Vec::new();
+            let (t, admission) = self.transition(|engine| {
+                ts = engine.journal_answered(answer);
+                match ts.iter().position(|t| t.key == key) {
+                    Some(i) => ts.remove(i),
+                    None => Transition::new(key, Step::Stale),
+                }
+            });
+            for other in ts {
+                self.apply(other);
+            }
+            (t, admission)
+        }
+
+        async fn ticket(&self, request: impl FnOnce(u64) -> JournalRequest) -> Result<JournalAnswer, ToolError> {
+            let ticket = self.inner.next_ticket.fetch_add(1, Ordering::Relaxed);
+            let (tx, rx) = oneshot::channel();
+            lock(&self.inner.journal_tickets).insert(ticket, tx);
+            let sent = lock(&self.inner.journal).as_ref().map(|w| w.send(request(ticket))).is_some();
+            if !sent {
+                return Err(ToolError::new(ErrorCategory::Transient, "JOURNAL_UNAVAILABLE", "this executor has no journal"));
+            }
+            rx.await.map_err(|_| ToolError::new(ErrorCategory::Transient, "JOURNAL_UNAVAILABLE", "the journal stopped"))
+        }
+
+        /// Approves a call waiting in any process on the journal; exactly one decision
+        /// wins. Without a journal, as [`ToolExecutor::approve`].
+        ///
+        /// # Errors
+        /// `APPROVAL_NOT_FOUND`, `INVALID_ARGUMENTS`, `JOURNAL_UNAVAILABLE`.
+        pub async fn approve_async(&self, approval_id: &str, args: Option<serde_json::Value>, by: Option<String>) -> Result<(), ToolError> {
+            if lock(&self.inner.journal).is_none() {
+                return self.approve(approval_id, args, by);
+            }
+            let text = args.as_ref().map(serde_json::Value::to_string);
+            self.decide(|engine, ticket| engine.approval_decision(ticket, approval_id, Verdict::Approve { args: text }, args, by)).await
+        }
+
+        /// Denies a call waiting in any process on the journal. Without one, as
+        /// [`ToolExecutor::deny`].
+        ///
+        /// # Errors
+        /// `APPROVAL_NOT_FOUND`, `JOURNAL_UNAVAILABLE`.
+        pub async fn deny_async(&self, approval_id: &str, reason: Option<String>, by: Option<String>) -> Result<(), ToolError> {
+            if lock(&self.inner.journal).is_none() {
+                return self.deny(approval_id, reason, by);
+            }
+            let reason = reason.unwrap_or_else(|| "denied by the approver".into());
+            self.decide(|engine, ticket| engine.approval_decision(ticket, approval_id, Verdict::Deny { reason }, None, by)).await
+        }
+
+        async fn decide(&self, decision: impl FnOnce(&crate::ExecutionEngine, u64) -> JournalRequest) -> Result<(), ToolError> {
+            let engine = Arc::clone(&self.inner);
+            let answer = self.ticket(|ticket| decision(&lock(&engine.engine), ticket)).await?;
+            match answer {
+                JournalAnswer::Decided { answer: DecideAnswer::Decided(_), .. } => Ok(()),
+                JournalAnswer::Decided { answer: DecideAnswer::Refused(e), .. } => Err(e),
+                JournalAnswer::Failed { error, .. } => Err(ToolError::new(ErrorCategory::Transient, error.code.as_str(), error.message)),
+                _ => Err(ToolError::new(ErrorCategory::NotFound, "APPROVAL_NOT_FOUND", "no call waits for that approval (it was answered, cancelled or timed out)")),
+            }
+        }
+
+        /// Every call waiting for approval in any process on the journal (without one, in
+        /// this executor).
+        ///
+        /// # Errors
+        /// `JOURNAL_UNAVAILABLE`.
+        pub async fn pending_approvals_async(&self) -> Result<Vec<PendingApproval>, ToolError> {
+            if lock(&self.inner.journal).is_none() {
+                return Ok(self.pending_approvals());
+            }
+            match self.ticket(|ticket| JournalRequest::Approvals { ticket }).await? {
+                JournalAnswer::Approvals { approvals, .. } => Ok(approvals
+                    .into_iter()
+                    .map(|a| PendingApproval {
+                        approval_id: a.approval_id,
+                        execution_id: a.execution_id,
+                        tool_call_id: a.tool_call_id,
+                        session_id: (!a.row.scope.is_empty()).then_some(a.row.scope),
+                        tool_name: a.tool,
+                        args: crate::json_text::parse(&a.args).unwrap_or_default(),
+                        requested_at: a.requested_at,
+                        expires_at: a.expires_at,
+                    })
+                    .collect()),
+                JournalAnswer::Failed { error, .. } => Err(ToolError::new(ErrorCategory::Transient, error.code.as_str(), error.message)),
+                _ => Ok(Vec::new()),
+            }
+        }
+    }
+
+    /// Hands each journal answer to whoever waits for it (on the journal's thread).
+    fn route(weak: &Weak<Inner>, answers: Vec<JournalAnswer>) {
+        let Some(inner) = weak.upgrade() else { return };
+        let executor = ToolExecutor { inner };
+        for answer in answers {
+            let exec = match &answer {
+                JournalAnswer::Claimed { claim, .. } => Some(claim.exec),
+                JournalAnswer::Recorded { exec, .. } | JournalAnswer::Started { exec, .. } => Some(*exec),
+                JournalAnswer::Failed { exec: Some(exec), .. } => Some(*exec),
+                _ => None,
+            };
+            let ticket = match &answer {
+                JournalAnswer::Decided { ticket, .. } | JournalAnswer::Approvals { ticket, .. } | JournalAnswer::Task { ticket, .. } => Some(*ticket),
+                JournalAnswer::Failed { ticket: Some(ticket), .. } => Some(*ticket),
+                _ => None,
+            };
+            if let Some(exec) = exec {
+                if let Some(tx) = lock(&executor.inner.journal_waiting).remove(&exec) {
+                    let _ = tx.send(answer);
+                } else {
+                    // Nobody waits (cancelled): the engine lets what it got go.
+                    let ts = lock(&executor.inner.engine).journal_answered(answer);
+                    ts.into_iter().for_each(|t| drop(executor.apply(t)));
+                }
+                continue;
+            }
+            if let Some(ticket) = ticket {
+                if let Some(tx) = lock(&executor.inner.journal_tickets).remove(&ticket) {
+                    let _ = tx.send(answer);
+                }
+                continue;
+            }
+            // Decisions on watched approvals, recovery: transitions of their own.
+            let ts = lock(&executor.inner.engine).journal_answered(answer);
+            for t in ts {
+                executor.follow(t);
+            }
+        }
+    }
+
+    impl ToolExecutor {
+        /// A transition nobody's task asked for: an approval decided elsewhere goes to
+        /// the task waiting for it; a recovered execution gets a task of its own.
+        fn follow(&self, t: Transition) {
+            if matches!(t.step, Step::Stale) {
+                self.apply(t);
+                return;
+            }
+            if let Some(tx) = lock(&self.inner.approvals).remove(&t.key) {
+                let _ = tx.send(t);
+                return;
+            }
+            let key = t.key;
+            let admission = matches!(t.step, Step::Queued).then(|| {
+                let (tx, rx) = oneshot::channel();
+                lock(&self.inner.admissions).insert(key, tx);
+                rx
+            });
+            let step = self.apply(t);
+            if matches!(step, Step::Finished(_)) {
+                return;
+            }
+            let Some(runtime) = lock(&self.inner.runtime).clone() else { return };
+            let executor = self.clone();
+            let cancel = CancellationToken::new();
+            lock(&self.inner.tokens).insert(key, cancel.clone());
+            runtime.spawn(async move {
+                executor.drive(key, step, admission, cancel).await;
+            });
+        }
     }
 }

@@ -234,6 +234,13 @@ fn release_due_take_over_and_prune() {
         s.as_store().record(100, &[Record { exec: 1, row: row("old"), fence: f, outcome: outcome(json!(1)) }]).unwrap();
         assert_eq!(s.as_store().prune(200, i64::MIN).unwrap(), 1, "{kind}: the finished row past retention");
         assert!(s.as_store().rows(&[row("old")]).unwrap().is_empty(), "{kind}");
+        // Abandoned past retention: an idempotent call goes; a once call that was running
+        // stays until recovery has stored its interruption.
+        one(&mut s, "gone", 0, &claim("abandoned-idem", json!({}), Effect::Idempotent));
+        one(&mut s, "gone", 0, &claim("abandoned-once", json!({}), Effect::Once));
+        s.as_store().prune(i64::MIN, 5 * LEASE).unwrap();
+        let left: Vec<String> = s.as_store().rows(&[row("abandoned-idem"), row("abandoned-once")]).unwrap().into_iter().map(|r| r.row.key).collect();
+        assert_eq!(left, ["abandoned-once"], "{kind}");
     }
 }
 
