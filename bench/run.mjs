@@ -1,12 +1,12 @@
 // Benchmark runner: toolhost vs the peer stack (ajv + cockatiel + EventTarget).
-//   node bench/run.mjs [--quick] [--standin] [--only B1,B3] [--no-browser] [--profile]
+//   node bench/run.mjs [--quick] [--standin] [--only B1,B3] [--no-browser] [--no-journal] [--profile]
 // Each side x scenario runs in a fresh child process (5 runs, median), so peak
 // RSS is per side and per scenario. B1 and B3 also run in headless Chromium (the
 // wasm backend against the same peer, one fresh page per side: bench/browser.mjs)
 // unless --no-browser; --profile adds a CPU profile of the toolhost B1 page.
 // Exits non-zero only if a scenario crashed or returned a wrong result; missed
 // targets are reported, not fatal.
-import { fork, execFileSync } from 'node:child_process'
+import { fork, execFileSync, spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import os from 'node:os'
 import { EventEmitter } from 'node:events'
@@ -150,6 +150,15 @@ async function main() {
         `Self time by place: ${profile.places.slice(0, 8).map((p) => `${p.place} ${f(p.pct, 1)}%`).join(', ')}`, '',
         '| self % | self ms | function | where |', '|---|---|---|---|')
       for (const r of profile.rows) out.push(`| ${f(r.pct, 1)} | ${f(r.selfMs, 1)} | \`${r.fn.replaceAll('|', '\\|')}\` | ${r.where || (r.fn.startsWith('(') ? '(V8)' : '(browser built-in)')} |`)
+    }
+  }
+  // The durable journal's scenarios (bench/journal.mjs), unless --no-journal or --only.
+  if (!argv.includes('--no-journal') && !argv.includes('--only')) {
+    const journal = spawnSync(process.execPath, [fileURLToPath(new URL('./journal.mjs', import.meta.url)), ...(QUICK ? ['--quick'] : [])], { encoding: 'utf8' })
+    if (journal.status === 0) out.push(journal.stdout.trimEnd())
+    else {
+      failed = true
+      out.push('', `### the journal: FAILED (exit ${journal.status})`, '', '```', (journal.stderr || journal.stdout).trim().slice(-2000), '```')
     }
   }
   out.push('', `total ${((Date.now() - t0) / 1000).toFixed(1)} s${failed ? ' — SOME SCENARIOS CRASHED OR RETURNED WRONG RESULTS (see stderr)' : ''}`)
