@@ -11,7 +11,9 @@
 //   file, about 8 MB, stays).
 // - In a clone of the repository (not under node_modules), `npm install` builds the
 //   addon with `napi build --platform --release`, as it always did: cargo rebuilds
-//   what changed, and the generated loader index.js / index.d.ts are refreshed.
+//   what changed, and the generated loader index.js / index.d.ts are refreshed. It then
+//   builds the WebAssembly engine into wasm/ (`npm run build:wasm`), which the package
+//   ships beside the addon.
 //
 // Progress: npm runs a dependency's install script with its output captured, shown
 // only if the script fails (or with `npm install --foreground-scripts`). So while
@@ -195,6 +197,11 @@ async function developerBuild(napiBin) {
   if (!cargoVersion()) fail(`toolhost: a clone of the repository builds its native addon from source.\n${RUST_NEEDED.replace('`TOOLHOST_BUILD_FROM_SOURCE=1 npm rebuild toolhost` (or install again)', '`npm install` again')}`)
   const code = await run(process.execPath, [napiBin, 'build', '--platform', '--release'], { cwd: root, env: { ...process.env, CARGO_TERM_COLOR: process.env.CARGO_TERM_COLOR ?? (sink.tty ? 'always' : 'auto') } })
   if (code !== 0) fail(`toolhost: napi build failed (exit code ${code}); cargo's output is above.`)
+  // The package ships the WebAssembly build of the engine too (the browser entry, and the
+  // fallback in Node where no addon loads): a clone builds it as well, so every entry and
+  // test works after `npm install` alone.
+  const wasm = await run(process.execPath, [join(root, 'scripts', 'build-wasm.mjs')], { cwd: root })
+  if (wasm !== 0) fail(`toolhost: the WebAssembly build failed (exit code ${wasm}); its output is above.`)
 }
 
 /** Installed from npm, TOOLHOST_BUILD_FROM_SOURCE set: cargo build, copy the .node, clean up. */
