@@ -18,6 +18,7 @@ import {
 } from './errors.mjs'
 import { ToolEventTarget } from './events.mjs'
 import * as OP from './ops.mjs'
+import { checkOp } from './wire-check.mjs'
 import { stateOf } from './registry.mjs'
 import { executeToolCalls } from './tool-calls.mjs'
 
@@ -32,6 +33,8 @@ export function wake(engineId, ticket, text) {
 }
 
 const NO_OPTIONS = ''
+/** TOOLHOST_CHECK_WIRE=1: check each op the decoder reads against its declared layout. */
+const CHECK_WIRE = globalThis.process?.env?.TOOLHOST_CHECK_WIRE === '1'
 const noop = () => {}
 
 /** The caller's async context, for the backend that has one (Node's AsyncResource):
@@ -242,12 +245,17 @@ function record(exec, ops, i, error, previousErrors, extras) {
     sessionId: exec.sessionId,
     toolName: exec.toolName,
     args: exec.value(),
-    status: OP.STATUS[ops[i]],
+    status: OP.STATUS[ops[i + OP.RECORD_STATUS]],
     // A failed attempt's value (an output that failed its schema) is not a result.
-    result: ops[i] === 3 ? exec.result : undefined,
+    result: OP.STATUS[ops[i + OP.RECORD_STATUS]] === 'succeeded' ? exec.result : undefined,
     error,
-    timing: { queuedAt: ops[i + 1], startedAt: nan(ops[i + 2]), completedAt: nan(ops[i + 3]), duration: nan(ops[i + 4]) },
-    retry: { attemptNumber: ops[i + 5], maxAttempts: ops[i + 6], previousErrors },
+    timing: {
+      queuedAt: ops[i + OP.RECORD_QUEUED_AT],
+      startedAt: nan(ops[i + OP.RECORD_STARTED_AT]),
+      completedAt: nan(ops[i + OP.RECORD_COMPLETED_AT]),
+      duration: nan(ops[i + OP.RECORD_DURATION]),
+    },
+    retry: { attemptNumber: ops[i + OP.RECORD_ATTEMPT_NUMBER], maxAttempts: ops[i + OP.RECORD_MAX_ATTEMPTS], previousErrors },
     approval: extras?.approval,
     progress: extras?.progress,
   }
@@ -505,15 +513,17 @@ export class ToolExecutionManager extends ToolEventTarget {
     let i = 1
     let at = 0
     while (i < end) {
+      const from = i
+      const fromAt = at
       switch (ops[i]) {
         case OP.NEW: {
-          const ticket = ops[i + 1]
+          const ticket = ops[i + OP.NEW_TICKET]
           const exec = ticket === 0 ? this.#starting : this.#pending.get(ticket)
           if (ticket === 0) this.#starting = null
           else this.#pending.delete(ticket)
-          exec.key = ops[i + 2]
-          exec.id = text.slice(at, (at += ops[i + 3]))
-          i += 4
+          exec.key = ops[i + OP.NEW_KEY]
+          exec.id = text.slice(at, (at += ops[i + OP.NEW_EXECUTION_ID]))
+          i += OP.NEW_LENGTH
           this.#live.set(exec.key, exec)
           if (exec.signal !== undefined) {
             const signal = exec.signal
@@ -524,129 +534,143 @@ export class ToolExecutionManager extends ToolEventTarget {
           break
         }
         case OP.REFUSED: {
-          const ticket = ops[i + 1]
+          const ticket = ops[i + OP.REFUSED_TICKET]
           const exec = ticket === 0 ? this.#starting : this.#pending.get(ticket)
           if (ticket === 0) this.#starting = null
           else this.#pending.delete(ticket)
-          const { code, message } = JSON.parse(text.slice(at, (at += ops[i + 2])))
-          i += 3
+          const { code, message } = JSON.parse(text.slice(at, (at += ops[i + OP.REFUSED_ERROR])))
+          i += OP.REFUSED_LENGTH
           exec.reject(toolhostError(code, message))
           this.#busy()
           break
         }
         case OP.FINAL: {
-          const exec = this.#live.get(ops[i + 1])
-          const start = i + 2
-          const hasError = ops[i + 9] === 1
-          const error = hasError ? engineError(text.slice(at, (at += ops[i + 10])), exec.thrown) : undefined
+          const exec = this.#live.get(ops[i + OP.FINAL_KEY])
+          const start = i + OP.FINAL_RECORD
+          // The error is an optional string (a flag, then its length): read in place, as
+          // every call has one FINAL.
+          i += OP.FINAL_ERROR
+          let error
+          if (ops[i] === 1) {
+            error = engineError(text.slice(at, (at += ops[i + 1])), exec.thrown)
+            i += 2
+          } else i += 1
           let extras
-          ;[extras, i, at] = extrasAt(ops, hasError ? i + 11 : i + 10, text, at)
+          ;[extras, i, at] = extrasAt(ops, i, text, at)
           exec.final = record(exec, ops, start, error, exec.previousErrors, extras)
           break
         }
         case OP.ATTEMPT_ERROR: {
-          const exec = this.#live.get(ops[i + 1])
-          exec.previousErrors.push(engineError(text.slice(at, (at += ops[i + 2])), exec.thrown))
-          i += 3
+          const exec = this.#live.get(ops[i + OP.ATTEMPT_ERROR_KEY])
+          exec.previousErrors.push(engineError(text.slice(at, (at += ops[i + OP.ATTEMPT_ERROR_ERROR])), exec.thrown))
+          i += OP.ATTEMPT_ERROR_LENGTH
           break
         }
         case OP.METADATA: {
-          const exec = this.#live.get(ops[i + 1])
-          exec.result = withMetadata(exec.result, ops[i + 2], exec.toolName, text.slice(at, (at += ops[i + 3])))
-          i += 4
+          const exec = this.#live.get(ops[i + OP.METADATA_KEY])
+          exec.result = withMetadata(exec.result, ops[i + OP.METADATA_DURATION_MS], exec.toolName, text.slice(at, (at += ops[i + OP.METADATA_TIMESTAMP])))
+          i += OP.METADATA_LENGTH
           break
         }
         case OP.EVENT: {
-          const type = ops[i + 1]
-          const exec = this.#live.get(ops[i + 2])
+          const type = ops[i + OP.EVENT_TYPE]
+          const exec = this.#live.get(ops[i + OP.EVENT_KEY])
           let detail
           switch (type) {
-            case 0:
-              detail = { execution: record(exec, ops, i + 3, undefined, []) }
-              i += 10
+            case OP.EV_STARTED:
+              detail = { execution: record(exec, ops, i + OP.EV_STARTED_RECORD, undefined, []) }
+              i += OP.EV_STARTED_LENGTH
               break
-            case 1:
+            case OP.EV_VALIDATING:
               detail = { executionId: exec.id, toolName: exec.toolName, args: exec.value() }
-              i += 3
+              i += OP.EV_VALIDATING_LENGTH
               break
-            case 2:
-              detail = { executionId: exec.id, toolName: exec.toolName, attemptNumber: ops[i + 3] }
-              i += 4
+            case OP.EV_EXECUTING:
+              detail = { executionId: exec.id, toolName: exec.toolName, attemptNumber: ops[i + OP.EV_EXECUTING_ATTEMPT] }
+              i += OP.EV_EXECUTING_LENGTH
               break
-            case 3:
+            case OP.EV_RETRYING:
               detail = {
-                executionId: exec.id, toolName: exec.toolName, attemptNumber: ops[i + 3], maxAttempts: ops[i + 4],
-                error: exec.previousErrors[exec.previousErrors.length - 1], delayMs: ops[i + 5],
+                executionId: exec.id, toolName: exec.toolName,
+                attemptNumber: ops[i + OP.EV_RETRYING_ATTEMPT], maxAttempts: ops[i + OP.EV_RETRYING_MAX_ATTEMPTS],
+                error: exec.previousErrors[exec.previousErrors.length - 1], delayMs: ops[i + OP.EV_RETRYING_DELAY_MS],
               }
-              i += 6
+              i += OP.EV_RETRYING_LENGTH
               break
-            case 4:
+            case OP.EV_SUCCEEDED:
               detail = { execution: exec.final, result: exec.final.result }
-              i += 3
+              i += OP.EV_SUCCEEDED_LENGTH
               break
-            case 5:
+            case OP.EV_FAILED:
               detail = { execution: exec.final, error: exec.final.error }
-              i += 3
+              i += OP.EV_FAILED_LENGTH
               break
-            case 6:
+            case OP.EV_CANCELLED:
               detail = { executionId: exec.id, toolName: exec.toolName }
-              i += 3
+              i += OP.EV_CANCELLED_LENGTH
               break
-            case 7: {
-              const start = i + 3
+            case OP.EV_APPROVAL_REQUESTED: {
+              const start = i + OP.EV_APPROVAL_REQUESTED_RECORD
               let extras
-              ;[extras, i, at] = extrasAt(ops, i + 10, text, at)
+              ;[extras, i, at] = extrasAt(ops, i + OP.EV_APPROVAL_REQUESTED_EXTRAS, text, at)
               const execution = record(exec, ops, start, undefined, exec.previousErrors.slice(), extras)
               const approvalId = text.slice(at, (at += ops[i++]))
               detail = { execution, approvalId }
               break
             }
-            case 8: {
-              const edited = ops[i + 3] === 1
-              const approvalId = text.slice(at, (at += ops[i + 4]))
+            case OP.EV_APPROVED: {
+              const edited = ops[i + OP.EV_APPROVED_EDITED] === 1
+              const approvalId = text.slice(at, (at += ops[i + OP.EV_APPROVED_APPROVAL_ID]))
               let by
-              ;[by, i, at] = optionalAt(ops, i + 5, text, at)
+              ;[by, i, at] = optionalAt(ops, i + OP.EV_APPROVED_BY, text, at)
               detail = { executionId: exec.id, toolName: exec.toolName, approvalId, by, edited }
               break
             }
-            case 9: {
-              const approvalId = text.slice(at, (at += ops[i + 3]))
-              const reason = text.slice(at, (at += ops[i + 4]))
+            case OP.EV_DENIED: {
+              const approvalId = text.slice(at, (at += ops[i + OP.EV_DENIED_APPROVAL_ID]))
+              const reason = text.slice(at, (at += ops[i + OP.EV_DENIED_REASON]))
               let by
-              ;[by, i, at] = optionalAt(ops, i + 5, text, at)
+              ;[by, i, at] = optionalAt(ops, i + OP.EV_DENIED_BY, text, at)
               detail = { executionId: exec.id, toolName: exec.toolName, approvalId, reason, by }
               break
             }
-            case 10: {
-              const progress = ops[i + 3]
-              const total = nan(ops[i + 4])
+            case OP.EV_PROGRESS: {
+              const progress = ops[i + OP.EV_PROGRESS_PROGRESS]
+              const total = nan(ops[i + OP.EV_PROGRESS_TOTAL])
               let message
-              ;[message, i, at] = optionalAt(ops, i + 5, text, at)
+              ;[message, i, at] = optionalAt(ops, i + OP.EV_PROGRESS_MESSAGE, text, at)
               detail = { executionId: exec.id, toolName: exec.toolName, progress, total, message }
               break
             }
-            case 12: {
-              const idempotencyKey = text.slice(at, (at += ops[i + 3]))
-              const action = text.slice(at, (at += ops[i + 4]))
+            case OP.EV_RECOVERED: {
+              const idempotencyKey = text.slice(at, (at += ops[i + OP.EV_RECOVERED_IDEMPOTENCY_KEY]))
+              const action = text.slice(at, (at += ops[i + OP.EV_RECOVERED_ACTION]))
               detail = { executionId: exec.id, toolName: exec.toolName, idempotencyKey, action }
-              i += 5
+              i += OP.EV_RECOVERED_LENGTH
               break
             }
-            default:
+            case OP.EV_PRELIMINARY_RESULT:
               detail = { executionId: exec.id, toolName: exec.toolName, result: exec.preliminary }
-              i += 3
+              i += OP.EV_PRELIMINARY_RESULT_LENGTH
+              break
+            default:
+              throw new Error(`toolhost: unknown engine event ${type} at ${i}`)
           }
           work.push(W_EVENT, OP.EVENT_TYPES[type], detail)
           break
         }
         case OP.LOG: {
-          const level = OP.LOG_LEVELS[ops[i + 1]]
-          const attempt = ops[i + 2]
-          const duration = ops[i + 3]
-          const mask = ops[i + 4]
-          i += 5
-          const message = text.slice(at, (at += ops[i++]))
-          const fields = { executionId: text.slice(at, (at += ops[i++])), toolName: text.slice(at, (at += ops[i++])) }
+          const level = OP.LOG_LEVELS[ops[i + OP.LOG_LEVEL]]
+          const attempt = ops[i + OP.LOG_ATTEMPT]
+          const duration = ops[i + OP.LOG_DURATION_MS]
+          const mask = ops[i + OP.LOG_MASK]
+          const message = text.slice(at, (at += ops[i + OP.LOG_MESSAGE]))
+          const fields = {
+            executionId: text.slice(at, (at += ops[i + OP.LOG_EXECUTION_ID])),
+            toolName: text.slice(at, (at += ops[i + OP.LOG_TOOL_NAME])),
+          }
+          // Then a string for each bit of the mask: args, error, stack, result.
+          i += OP.LOG_MASKED
           if (!Number.isNaN(attempt)) fields.attemptNumber = attempt
           if (mask & 1) fields.args = text.slice(at, (at += ops[i++]))
           if (!Number.isNaN(duration)) fields.durationMs = duration
@@ -657,9 +681,9 @@ export class ToolExecutionManager extends ToolEventTarget {
           break
         }
         case OP.AUDIT: {
-          const failed = ops[i + 1] === 1
-          i += 2
-          const line = text.slice(at, (at += ops[i++]))
+          const failed = ops[i + OP.AUDIT_FAILED] === 1
+          const line = text.slice(at, (at += ops[i + OP.AUDIT_RECORD]))
+          i += OP.AUDIT_FAILURE
           let failure = failed ? text.slice(at, (at += ops[i++])) : undefined
           // A backend with no file system in its engine (wasm in Node) writes the file here.
           if (this.#core.auditFile !== undefined) failure ??= this.#core.auditFile.append(line)
@@ -667,11 +691,11 @@ export class ToolExecutionManager extends ToolEventTarget {
           break
         }
         case OP.INTERRUPT: {
-          const exec = this.#live.get(ops[i + 1])
-          const attempt = ops[i + 2]
-          const timedOut = ops[i + 3] === 1
-          const message = text.slice(at, (at += ops[i + 4]))
-          i += 5
+          const exec = this.#live.get(ops[i + OP.INTERRUPT_KEY])
+          const attempt = ops[i + OP.INTERRUPT_ATTEMPT]
+          const timedOut = ops[i + OP.INTERRUPT_TIMED_OUT] === 1
+          const message = text.slice(at, (at += ops[i + OP.INTERRUPT_REASON]))
+          i += OP.INTERRUPT_LENGTH
           if (exec !== undefined && exec.current === attempt) {
             exec.current = 0
             const ctx = exec.ctx
@@ -681,47 +705,48 @@ export class ToolExecutionManager extends ToolEventTarget {
           break
         }
         case OP.RUN: {
-          const exec = this.#live.get(ops[i + 1])
-          const attempt = ops[i + 2]
+          const exec = this.#live.get(ops[i + OP.RUN_KEY])
+          const attempt = ops[i + OP.RUN_ATTEMPT]
           exec.current = attempt
-          exec.checksOutput = ops[i + 6] === 1
-          work.push(W_RUN, exec, [attempt, ops[i + 3], ops[i + 4], ops[i + 5] === 1, startingLine(work, exec.id, attempt)])
-          i += 7
+          exec.checksOutput = ops[i + OP.RUN_CHECKS_OUTPUT] === 1
+          work.push(W_RUN, exec, [
+            attempt, ops[i + OP.RUN_MAX_ATTEMPTS], ops[i + OP.RUN_TOOL], ops[i + OP.RUN_DEFERRED] === 1, startingLine(work, exec.id, attempt),
+          ])
+          i += OP.RUN_LENGTH
           break
         }
         case OP.DECIDE:
-          work.push(W_DECIDE, this.#live.get(ops[i + 1]), ops[i + 2])
-          i += 3
+          work.push(W_DECIDE, this.#live.get(ops[i + OP.DECIDE_KEY]), ops[i + OP.DECIDE_TOOL])
+          i += OP.DECIDE_LENGTH
           break
         case OP.AWAIT_APPROVAL: {
-          const exec = this.#live.get(ops[i + 1])
-          exec.approvalId = text.slice(at, (at += ops[i + 2]))
-          i += 3
+          const exec = this.#live.get(ops[i + OP.AWAIT_APPROVAL_KEY])
+          exec.approvalId = text.slice(at, (at += ops[i + OP.AWAIT_APPROVAL_APPROVAL_ID]))
+          i += OP.AWAIT_APPROVAL_LENGTH
           if (!this.#warnedUnheard && this.listenerCount('tool-execution-approval-requested') === 0) this.#warnUnheard(exec)
           break
         }
         case OP.ARGS: {
           // An approver edited the arguments: the handler gets those.
-          const exec = this.#live.get(ops[i + 1])
-          exec.text = text.slice(at, (at += ops[i + 2]))
+          const exec = this.#live.get(ops[i + OP.ARGS_KEY])
+          exec.text = text.slice(at, (at += ops[i + OP.ARGS_ARGUMENTS]))
           exec.parsed = false
           exec.tape = undefined
-          i += 3
+          i += OP.ARGS_LENGTH
           break
         }
         case OP.RECOVERED: {
           // Recovery took over a call a dead process left: an execution nobody awaits.
-          const key = ops[i + 1]
-          i += 2
-          const id = text.slice(at, (at += ops[i++]))
-          const name = text.slice(at, (at += ops[i++]))
-          const args = text.slice(at, (at += ops[i++]))
+          const key = ops[i + OP.RECOVERED_KEY]
+          const id = text.slice(at, (at += ops[i + OP.RECOVERED_EXECUTION_ID]))
+          const name = text.slice(at, (at += ops[i + OP.RECOVERED_TOOL_NAME]))
+          const args = text.slice(at, (at += ops[i + OP.RECOVERED_ARGUMENTS]))
           const exec = new Execution(name, args)
           exec.key = key
           exec.id = id
           exec.resolve = noop
           exec.reject = noop
-          ;[exec.sessionId, i, at] = optionalAt(ops, i, text, at)
+          ;[exec.sessionId, i, at] = optionalAt(ops, i + OP.RECOVERED_SESSION_ID, text, at)
           ;[exec.toolCallId, i, at] = optionalAt(ops, i, text, at)
           exec.idempotencyKey = text.slice(at, (at += ops[i++]))
           this.#live.set(key, exec)
@@ -730,80 +755,85 @@ export class ToolExecutionManager extends ToolEventTarget {
         }
         case OP.RESULT: {
           // A replayed outcome's result, from the journal.
-          const exec = this.#live.get(ops[i + 1])
-          exec.result = JSON.parse(text.slice(at, (at += ops[i + 2])))
-          i += 3
+          const exec = this.#live.get(ops[i + OP.RESULT_KEY])
+          exec.result = JSON.parse(text.slice(at, (at += ops[i + OP.RESULT_RESULT])))
+          i += OP.RESULT_LENGTH
           break
         }
         case OP.ANSWER: {
-          const waiting = this.#answers.get(ops[i + 1])
-          this.#answers.delete(ops[i + 1])
-          if (ops[i + 2] === 1) {
-            i += 3
+          const ticket = ops[i + OP.ANSWER_TICKET]
+          const waiting = this.#answers.get(ticket)
+          this.#answers.delete(ticket)
+          // The error is there when the answer is not ok.
+          if (ops[i + OP.ANSWER_OK] === 1) {
+            i += OP.ANSWER_ERROR
             waiting?.resolve()
           } else {
-            const error = engineError(text.slice(at, (at += ops[i + 3])), undefined)
-            i += 4
+            const error = engineError(text.slice(at, (at += ops[i + OP.ANSWER_ERROR])), undefined)
+            i += OP.ANSWER_ERROR + 1 // past the error's length
             const { code, message, ...extra } = error
             waiting?.reject(toolhostError(code, message, extra.validationErrors ? { validationErrors: extra.validationErrors } : undefined))
           }
           break
         }
         case OP.TASK: {
-          const waiting = this.#answers.get(ops[i + 1])
-          this.#answers.delete(ops[i + 1])
-          const answer = JSON.parse(text.slice(at, (at += ops[i + 3])))
-          i += 4
+          const ticket = ops[i + OP.TASK_TICKET]
+          const waiting = this.#answers.get(ticket)
+          this.#answers.delete(ticket)
+          const answer = JSON.parse(text.slice(at, (at += ops[i + OP.TASK_ANSWER])))
+          i += OP.TASK_LENGTH
           waiting?.resolve(answer)
           break
         }
         case OP.APPROVALS: {
-          const waiting = this.#answers.get(ops[i + 1])
-          this.#answers.delete(ops[i + 1])
-          const list = JSON.parse(text.slice(at, (at += ops[i + 3])))
-          i += 4
+          const ticket = ops[i + OP.APPROVALS_TICKET]
+          const waiting = this.#answers.get(ticket)
+          this.#answers.delete(ticket)
+          const list = JSON.parse(text.slice(at, (at += ops[i + OP.APPROVALS_ANSWER])))
+          i += OP.APPROVALS_LENGTH
           waiting?.resolve(list)
           break
         }
         case OP.APPROVAL_REFUSED:
-          this.#refused = engineError(text.slice(at, (at += ops[i + 1])), undefined)
-          i += 2
+          this.#refused = engineError(text.slice(at, (at += ops[i + OP.APPROVAL_REFUSED_ERROR])), undefined)
+          i += OP.APPROVAL_REFUSED_LENGTH
           break
         case OP.QUEUED:
-          i += 2
+          i += OP.QUEUED_LENGTH
           break
         case OP.RETRY: {
-          const exec = this.#live.get(ops[i + 1])
+          const exec = this.#live.get(ops[i + OP.RETRY_KEY])
           exec.current = 0
           exec.ctx = null
-          i += 3
+          i += OP.RETRY_LENGTH
           break
         }
         case OP.DONE: {
-          work.push(W_DONE, this.#live.get(ops[i + 1]), undefined)
-          i += 2
+          work.push(W_DONE, this.#live.get(ops[i + OP.DONE_KEY]), undefined)
+          i += OP.DONE_LENGTH
           done++
           break
         }
         case OP.EVICT:
-          work.push(W_EVICT, text.slice(at, (at += ops[i + 1])), undefined)
-          i += 2
+          work.push(W_EVICT, text.slice(at, (at += ops[i + OP.EVICT_EXECUTION_ID])), undefined)
+          i += OP.EVICT_LENGTH
           break
         case OP.EVICT_OLDEST:
-          work.push(W_EVICT_OLDEST, ops[i + 1], undefined)
-          i += 2
+          work.push(W_EVICT_OLDEST, ops[i + OP.EVICT_OLDEST_COUNT], undefined)
+          i += OP.EVICT_OLDEST_LENGTH
           break
         case OP.EVICT_NEWEST:
           work.push(W_EVICT_NEWEST, undefined, undefined)
-          i += 1
+          i += OP.EVICT_NEWEST_LENGTH
           break
         case OP.RELEASED:
-          this.#state.release([ops[i + 1]])
-          i += 2
+          this.#state.release([ops[i + OP.RELEASED_TOOL]])
+          i += OP.RELEASED_LENGTH
           break
         default:
           throw new Error(`toolhost: unknown engine op ${ops[i]} at ${i}`)
       }
+      if (CHECK_WIRE) checkOp(ops, from, i, text, fromAt, at)
     }
     this.#deliver(work)
     return done
@@ -1161,8 +1191,11 @@ export class ToolExecutionManager extends ToolEventTarget {
     if (this.#scratch.length === 0) this.#scratch = this.#core.scratch
     if (this.#scratch[0] > 0) {
       const ops = this.#scratch
-      const exec = this.#live.get(ops[2])
-      if (exec !== undefined) return exec.final ?? record(exec, ops, 3, undefined, exec.previousErrors.slice(), extrasAt(ops, 10, text, 0)[0])
+      // One SNAPSHOT op, after the count at 0.
+      const exec = this.#live.get(ops[1 + OP.SNAPSHOT_KEY])
+      const [extras, end, at] = extrasAt(ops, 1 + OP.SNAPSHOT_EXTRAS, text, 0)
+      if (CHECK_WIRE) checkOp(ops, 1, end, text, 0, at)
+      if (exec !== undefined) return exec.final ?? record(exec, ops, 1 + OP.SNAPSHOT_RECORD, undefined, exec.previousErrors.slice(), extras)
     }
     // Finished, with its result still being delivered (a listener asking about it).
     for (const exec of this.#live.values()) if (exec.id === executionId && exec.final !== null) return exec.final

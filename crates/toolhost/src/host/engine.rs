@@ -876,37 +876,10 @@ mod tests {
         r
     }
 
-    /// The op codes of the last call, in order (fields skipped by each op's length).
+    /// The op codes of the last call, in order, read by the declared layouts: a writer
+    /// that drifts from them fails here.
     fn codes(w: &Wire) -> Vec<f64> {
-        let len = |code: f64, ops: &[f64], i: usize| -> usize {
-            match code {
-                c if c == op::NEW => 4,
-                c if c == op::REFUSED || c == op::ATTEMPT_ERROR => 3,
-                c if c == op::FINAL => {
-                    let err = usize::from(ops[i + 9] == 1.0);
-                    let extras_flag = i + 10 + err;
-                    11 + err + usize::from(ops[extras_flag] == 1.0)
-                }
-                c if c == op::RUN => 7,
-                c if c == op::DECIDE => 3,
-                c if c == op::RETRY => 3,
-                c if c == op::QUEUED || c == op::DONE || c == op::EVICT_OLDEST || c == op::RELEASED || c == op::EVICT => 2,
-                c if c == op::INTERRUPT => 5,
-                c if c == op::EVENT => match ops[i + 1] {
-                    e if e == 0.0 => 10,
-                    e if e == 2.0 => 4,
-                    e if e == 3.0 => 6,
-                    _ => 3,
-                },
-                _ => panic!("op {code} not expected here"),
-            }
-        };
-        let (mut out, mut i) = (Vec::new(), 0);
-        while i < w.ops.len() {
-            out.push(w.ops[i]);
-            i += len(w.ops[i], &w.ops, i);
-        }
-        out
+        crate::host::wire::walk(&w.ops, &w.text).unwrap_or_else(|e| panic!("the wire does not fit its layouts: {e}"))
     }
 
     #[test]

@@ -8,7 +8,11 @@
 //! takes it with `text.slice(at, at += length)`. Objects too rich for numbers (errors
 //! with validation issues, audit records) travel as JSON text.
 //!
-//! Ops come in delivery order. Each starts with its code; the fields follow:
+//! Ops come in delivery order. Each starts with its code; the fields follow. The
+//! layouts are declared once, in [`OPS`], [`EVENTS`] and [`RECORD`]: the JS runtime's
+//! `js/ops.mjs` is generated from them ([`js_module`]; a test fails when the file is
+//! stale), and [`walk`] (here) and `js/wire-check.mjs` (there) read a wire by them, so
+//! a writer or a decoder that drifts from the declaration fails the tests. In short:
 //!
 //! | op | fields | strings |
 //! |---|---|---|
@@ -55,9 +59,10 @@
 //! flag followed, when 1, by its length.
 
 use crate::error::ToolError;
-use crate::record::{ExecutionRecord, ExecutionStatus};
+use crate::log_lines::LogLevel;
+use crate::record::{EventType, ExecutionRecord, ExecutionStatus};
 
-/// Op codes. The JS runtime (`js/ops.mjs`) keeps the same numbers.
+/// Op codes. The JS runtime's `js/ops.mjs` is generated from [`OPS`].
 pub mod op {
     pub const NEW: f64 = 1.0;
     pub const REFUSED: f64 = 2.0;
@@ -105,6 +110,17 @@ pub mod event {
     pub const RECOVERED: f64 = 12.0;
 }
 
+/// Records' statuses, in the order of their numbers ([`status_code`]).
+pub const STATUSES: [ExecutionStatus; 7] = [
+    ExecutionStatus::Pending,
+    ExecutionStatus::Validating,
+    ExecutionStatus::Executing,
+    ExecutionStatus::Succeeded,
+    ExecutionStatus::Failed,
+    ExecutionStatus::Cancelled,
+    ExecutionStatus::AwaitingApproval,
+];
+
 /// Status numbers of records.
 pub fn status_code(s: ExecutionStatus) -> f64 {
     match s {
@@ -116,6 +132,325 @@ pub fn status_code(s: ExecutionStatus) -> f64 {
         ExecutionStatus::Cancelled => 5.0,
         ExecutionStatus::AwaitingApproval => 6.0,
     }
+}
+
+/// One field of an op, in wire order.
+#[derive(Clone, Copy, Debug)]
+pub enum Field {
+    /// One number.
+    Num(&'static str),
+    /// A string: its length here, its text in `text`.
+    Str(&'static str),
+    /// An optional string: a flag (0 or 1), then, when 1, the string's length.
+    OptStr(&'static str),
+    /// A record: the [`RECORD`] numbers.
+    Record,
+    /// A record's extras (`{ approval?, progress?, idempotencyKey?, replayed?, recovered? }`
+    /// JSON), as an optional string.
+    Extras,
+    /// A string that is there when the op's number `flag` is `when`.
+    StrIf { name: &'static str, flag: &'static str, when: f64 },
+    /// A string per bit set in the op's number `mask`, in bit order.
+    Masked { mask: &'static str, names: &'static [&'static str] },
+    /// The fields of the event whose number is the op's `type` ([`EVENTS`]).
+    Event,
+}
+
+/// An op (or an `EVENT` op's event): its name, its code and its fields after the code.
+#[derive(Clone, Copy, Debug)]
+pub struct Layout {
+    pub name: &'static str,
+    pub code: f64,
+    pub fields: &'static [Field],
+}
+
+use Field::{Event as EventFields, Extras, Masked, Num, OptStr, Record, Str, StrIf};
+
+/// The numbers of a record, in order; NaN for what is not known yet.
+pub const RECORD: [&str; 7] = ["status", "queued_at", "started_at", "completed_at", "duration", "attempt_number", "max_attempts"];
+
+/// Every op's layout.
+pub const OPS: &[Layout] = &[
+    Layout { name: "NEW", code: op::NEW, fields: &[Num("ticket"), Num("key"), Str("execution_id")] },
+    Layout { name: "REFUSED", code: op::REFUSED, fields: &[Num("ticket"), Str("error")] },
+    Layout { name: "FINAL", code: op::FINAL, fields: &[Num("key"), Record, OptStr("error"), Extras] },
+    Layout { name: "ATTEMPT_ERROR", code: op::ATTEMPT_ERROR, fields: &[Num("key"), Str("error")] },
+    Layout { name: "METADATA", code: op::METADATA, fields: &[Num("key"), Num("duration_ms"), Str("timestamp")] },
+    Layout { name: "EVENT", code: op::EVENT, fields: &[Num("type"), Num("key"), EventFields] },
+    Layout {
+        name: "LOG",
+        code: op::LOG,
+        fields: &[
+            Num("level"),
+            Num("attempt"),
+            Num("duration_ms"),
+            Num("mask"),
+            Str("message"),
+            Str("execution_id"),
+            Str("tool_name"),
+            Masked { mask: "mask", names: &["args", "error", "stack", "result"] },
+        ],
+    },
+    Layout { name: "AUDIT", code: op::AUDIT, fields: &[Num("failed"), Str("record"), StrIf { name: "failure", flag: "failed", when: 1.0 }] },
+    Layout { name: "INTERRUPT", code: op::INTERRUPT, fields: &[Num("key"), Num("attempt"), Num("timed_out"), Str("reason")] },
+    Layout {
+        name: "RUN",
+        code: op::RUN,
+        fields: &[Num("key"), Num("attempt"), Num("max_attempts"), Num("tool"), Num("deferred"), Num("checks_output")],
+    },
+    Layout { name: "QUEUED", code: op::QUEUED, fields: &[Num("key")] },
+    Layout { name: "RETRY", code: op::RETRY, fields: &[Num("key"), Num("delay_ms")] },
+    Layout { name: "DONE", code: op::DONE, fields: &[Num("key")] },
+    Layout { name: "EVICT", code: op::EVICT, fields: &[Str("execution_id")] },
+    Layout { name: "RELEASED", code: op::RELEASED, fields: &[Num("tool")] },
+    Layout { name: "SNAPSHOT", code: op::SNAPSHOT, fields: &[Num("key"), Record, Extras] },
+    Layout { name: "EVICT_OLDEST", code: op::EVICT_OLDEST, fields: &[Num("count")] },
+    Layout { name: "EVICT_NEWEST", code: op::EVICT_NEWEST, fields: &[] },
+    Layout { name: "DECIDE", code: op::DECIDE, fields: &[Num("key"), Num("tool")] },
+    Layout { name: "AWAIT_APPROVAL", code: op::AWAIT_APPROVAL, fields: &[Num("key"), Str("approval_id")] },
+    Layout { name: "APPROVAL_REFUSED", code: op::APPROVAL_REFUSED, fields: &[Str("error")] },
+    Layout { name: "ARGS", code: op::ARGS, fields: &[Num("key"), Str("arguments")] },
+    Layout {
+        name: "RECOVERED",
+        code: op::RECOVERED,
+        fields: &[
+            Num("key"),
+            Str("execution_id"),
+            Str("tool_name"),
+            Str("arguments"),
+            OptStr("session_id"),
+            OptStr("tool_call_id"),
+            Str("idempotency_key"),
+        ],
+    },
+    Layout { name: "RESULT", code: op::RESULT, fields: &[Num("key"), Str("result")] },
+    Layout { name: "ANSWER", code: op::ANSWER, fields: &[Num("ticket"), Num("ok"), StrIf { name: "error", flag: "ok", when: 0.0 }] },
+    Layout { name: "APPROVALS", code: op::APPROVALS, fields: &[Num("ticket"), Num("ok"), Str("answer")] },
+    Layout { name: "TASK", code: op::TASK, fields: &[Num("ticket"), Num("ok"), Str("answer")] },
+];
+
+/// Each event's fields after the `EVENT` op's type and key, by event number.
+pub const EVENTS: &[Layout] = &[
+    Layout { name: "STARTED", code: event::STARTED, fields: &[Record] },
+    Layout { name: "VALIDATING", code: event::VALIDATING, fields: &[] },
+    Layout { name: "EXECUTING", code: event::EXECUTING, fields: &[Num("attempt")] },
+    Layout { name: "RETRYING", code: event::RETRYING, fields: &[Num("attempt"), Num("max_attempts"), Num("delay_ms")] },
+    Layout { name: "SUCCEEDED", code: event::SUCCEEDED, fields: &[] },
+    Layout { name: "FAILED", code: event::FAILED, fields: &[] },
+    Layout { name: "CANCELLED", code: event::CANCELLED, fields: &[] },
+    Layout { name: "APPROVAL_REQUESTED", code: event::APPROVAL_REQUESTED, fields: &[Record, Extras, Str("approval_id")] },
+    Layout { name: "APPROVED", code: event::APPROVED, fields: &[Num("edited"), Str("approval_id"), OptStr("by")] },
+    Layout { name: "DENIED", code: event::DENIED, fields: &[Str("approval_id"), Str("reason"), OptStr("by")] },
+    Layout { name: "PROGRESS", code: event::PROGRESS, fields: &[Num("progress"), Num("total"), OptStr("message")] },
+    Layout { name: "PRELIMINARY_RESULT", code: event::PRELIMINARY_RESULT, fields: &[] },
+    Layout { name: "RECOVERED", code: event::RECOVERED, fields: &[Str("idempotency_key"), Str("action")] },
+];
+
+/// The log levels, by the number `LOG` ops carry.
+pub const LOG_LEVELS: [LogLevel; 4] = [LogLevel::Debug, LogLevel::Info, LogLevel::Warn, LogLevel::Error];
+
+fn layout_of(table: &'static [Layout], code: f64) -> Option<&'static Layout> {
+    table.iter().find(|l| l.code == code)
+}
+
+/// A string's length: a whole number of UTF-16 code units.
+fn length_at(ops: &[f64], i: usize, what: &str) -> Result<usize, String> {
+    match ops.get(i) {
+        Some(&n) if n >= 0.0 && n.fract() == 0.0 => Ok(n as usize),
+        Some(n) => Err(format!("{what}: {n} is no string length")),
+        None => Err(format!("{what}: the ops end before its length")),
+    }
+}
+
+/// Reads `fields` from `ops[i..]`; returns where they end and how many UTF-16 code
+/// units of `text` their strings take.
+fn walk_fields(name: &str, fields: &[Field], ops: &[f64], mut i: usize, values: &mut Vec<(&'static str, f64)>) -> Result<(usize, usize), String> {
+    let mut units = 0;
+    let value_of = |values: &[(&'static str, f64)], flag: &str| values.iter().find(|(n, _)| *n == flag).map(|(_, v)| *v);
+    for field in fields {
+        match *field {
+            Num(n) => {
+                let v = *ops.get(i).ok_or_else(|| format!("{name}: the ops end before its field {n}"))?;
+                values.push((n, v));
+                i += 1;
+            }
+            Str(n) => {
+                units += length_at(ops, i, &format!("{name}.{n}"))?;
+                i += 1;
+            }
+            OptStr(_) | Extras => {
+                let n = if let OptStr(n) = *field { n } else { "extras" };
+                match ops.get(i) {
+                    Some(&f) if f == 0.0 => i += 1,
+                    Some(&f) if f == 1.0 => {
+                        units += length_at(ops, i + 1, &format!("{name}.{n}"))?;
+                        i += 2;
+                    }
+                    other => return Err(format!("{name}.{n}: flag {other:?} is neither 0 nor 1")),
+                }
+            }
+            Record => {
+                let status = *ops.get(i).ok_or_else(|| format!("{name}: the ops end before its record"))?;
+                if !(status >= 0.0 && (status as usize) < STATUSES.len() && status.fract() == 0.0) {
+                    return Err(format!("{name}: record status {status} is no status"));
+                }
+                if ops.len() < i + RECORD.len() {
+                    return Err(format!("{name}: the ops end inside its record"));
+                }
+                i += RECORD.len();
+            }
+            StrIf { name: n, flag, when } => {
+                let v = value_of(values, flag).ok_or_else(|| format!("{name}.{n}: no field {flag} before it"))?;
+                if v == when {
+                    units += length_at(ops, i, &format!("{name}.{n}"))?;
+                    i += 1;
+                }
+            }
+            Masked { mask, names } => {
+                let m = value_of(values, mask).ok_or_else(|| format!("{name}: no field {mask} before its masked strings"))?;
+                if !(m >= 0.0 && m.fract() == 0.0 && (m as u32) >> names.len() == 0) {
+                    return Err(format!("{name}.{mask}: {m} has bits beyond {}", names.join(", ")));
+                }
+                for (bit, n) in names.iter().enumerate() {
+                    if (m as u32) & (1 << bit) != 0 {
+                        units += length_at(ops, i, &format!("{name}.{n}"))?;
+                        i += 1;
+                    }
+                }
+            }
+            EventFields => {
+                let t = value_of(values, "type").ok_or_else(|| format!("{name}: no field type before its event"))?;
+                let e = layout_of(EVENTS, t).ok_or_else(|| format!("{name}: {t} is no event"))?;
+                let (end, u) = walk_fields(e.name, e.fields, ops, i, values)?;
+                i = end;
+                units += u;
+            }
+        }
+    }
+    Ok((i, units))
+}
+
+/// Reads a wire by the declared layouts: the op codes in order, or what does not fit
+/// (an unknown op, a field missing, a flag neither 0 nor 1, strings that do not add up
+/// to `text`).
+///
+/// # Errors
+/// What does not fit, naming the op and its field.
+pub fn walk(ops: &[f64], text: &str) -> Result<Vec<f64>, String> {
+    let (mut i, mut units, mut codes) = (0, 0, Vec::new());
+    let mut values = Vec::new();
+    while i < ops.len() {
+        let code = ops[i];
+        let layout = layout_of(OPS, code).ok_or_else(|| format!("{code} at {i} is no op"))?;
+        values.clear();
+        let (end, u) = walk_fields(layout.name, layout.fields, ops, i + 1, &mut values).map_err(|e| format!("{e} (op at {i})"))?;
+        codes.push(code);
+        i = end;
+        units += u;
+    }
+    let text_units = text.encode_utf16().count();
+    if units != text_units {
+        return Err(format!("the ops' strings take {units} UTF-16 code units, the text has {text_units}"));
+    }
+    Ok(codes)
+}
+
+/// `js/ops.mjs`: the op codes, the offset of every field before an op's first
+/// variable-length field, each fixed-length op's length, the record's offsets, the
+/// status, event and log level names, and the layouts themselves for
+/// `js/wire-check.mjs`.
+pub fn js_module() -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let upper = |n: &str| n.to_ascii_uppercase();
+    s.push_str("// Generated from crates/toolhost/src/host/wire.rs by its test `js_module_is_current`:\n");
+    s.push_str("// do not edit. `TOOLHOST_WRITE_WIRE=1 cargo test -p toolhost js_module` writes it again.\n");
+    s.push_str("//\n// Offsets count from an op's code (0); a string's offset is where its length is, and\n");
+    s.push_str("// an optional string's is its flag. Fields after an op's first variable-length one\n");
+    s.push_str("// have no fixed offset: a decoder reads them in order from there.\n\n");
+    s.push_str("// Op codes.\n");
+    for l in OPS {
+        let _ = writeln!(s, "export const {} = {}", l.name, l.code);
+    }
+    s.push_str("\n// Event numbers (EVENT ops' type).\n");
+    for l in EVENTS {
+        let _ = writeln!(s, "export const EV_{} = {}", l.name, l.code);
+    }
+    s.push_str("\n// A record's numbers, from its offset.\n");
+    for (k, n) in RECORD.iter().enumerate() {
+        let _ = writeln!(s, "export const RECORD_{} = {k}", upper(n));
+    }
+    // Offsets of fixed fields, and the length when the whole op is fixed.
+    let offsets = |prefix: &str, fields: &[Field], mut at: usize, s: &mut String| {
+        for f in fields {
+            match *f {
+                Num(n) | Str(n) => {
+                    let _ = writeln!(s, "export const {prefix}_{} = {at}", upper(n));
+                    at += 1;
+                }
+                Record => {
+                    let _ = writeln!(s, "export const {prefix}_RECORD = {at}");
+                    at += RECORD.len();
+                }
+                OptStr(n) => {
+                    let _ = writeln!(s, "export const {prefix}_{} = {at}", upper(n));
+                    return;
+                }
+                Extras => {
+                    let _ = writeln!(s, "export const {prefix}_EXTRAS = {at}");
+                    return;
+                }
+                StrIf { name, .. } => {
+                    let _ = writeln!(s, "export const {prefix}_{} = {at}", upper(name));
+                    return;
+                }
+                Masked { .. } => {
+                    let _ = writeln!(s, "export const {prefix}_MASKED = {at}");
+                    return;
+                }
+                EventFields => return,
+            }
+        }
+        let _ = writeln!(s, "export const {prefix}_LENGTH = {at}");
+    };
+    s.push_str("\n// Field offsets, by op.\n");
+    for l in OPS {
+        offsets(l.name, l.fields, 1, &mut s);
+    }
+    s.push_str("\n// Field offsets of each event, from the EVENT op's code.\n");
+    let event_start = OPS.iter().find(|l| l.code == op::EVENT).map_or(0, |l| l.fields.iter().take_while(|f| !matches!(f, EventFields)).count()) + 1;
+    for l in EVENTS {
+        offsets(&format!("EV_{}", l.name), l.fields, event_start, &mut s);
+    }
+    let names = |items: Vec<&str>| items.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ");
+    s.push_str("\n// Record statuses, by number.\n");
+    let _ = writeln!(s, "export const STATUS = [{}]", names(STATUSES.iter().map(|st| st.as_str()).collect()));
+    s.push_str("\n// Lifecycle event types, by the engine's event number (also the bit of the wanted mask).\n");
+    let _ = writeln!(s, "export const EVENT_TYPES = [{}]", names(EventType::ALL.iter().map(|t| t.as_str()).collect()));
+    s.push_str("\n// Log levels, by number.\n");
+    let _ = writeln!(s, "export const LOG_LEVELS = [{}]", names(LOG_LEVELS.iter().map(|l| l.as_str()).collect()));
+    // The layouts as data, for js/wire-check.mjs: [kind, name, flag, when | names].
+    let field = |f: &Field| match *f {
+        Num(n) => format!("['num', '{n}']"),
+        Str(n) => format!("['str', '{n}']"),
+        OptStr(n) => format!("['opt', '{n}']"),
+        Record => "['record']".to_string(),
+        Extras => "['opt', 'extras']".to_string(),
+        StrIf { name, flag, when } => format!("['if', '{name}', '{flag}', {when}]"),
+        Masked { mask, names: ns } => format!("['masked', '{mask}', [{}]]", names(ns.to_vec())),
+        EventFields => "['event']".to_string(),
+    };
+    let table = |ls: &[Layout]| {
+        ls.iter()
+            .map(|l| format!("  [{}, '{}', [{}]],", l.code, l.name, l.fields.iter().map(field).collect::<Vec<_>>().join(", ")))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    s.push_str("\n// The layouts as data (js/wire-check.mjs reads a wire by them): [code, name, fields].\n");
+    let _ = writeln!(s, "export const OP_LAYOUTS = [\n{}\n]", table(OPS));
+    let _ = writeln!(s, "export const EVENT_LAYOUTS = [\n{}\n]", table(EVENTS));
+    let _ = writeln!(s, "export const RECORD_LENGTH = {}", RECORD.len());
+    s
 }
 
 /// One engine call's output.
@@ -221,4 +556,76 @@ pub fn error_json(e: &ToolError) -> String {
         o.insert("hostCause".into(), true.into());
     }
     serde_json::Value::Object(o).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// `js/ops.mjs` is what [`js_module`] writes: change a layout here and the JS
+    /// runtime's constants and checked layouts follow, or this test fails.
+    #[test]
+    fn js_module_is_current() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let path = root.join("js/ops.mjs");
+        // Only in the repository: the crate on its own has no JS runtime beside it.
+        if !root.join("package.json").exists() {
+            return;
+        }
+        let want = js_module();
+        if std::env::var_os("TOOLHOST_WRITE_WIRE").is_some() {
+            std::fs::write(&path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "js/ops.mjs is not what crates/toolhost/src/host/wire.rs declares: run `TOOLHOST_WRITE_WIRE=1 cargo test -p toolhost js_module` and update js/manager.mjs's decoder to match"
+        );
+    }
+
+    #[test]
+    fn numbers_follow_the_engine_enums() {
+        for (k, s) in STATUSES.iter().enumerate() {
+            assert_eq!(status_code(*s), k as f64, "{}", s.as_str());
+        }
+        for (k, l) in EVENTS.iter().enumerate() {
+            assert_eq!(l.code, k as f64, "event {} is out of order", l.name);
+            let t = EventType::ALL[k];
+            assert_eq!(t.as_str().trim_start_matches("tool-execution-").replace('-', "_").to_ascii_uppercase(), l.name);
+        }
+        let mut codes: Vec<f64> = OPS.iter().map(|l| l.code).collect();
+        codes.sort_by(f64::total_cmp);
+        codes.dedup();
+        assert_eq!(codes.len(), OPS.len(), "two ops share a code");
+    }
+
+    #[test]
+    fn walk_reads_what_the_writers_write_and_refuses_what_does_not_fit() {
+        let mut w = Wire::default();
+        w.push(&[op::NEW, 0.0, 7.0]);
+        w.string("exec-é");
+        w.push(&[op::FINAL, 7.0]);
+        // A succeeded record, no error, no extras.
+        w.push(&[status_code(ExecutionStatus::Succeeded), 0.0, 1.0, 2.0, 1.0, 1.0, 1.0, 0.0, 0.0]);
+        w.push(&[op::EVENT, event::PROGRESS, 7.0, 1.0, f64::NAN]);
+        w.opt_string(Some("half"));
+        w.push(&[op::LOG, 1.0, 1.0, f64::NAN, 0b1010 as f64]);
+        for s in ["m", "id", "echo", "boom", "{}"] {
+            w.string(s);
+        }
+        w.push(&[op::ANSWER, 3.0, 0.0]);
+        w.string("{}");
+        w.push(&[op::DONE, 7.0]);
+        assert_eq!(walk(&w.ops, &w.text).unwrap(), [op::NEW, op::FINAL, op::EVENT, op::LOG, op::ANSWER, op::DONE]);
+
+        // A field too many, an unknown op, a string that is not there, a bad flag.
+        let mut extra = w.ops.clone();
+        extra.insert(3 + 1, 0.0);
+        assert!(walk(&extra, &w.text).is_err());
+        assert!(walk(&[99.0], "").unwrap_err().contains("no op"));
+        assert!(walk(&[op::EVICT, 3.0], "ab").unwrap_err().contains("UTF-16"));
+        assert!(walk(&[op::EVENT, event::APPROVED, 1.0, 0.0, 0.0, 2.0], "").unwrap_err().contains("APPROVED.by"));
+        assert!(walk(&[op::LOG, 0.0, 0.0, 0.0, 16.0, 0.0, 0.0, 0.0], "").unwrap_err().contains("bits"));
+    }
 }
