@@ -32,6 +32,14 @@ function categorize(err) {
   return 'execution'
 }
 
+/** Arguments that failed validation (what `ToolRegistry.check` returns for them). */
+export class Problem {
+  constructor(message, details) {
+    this.message = message
+    this.details = details
+  }
+}
+
 export class ToolRegistry {
   constructor() {
     this.ajv = new Ajv()
@@ -44,6 +52,10 @@ export class ToolRegistry {
     this.tools.set(name, { name, description, inputSchema, handler, metadata, validate })
   }
   get(name) { return this.tools.get(name) }
+  /** The arguments the handler gets, or a Problem. */
+  check(tool, args) {
+    return tool.validate(args) ? args : new Problem(this.ajv.errorsText(tool.validate.errors), tool.validate.errors)
+  }
 }
 
 // Cooperative timeout: the handler gets the signal; we also stop waiting for a
@@ -66,7 +78,7 @@ export class ToolExecutionManager {
     this.registry = registry
     this.maxAttempts = r.maxAttempts ?? 3
     const categories = new Set(r.retryableCategories ?? ['transient', 'timeout'])
-    this.isRetryable = (err) => categories.has(categorize(err))
+    this.isRetryable = (err) => categories.has(this.categorize(err))
     this.backoff = new ExponentialBackoff({
       initialDelay: r.baseDelay ?? 100,
       maxDelay: r.maxDelay ?? 30_000,
@@ -83,6 +95,11 @@ export class ToolExecutionManager {
     // As toolhost's option: stamp plain-object results with _execution_metadata.
     this.metadata = opts.metadata === true
   }
+
+  categorize(err) { return categorize(err) }
+
+  /** Runs `attempt({ signal, attempt })` with retries, each attempt under a timeout of `ms`. */
+  attempts(attempt, ms, signal) { return this.policyFor(ms).execute(attempt, signal) }
 
   policyFor(ms) {
     let p = this.policies.get(ms)
@@ -137,14 +154,14 @@ export class ToolExecutionManager {
       }
     }
     exec.args = args
-    if (!tool.validate(args)) {
-      return this.fail(exec, t0, { category: 'validation', message: this.registry.ajv.errorsText(tool.validate.errors), details: tool.validate.errors })
-    }
+    const checked = this.registry.check(tool, args)
+    if (checked instanceof Problem) return this.fail(exec, t0, { category: 'validation', message: checked.message, details: checked.details })
+    args = checked
 
     // execute with retry + timeout
     const ms = opts.timeoutMs ?? this.timeoutMs
     try {
-      let result = await this.policyFor(ms).execute(async ({ signal, attempt }) => {
+      let result = await this.attempts(async ({ signal, attempt }) => {
         exec.retry.attemptNumber = attempt + 1
         if (attempt > 0) {
           this.emit('tool-execution-retrying', { execution: exec, attempt: attempt + 1 })
@@ -154,10 +171,10 @@ export class ToolExecutionManager {
         try {
           return await untilAborted(tool.handler(args, { signal, attempt: attempt + 1, executionId: id }), signal, ms)
         } catch (err) {
-          exec.retry.previousErrors.push({ category: categorize(err), message: err?.message })
+          exec.retry.previousErrors.push({ category: this.categorize(err), message: err?.message })
           throw err
         }
-      }, opts.signal)
+      }, ms, opts.signal)
       exec.status = 'succeeded'
       this.finish(exec, t0)
       if (this.metadata && result !== null && typeof result === 'object' && Object.getPrototypeOf(result) === Object.prototype) {
@@ -177,7 +194,7 @@ export class ToolExecutionManager {
         if (this.logger) this.log('warn', 'tool execution cancelled', exec)
         return { success: false, error: exec.error, execution: exec }
       }
-      return this.fail(exec, t0, { category: categorize(err), message: err?.message ?? String(err) })
+      return this.fail(exec, t0, { category: this.categorize(err), message: err?.message ?? String(err) })
     }
   }
 
