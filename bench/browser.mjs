@@ -214,14 +214,9 @@ const alive = (pid) => procInfo(pid) !== undefined
 
 // ---------------------------------------------------------------- CPU profile
 
-/** Top self-time functions of a CDP profile; bundle line -> source module by esbuild's `// path` markers. */
-function topSelfTime(profile, bundles, top) {
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]))
-  const selfUs = new Map()
-  for (let i = 0; i < profile.samples.length; i++) {
-    const id = profile.samples[i]
-    selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0))
-  }
+/** `(url, line) => module`: the source module of a bundle line, by esbuild's `// path`
+ * markers (the .wasm and unknown URLs as they are). */
+export function moduleMapper(bundles) {
   const linesMemo = new Map()
   const linesOf = (url) => {
     const name = url.slice(url.lastIndexOf('/') + 1)
@@ -242,6 +237,18 @@ function topSelfTime(profile, bundles, top) {
     for (const [i, m] of modulesOf.get(name)) { if (i <= line) mod = m; else break }
     return mod.replace(/^node_modules\//, '')
   }
+  return { moduleAt, linesOf }
+}
+
+/** Top self-time functions of a CDP profile; bundle line -> source module by esbuild's `// path` markers. */
+function topSelfTime(profile, bundles, top) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]))
+  const selfUs = new Map()
+  for (let i = 0; i < profile.samples.length; i++) {
+    const id = profile.samples[i]
+    selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0))
+  }
+  const { moduleAt, linesOf } = moduleMapper(bundles)
   // An anonymous function is named by the start of the bundle line it is defined on.
   const anonymous = (cf) => {
     const line = linesOf(cf.url)?.[cf.lineNumber]?.trim()
@@ -401,7 +408,7 @@ async function firstResult(browser, origin, runs) {
  * Returns { version, results: { id: { toolhost, peer } }, profile? }; a side that failed
  * is { ok: false, error }. Throws only if Chromium or the bundles cannot be had.
  */
-export async function runBrowser({ ids, sizes, runs, standin = false, profile = false, timeoutMs = 600_000, log = () => {} }) {
+export async function runBrowser({ ids, sizes, runs, standin = false, profile = false, profileIds = ['B1'], first: wantFirst = true, rawProfile = false, timeoutMs = 600_000, log = () => {} }) {
   const executable = ensureChromium()
   const bundles = new Map()
   for (const side of ['toolhost', 'peer']) bundles.set(`${side}.js`, await bundle(side, standin))
@@ -434,7 +441,7 @@ export async function runBrowser({ ids, sizes, runs, standin = false, profile = 
       }
     }
     let first
-    if (!standin) {
+    if (!standin && wantFirst) {
       log('time to first tool result (Chromium, 5 fresh pages) ... ')
       try {
         first = await firstResult(browser, server.origin, 5)
@@ -446,9 +453,10 @@ export async function runBrowser({ ids, sizes, runs, standin = false, profile = 
     }
     let prof
     if (profile) {
-      log('B1 toolhost (Chromium, CPU profile) ... ')
-      const r = await runOne(browser, browserPid, { url: url('toolhost', 'B1'), side: 'toolhost', timeoutMs, profile: true })
-      prof = r.ok ? { usPerCall: r.usPerCall, ...topSelfTime(r.profile, bundles, 20) } : { error: r.error }
+      const id = profileIds[0]
+      log(`${id} toolhost (Chromium, CPU profile) ... `)
+      const r = await runOne(browser, browserPid, { url: url('toolhost', id), side: 'toolhost', timeoutMs, profile: true })
+      prof = r.ok ? { usPerCall: r.usPerCall, ...topSelfTime(r.profile, bundles, 20), ...(rawProfile ? { raw: r.profile, moduleOf: moduleMapper(bundles).moduleAt } : {}) } : { error: r.error }
       log(r.ok ? 'done\n' : `FAILED\n${r.error}\n`)
     }
     return { version, results, profile: prof, first, wasm: standin ? undefined : wasmSize() }
