@@ -102,8 +102,10 @@ function perfSamples(data, mainTid) {
       frames = null
       continue
     }
-    if (!line.startsWith('\t') && !/^\s+[0-9a-f]+ /.test(line)) {
-      tid = Number(line.trim().split(/\s+/)[0])
+    // A sample starts with a line holding only its thread id; its frames follow.
+    const header = /^\s*(\d+)\s*$/.exec(line)
+    if (header !== null) {
+      tid = Number(header[1])
       frames = []
       continue
     }
