@@ -107,6 +107,20 @@ console.log(Object.keys(createRequire(import.meta.url).cache).filter((f) => f.en
     assert.equal(native.stdout, '1\n', `the control loads the addon: ${native.stderr}`)
   })
 
+  test('a journal on the WebAssembly build is refused, saying it needs the native addon', async () => {
+    const r = await run('wasm-journal', `
+import { ToolRegistry, ToolExecutionManager } from 'toolhost'
+try {
+  new ToolExecutionManager(new ToolRegistry(), { journal: 'sqlite::memory:' })
+  console.log('accepted')
+} catch (error) {
+  console.log(error.code, error.message)
+}
+`, { ...NO_ADDON, TOOLHOST_BACKEND: 'wasm' })
+    assert.equal(r.code, 0, r.stderr)
+    assert.match(r.stdout, /^INVALID_CONFIG journal is not available on the WebAssembly build of the engine \(a browser, or Node with no native addon for its platform\).*native addon\n$/)
+  })
+
   test('a misspelt TOOLHOST_BACKEND is refused with the closest choice', async () => {
     for (const [value, hint] of [['wsam', "did you mean 'wasm'"], ['NAPI', "did you mean 'napi'"], ['native', null]]) {
       const r = await run('misspelt', "import 'toolhost'", { ...NO_ADDON, TOOLHOST_BACKEND: value })

@@ -30,8 +30,16 @@ export function wasmEngineCore(glue, host) {
   return class EngineCore {
     #core
     #view = null
-    /** `${kind}:${key}` -> the `later` handle of that timer (all but backoff delays) */
-    #timeouts = new Map()
+    /** The timeouts armed (all but backoff delays), by `key * 4 + kind`: `{ due, kind,
+     * key, attempt }`, `due` on the performance.now() clock. */
+    #deadlines = new Map()
+    /** One host timer, for the earliest deadline (when it was armed: `#hostDue`). It is
+     * not cleared when that deadline is: it fires, finds nothing due and arms for the
+     * next. So a call that ends before its timeout, as nearly all do, arms and clears
+     * no host timer at all (in Chromium a setTimeout and a clearTimeout were 2.9 of a
+     * B1 call's 17.6 µs). */
+    #hostTimer = undefined
+    #hostDue = Infinity
     /** Whether this engine holds the host alive (executions in flight). */
     #held = false
     /** The audit file this host writes (`{ append(line) }`), when `auditLog` names one;
@@ -101,19 +109,47 @@ export function wasmEngineCore(glue, host) {
           if (arm) later(() => this.#fired(1, key, 0), ms)
           continue
         }
-        const id = `${kind}:${key}`
-        const old = this.#timeouts.get(id)
-        if (old !== undefined) {
-          clearTimer(old.id)
-          this.#timeouts.delete(id)
+        if (!arm) {
+          this.#deadlines.delete(key * 4 + kind)
+          continue
         }
-        if (arm) this.#timeouts.set(id, later(() => this.#fired(kind, key, attempt), ms))
+        const due = performance.now() + ms
+        this.#deadlines.set(key * 4 + kind, { due, kind, key, attempt })
+        if (due < this.#hostDue) this.#armHost(due)
       }
       return text
     }
 
+    #armHost(due) {
+      if (this.#hostTimer !== undefined) clearTimer(this.#hostTimer.id)
+      this.#hostDue = due
+      this.#hostTimer = later(this.#onHostTimer, Math.max(0, due - performance.now()))
+    }
+
+    /** The host timer fired: every deadline due fires, and the timer is armed for the next. */
+    #onHostTimer = () => {
+      this.#hostTimer = undefined
+      this.#hostDue = Infinity
+      const now = performance.now()
+      const due = []
+      let next = Infinity
+      for (const d of this.#deadlines.values()) {
+        if (d.due <= now) due.push(d)
+        else if (d.due < next) next = d.due
+      }
+      // In the order they were due, as separate timers would have fired; one that an
+      // earlier one's transition cleared or armed again does not fire.
+      due.sort((a, b) => a.due - b.due)
+      for (const d of due) {
+        const id = d.key * 4 + d.kind
+        if (this.#deadlines.get(id) !== d) continue
+        this.#deadlines.delete(id)
+        this.#fired(d.kind, d.key, d.attempt)
+      }
+      if (next < this.#hostDue) this.#armHost(next)
+    }
+
     #fired(kind, key, attempt) {
-      if (kind !== 1) this.#timeouts.delete(`${kind}:${key}`)
       const core = this.#core
       const text = kind === 0 ? core.timedOut(key, attempt) : kind === 1 ? core.resume(key) : kind === 2 ? core.totalTimedOut(key) : core.approvalExpired(key)
       wake(this.id, 0, this.#after(text))

@@ -158,7 +158,7 @@ impl EngineCore {
             // The journal's stores are files and servers a page cannot reach.
             Ok(host) if host.journal_url().is_some() => serde_json::json!({
                 "code": "INVALID_CONFIG",
-                "message": "journal is not available in the browser: a page keeps its executions in memory (run a journaled manager in Node)",
+                "message": "journal is not available on the WebAssembly build of the engine (a browser, or Node with no native addon for its platform): it keeps executions in memory; run a journaled manager in Node with the native addon",
             })
             .to_string(),
             Ok(host) => {
