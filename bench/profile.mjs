@@ -141,10 +141,12 @@ function perfRun(scenario, calls, callGraph) {
   const dir = mkdtempSync(join(tmpdir(), 'toolhost-profile-'))
   let measured
   try {
+    // In the temporary folder: --perf-basic-prof also leaves V8's isolate-*.log in the
+    // working directory.
     const data = join(dir, 'perf.data')
     const result = join(dir, 'result.json')
     const r = spawnSync('perf', ['record', '-e', 'cpu-clock', '-F', '4999', '--call-graph', callGraph, '-o', data, '--',
-      process.execPath, '--perf-basic-prof', fileURLToPath(import.meta.url), '--child', scenario, String(calls), result], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' })
+      process.execPath, '--perf-basic-prof', fileURLToPath(import.meta.url), '--child', scenario, String(calls), result], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' })
     if (r.status !== 0) throw new Error(`perf record failed: ${r.stderr.slice(-500)}`)
     measured = JSON.parse(readFileSync(result, 'utf8'))
     return { samples: perfSamples(data, measured.pid), usPerCall: measured.usPerCall }

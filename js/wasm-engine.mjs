@@ -123,11 +123,14 @@ export function wasmEngineCore(glue, host) {
     #armHost(due) {
       if (this.#hostTimer !== undefined) clearTimer(this.#hostTimer.id)
       this.#hostDue = due
-      this.#hostTimer = later(this.#onHostTimer, Math.max(0, due - performance.now()))
+      // The timer stays armed after its deadline is cleared: it holds the engine weakly,
+      // so a manager dropped with no execution in flight is not kept until it fires.
+      const self = new WeakRef(this)
+      this.#hostTimer = later(() => self.deref()?.#onHostTimer(), Math.max(0, due - performance.now()))
     }
 
     /** The host timer fired: every deadline due fires, and the timer is armed for the next. */
-    #onHostTimer = () => {
+    #onHostTimer() {
       this.#hostTimer = undefined
       this.#hostDue = Infinity
       const now = performance.now()
