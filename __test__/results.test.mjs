@@ -20,6 +20,11 @@ function managerOf(handler, options = {}, definition = {}) {
 describe('a result JSON cannot carry fails with INVALID_RESULT, saying what and where', () => {
   const cyclic = { name: 'a' }
   cyclic.self = cyclic
+  const throwingElement = () => {
+    const items = [1, 2]
+    Object.defineProperty(items, 1, { enumerable: true, get() { throw new Error('unreadable') } })
+    return items
+  }
   const cases = [
     ['a Map', () => ({ items: new Map([['a', 1]]) }), 'a Map is not JSON (it would become {}); return a plain object or array instead at /items'],
     ['a Set', () => [new Set([1])], 'a Set is not JSON (it would become {}); return a plain object or array instead at /0'],
@@ -32,6 +37,7 @@ describe('a result JSON cannot carry fails with INVALID_RESULT, saying what and 
     ['NaN', () => ({ ratio: 0 / 0 }), 'NaN is not a JSON number (it would become null) at /ratio'],
     ['a typed array', () => ({ bytes: new Uint8Array(2) }), 'a Uint8Array is not JSON (it would become an object of indexes); return Array.from(it) or a base64 string at /bytes'],
     ['an Error', () => ({ error: new Error('x') }), 'an Error is not JSON (it would become {}); throw it, or return its message at /error'],
+    ['an array element whose getter throws', () => ({ items: throwingElement() }), 'the element could not be read at /items/1'],
     ['deep inside', async () => ({ a: [{ b: { 'c/d': new Map() } }] }), 'a Map is not JSON (it would become {}); return a plain object or array instead at /a/0/b/c~1d'],
   ]
   for (const [what, handler, detail] of cases) {

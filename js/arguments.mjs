@@ -153,9 +153,13 @@ function plainValue(v, depth) {
 const at = (path) => (path === '' ? 'the root' : path)
 const step = (path, key) => `${path}/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`
 
-/** Reads `value` as JSON.stringify does, one access at a time, and names the first one
- * that throws (only called once JSON.stringify threw, so its cost does not matter). */
-function whatFailed(root) {
+/**
+ * Reads `root` as JSON.stringify does (calling `toJSON`, own enumerable keys), one
+ * access at a time, and names the first problem: an access that throws, a cycle, or
+ * what `leaf(value, path)` says of a value (after its `toJSON`). Undefined when there is
+ * none. Arguments use it once JSON.stringify threw, results when they are not plain.
+ */
+function jsonWalk(root, leaf) {
   const ancestors = []
   const visit = (value, key, path) => {
     if (value !== null && (typeof value === 'object' || typeof value === 'function')) {
@@ -173,6 +177,8 @@ function whatFailed(root) {
         }
       }
     }
+    const problem = leaf(value, path)
+    if (problem !== undefined) return problem
     if (value === null || typeof value !== 'object') return undefined
     if (ancestors.includes(value)) return `the value is cyclic (an object contains itself) at ${at(path)}`
     ancestors.push(value)
@@ -217,7 +223,15 @@ function whatFailed(root) {
       ancestors.pop()
     }
   }
-  return visit(root, '', '') ?? 'the value could not be read as JSON'
+  return visit(root, '', '')
+}
+
+const noProblem = () => undefined
+
+/** Names the first access of `root` that throws as JSON.stringify reads it (only called
+ * once JSON.stringify threw, so its cost does not matter). */
+function whatFailed(root) {
+  return jsonWalk(root, noProblem) ?? 'the value could not be read as JSON'
 }
 
 // ---- Results ----
@@ -255,7 +269,7 @@ export function resultProblem(value) {
       } catch {}
   }
   try {
-    return resultWalk(value, '', '', [])
+    return jsonWalk(value, resultLeaf)
   } catch (e) {
     return e instanceof RangeError ? 'the value is nested too deeply to be JSON' : 'the value could not be read as JSON'
   }
@@ -297,29 +311,10 @@ function plainLeaf(v) {
   }
 }
 
-/** Reads `value` as JSON.stringify would (calling `toJSON`), and names the first value
- * it would change or leave out. */
-function resultWalk(value, key, path, ancestors) {
-  if (value !== null && (typeof value === 'object' || typeof value === 'function')) {
-    let toJSON
-    try {
-      toJSON = value.toJSON
-    } catch {
-      return `its properties could not be read at ${at(path)}`
-    }
-    if (typeof toJSON === 'function') {
-      try {
-        value = toJSON.call(value, key)
-      } catch {
-        return `toJSON() threw at ${at(path)}`
-      }
-    }
-  }
+/** What JSON would change or leave out of `value` (after its `toJSON`), at `path`;
+ * undefined for a value JSON carries as it is. */
+function resultLeaf(value, path) {
   switch (typeof value) {
-    case 'string':
-    case 'boolean':
-    case 'undefined':
-      return undefined
     case 'number':
       return Number.isFinite(value) ? undefined : `${value} is not a JSON number (it would become null) at ${at(path)}`
     case 'function':
@@ -328,43 +323,15 @@ function resultWalk(value, key, path, ancestors) {
       return `a Symbol is not JSON (it would be left out) at ${at(path)}`
     case 'bigint':
       return `a BigInt is not JSON (convert it to a string or number) at ${at(path)}`
-  }
-  if (value === null) return undefined
-  for (const [is, what] of NOT_JSON_OBJECTS) {
-    let matched = false
-    try {
-      matched = is(value)
-    } catch {}
-    if (matched) return `${what(value)} at ${at(path)}`
-  }
-  if (ancestors.includes(value)) return `the value is cyclic (an object contains itself) at ${at(path)}`
-  ancestors.push(value)
-  try {
-    if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) {
-        const failed = resultWalk(value[i], String(i), step(path, i), ancestors)
-        if (failed !== undefined) return failed
+    case 'object':
+      if (value === null) return undefined
+      for (const [is, what] of NOT_JSON_OBJECTS) {
+        let matched = false
+        try {
+          matched = is(value)
+        } catch {}
+        if (matched) return `${what(value)} at ${at(path)}`
       }
-      return undefined
-    }
-    let names
-    try {
-      names = Object.keys(value)
-    } catch {
-      return `its properties could not be read at ${at(path)}`
-    }
-    for (const name of names) {
-      let v
-      try {
-        v = value[name]
-      } catch {
-        return `property ${JSON.stringify(name)} could not be read at ${step(path, name)}`
-      }
-      const failed = resultWalk(v, name, step(path, name), ancestors)
-      if (failed !== undefined) return failed
-    }
-    return undefined
-  } finally {
-    ancestors.pop()
   }
+  return undefined
 }
