@@ -250,6 +250,28 @@ async function pageProblems(recorded, problems) {
 }
 
 const sources = new Map()
+/**
+ * A scenario on a page of its own: `body(page, check)` drives it and returns what the page
+ * recorded; then the page's own problems (console errors, failed requests, CSP) are
+ * failures too, but those `ignore` matches. A step that throws fails the check with what
+ * the page saw before it.
+ */
+async function onPage(browser, url, title, body, ignore) {
+  const check = new Check(title)
+  const problems = []
+  const { page, close } = await openPage(browser, url, problems)
+  try {
+    const recorded = await body(page, check)
+    const seen = await pageProblems(recorded, problems)
+    check.failures.push(...(ignore === undefined ? seen : seen.filter((p) => !ignore.test(p))))
+  } catch (error) {
+    check.failures.push(String(error?.stack ?? error), ...problems)
+  } finally {
+    await close()
+  }
+  return check
+}
+
 async function evalProbeAt(url, line) {
   if (!sources.has(url)) sources.set(url, await fetch(url).then((r) => r.text()).catch(() => ''))
   const lines = sources.get(url).split('\n')
@@ -258,11 +280,8 @@ async function evalProbeAt(url, line) {
 
 const steps = (events, id) => events.filter((e) => e.toolCallId === id).map((e) => (e.type === 'ag-ui-tool-status-changed' ? e.status : e.type.slice('ag-ui-tool-'.length)))
 
-async function weekend(browser, base) {
-  const check = new Check('weekend: parallel calls, backend call, retry, approval clicked in <toolhost-approvals>, the seed events')
-  const problems = []
-  const { page, close } = await openPage(browser, base, problems)
-  try {
+function weekend(browser, base) {
+  return onPage(browser, base, 'weekend: parallel calls, backend call, retry, approval clicked in <toolhost-approvals>, the seed events', async (page, check) => {
     // The approval appears in <toolhost-approvals>, inside <planner-app>'s shadow root.
     await page.waitForFunction(() => document.querySelector('planner-app')?.shadowRoot.querySelector('toolhost-approvals')?.shadowRoot.querySelector('button.approve') != null, { timeout: 60_000, polling: 50 })
     const pending = await page.evaluate(readApp)
@@ -378,21 +397,12 @@ async function weekend(browser, base) {
     }
     check.expect(app.crossOriginIsolated === false, 'the page is cross-origin isolated: it must need no COOP/COEP')
     check.notes.push(`runs: ${runs.length}, seed events: ${events.length}, screenshots in ${OUT}`)
-    check.failures.push(...(await pageProblems(recorded, problems)))
-  } catch (error) {
-    // What the page saw before the step that failed.
-    check.failures.push(String(error?.stack ?? error), ...problems)
-  } finally {
-    await close()
-  }
-  return check
+    return recorded
+  })
 }
 
-async function deny(browser, base) {
-  const check = new Check('weekend, denied: Escape closes the editor, Deny is clicked, the model is told')
-  const problems = []
-  const { page, close } = await openPage(browser, base, problems)
-  try {
+function deny(browser, base) {
+  return onPage(browser, base, 'weekend, denied: Escape closes the editor, Deny is clicked, the model is told', async (page, check) => {
     const inApprovals = (selector) => deep(page, (sel) => document.querySelector('planner-app').shadowRoot.querySelector('toolhost-approvals').shadowRoot.querySelector(sel), selector)
     await page.waitForFunction(() => document.querySelector('planner-app')?.shadowRoot.querySelector('toolhost-approvals')?.shadowRoot.querySelector('button.deny') != null, { timeout: 60_000, polling: 50 })
     // Edit, then Escape: the editor closes and focus returns to the Edit button.
@@ -415,21 +425,12 @@ async function deny(browser, base) {
     const answer = app.messages.at(-1)?.content ?? ''
     check.expect(answer.startsWith('I could not book the table: ') && answer.includes("was denied: The user denied this call."), `the answer is ${JSON.stringify(answer)}`)
     check.same(app.approvals.length, 0, 'approvals left')
-    check.failures.push(...(await pageProblems(recorded, problems)))
-  } catch (error) {
-    // What the page saw before the step that failed.
-    check.failures.push(String(error?.stack ?? error), ...problems)
-  } finally {
-    await close()
-  }
-  return check
+    return recorded
+  })
 }
 
-async function correction(browser, base) {
-  const check = new Check('correction: a call that fails validation, corrected by the model')
-  const problems = []
-  const { page, close } = await openPage(browser, `${base}?script=correction`, problems)
-  try {
+function correction(browser, base) {
+  return onPage(browser, `${base}?script=correction`, 'correction: a call that fails validation, corrected by the model', async (page, check) => {
     const app = await waitForState(page, ['done', 'error', 'cancelled'])
     const recorded = await page.evaluate(() => window.__agUiTest)
     check.same(app.state, 'done', `the run ended (${app.status})`)
@@ -445,21 +446,12 @@ async function correction(browser, base) {
     check.same(runs[1]?.messages.find((m) => m.toolCallId === 'call_date_1')?.error, reply?.error, 'the error reply the server read in run 2')
     check.same(app.activity.map((r) => [r.tool, r.status]).reverse(), [['check_calendar', 'failed'], ['check_calendar', 'succeeded']], '<toolhost-activity> rows')
     check.expect(/^last error INVALID_ARGUMENTS: /.test(app.activity.at(-1)?.error ?? ''), `the failed row shows ${JSON.stringify(app.activity.at(-1)?.error)}`)
-    check.failures.push(...(await pageProblems(recorded, problems)))
-  } catch (error) {
-    // What the page saw before the step that failed.
-    check.failures.push(String(error?.stack ?? error), ...problems)
-  } finally {
-    await close()
-  }
-  return check
+    return recorded
+  })
 }
 
-async function runaway(browser, base) {
-  const check = new Check('runaway: maxRounds stops a model that never stops calling tools')
-  const problems = []
-  const { page, close } = await openPage(browser, `${base}?script=runaway`, problems)
-  try {
+function runaway(browser, base) {
+  return onPage(browser, `${base}?script=runaway`, 'runaway: maxRounds stops a model that never stops calling tools', async (page, check) => {
     // <toolhost-activity> keeps the newest `limit` executions.
     await page.waitForFunction(() => document.querySelector('planner-app')?.shadowRoot.querySelector('toolhost-activity') != null, { timeout: 60_000, polling: 20 })
     await page.evaluate(() => (document.querySelector('planner-app').shadowRoot.querySelector('toolhost-activity').limit = 3))
@@ -471,21 +463,13 @@ async function runaway(browser, base) {
     check.same(app.messages.filter((m) => m.role === 'tool').map((m) => m.toolCallId), ['call_1', 'call_2', 'call_3', 'call_4', 'call_5', 'call_6', 'call_7', 'call_8'], 'tool messages')
     const rows = await page.evaluate(() => [...document.querySelector('planner-app').shadowRoot.querySelector('toolhost-activity').shadowRoot.querySelectorAll('tbody .call')].map((e) => e.textContent))
     check.same(rows, ['call_8', 'call_7', 'call_6'], '<toolhost-activity limit=3> rows')
-    check.failures.push(...(await pageProblems(recorded, problems)))
-  } catch (error) {
-    // What the page saw before the step that failed.
-    check.failures.push(String(error?.stack ?? error), ...problems)
-  } finally {
-    await close()
-  }
-  return check
+    return recorded
+  })
 }
 
-async function stop(browser, base) {
-  const check = new Check('stop: Stop pressed mid-run, every call answered')
-  const problems = []
-  const { page, close } = await openPage(browser, `${base}?script=stop`, problems)
-  try {
+function stop(browser, base) {
+  // The aborted fetch of the run is not an error of the page.
+  return onPage(browser, `${base}?script=stop`, 'stop: Stop pressed mid-run, every call answered', async (page, check) => {
     // compare_prices is running and check_calendar's arguments stalled mid-stream.
     await page.waitForFunction(() => {
       const app = document.querySelector('planner-app')
@@ -513,15 +497,8 @@ async function stop(browser, base) {
     check.same((await runsOf(base, app.threadId)).length, 1, 'runs')
     check.same(app.activity.map((r) => [r.tool, r.status]).reverse(), [['get_preferences', 'succeeded'], ['compare_prices', 'cancelled'], ['check_calendar', 'cancelled']], '<toolhost-activity> rows')
     check.notes.push(`stopped ${ms} ms after Enter on Stop`)
-    // The aborted fetch of the run is not an error of the page.
-    check.failures.push(...(await pageProblems(recorded, problems)).filter((p) => !/net::ERR_ABORTED|The user aborted|signal is aborted/.test(p)))
-  } catch (error) {
-    // What the page saw before the step that failed.
-    check.failures.push(String(error?.stack ?? error), ...problems)
-  } finally {
-    await close()
-  }
-  return check
+    return recorded
+  }, /net::ERR_ABORTED|The user aborted|signal is aborted/)
 }
 
 async function main() {
