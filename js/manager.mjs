@@ -239,15 +239,16 @@ function extrasAt(ops, i, text, at) {
 }
 
 function record(exec, ops, i, error, previousErrors, extras) {
+  const status = OP.STATUS[ops[i + OP.RECORD_STATUS]]
   const r = {
     id: exec.id,
     toolCallId: exec.toolCallId,
     sessionId: exec.sessionId,
     toolName: exec.toolName,
     args: exec.value(),
-    status: OP.STATUS[ops[i + OP.RECORD_STATUS]],
+    status,
     // A failed attempt's value (an output that failed its schema) is not a result.
-    result: OP.STATUS[ops[i + OP.RECORD_STATUS]] === 'succeeded' ? exec.result : undefined,
+    result: status === 'succeeded' ? exec.result : undefined,
     error,
     timing: {
       queuedAt: ops[i + OP.RECORD_QUEUED_AT],
