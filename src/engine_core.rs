@@ -84,10 +84,12 @@ impl Drop for Inner {
 
 impl Inner {
     /// Copies the engine's output to `scratch`, arms and clears the timers it asked for,
-    /// keeps Node alive while executions are in flight; returns the output's strings.
-    fn flush(&self, env: RawEnv) -> String {
+    /// keeps Node alive while executions are in flight; returns the output's strings as a
+    /// JS string. The text buffer is copied, not handed over, so its capacity is reused:
+    /// a fresh one per call grew by doubling (malloc, realloc, free) on every call.
+    fn flush(&self, env: RawEnv) -> Js {
         let mut host = self.host.borrow_mut();
-        let Some(host) = host.as_mut() else { return String::new() };
+        let Some(host) = host.as_mut() else { return Js::empty_string(env) };
         let ops = &host.wire.ops;
         // SAFETY: `scratch` points into the ArrayBuffer `_scratch_buffer` keeps alive,
         // SCRATCH_LEN + 1 f64s long; only this thread writes it.
@@ -138,7 +140,9 @@ impl Inner {
                 hop::release(env);
             }
         }
-        std::mem::take(&mut host.wire.text)
+        let text = js::string(env, &host.wire.text);
+        host.wire.text.clear();
+        Js(text)
     }
 
     fn with_host<R>(&self, f: impl FnOnce(&mut HostEngine) -> R) -> Option<R> {
@@ -146,9 +150,9 @@ impl Inner {
     }
 
     /// Runs `f` on the engine and flushes its output.
-    fn call(&self, env: RawEnv, f: impl FnOnce(&mut HostEngine)) -> String {
+    fn call(&self, env: RawEnv, f: impl FnOnce(&mut HostEngine)) -> Js {
         if self.with_host(f).is_none() {
-            return String::new();
+            return Js::empty_string(env);
         }
         self.flush(env)
     }
@@ -254,15 +258,14 @@ impl EngineCore {
     pub fn start(&self, env: Env, ticket: f64, name: Js, args: Js, options: Js, aborted: bool, unreadable: Js) -> Js {
         let raw = env.raw();
         let (name, args, options, unreadable) = (text(raw, name), text(raw, args), text(raw, options), text(raw, unreadable));
-        let out = self.inner.call(raw, |h| h.start(ticket, &name, &args, &unreadable, &options, aborted));
-        Js(js::string(raw, &out))
+        self.inner.call(raw, |h| h.start(ticket, &name, &args, &unreadable, &options, aborted))
     }
 
     /// Starts a call whose argument text is large: the text is parsed and validated on a
     /// worker, and the wake function is called with `ticket` when it is ready
     /// (`startPrepared` then starts it). Refused options are answered at once.
-    #[napi(ts_args_type = "ticket: number, name: string, text: string, options: string, aborted: boolean")]
-    pub fn start_large(&self, env: Env, ticket: f64, name: String, text: Js, options: String, aborted: bool) -> String {
+    #[napi(ts_args_type = "ticket: number, name: string, text: string, options: string, aborted: boolean", ts_return_type = "string")]
+    pub fn start_large(&self, env: Env, ticket: f64, name: String, text: Js, options: String, aborted: bool) -> Js {
         let raw = env.raw();
         let inner = &self.inner;
         let call = match toolhost::host::options::call_options(&options, aborted) {
@@ -273,7 +276,7 @@ impl EngineCore {
         let units = large_text::len(raw, text.0);
         let units = large_text::copy(raw, text.0, units);
         let Some((registry, redact, audit_redaction)) = inner.with_host(|h| (h.engine().registry().clone(), h.engine().config().redact.clone(), h.audit_redaction())) else {
-            return String::new();
+            return Js::empty_string(raw);
         };
         let session = call.session_id.clone();
         inner.pending.borrow_mut().insert(key, PendingLarge { name: name.clone(), call, parsed: None });
@@ -287,11 +290,11 @@ impl EngineCore {
 
     /// Starts a `startLarge` call whose arguments are ready; `aborted` when its signal
     /// aborted or it was cancelled meanwhile.
-    #[napi]
-    pub fn start_prepared(&self, env: Env, ticket: f64, aborted: bool) -> String {
+    #[napi(ts_return_type = "string")]
+    pub fn start_prepared(&self, env: Env, ticket: f64, aborted: bool) -> Js {
         let key = ticket as u64;
-        let Some(mut pending) = self.inner.pending.borrow_mut().remove(&key) else { return String::new() };
-        let Some(parsed) = pending.parsed.take() else { return String::new() };
+        let Some(mut pending) = self.inner.pending.borrow_mut().remove(&key) else { return Js::empty_string(env.raw()) };
+        let Some(parsed) = pending.parsed.take() else { return Js::empty_string(env.raw()) };
         let ParsedArguments { arguments, tape } = *parsed;
         if let Some(tape) = tape {
             self.inner.tapes.borrow_mut().insert(key, tape);
@@ -318,49 +321,48 @@ impl EngineCore {
         let raw = env.raw();
         let result = text(raw, result);
         let checked = (!result.is_empty()).then_some(result.as_str());
-        let out = self.inner.call(raw, |h| h.settle(key as u64, attempt, checked));
-        Js(js::string(raw, &out))
+        self.inner.call(raw, |h| h.settle(key as u64, attempt, checked))
     }
 
     /// The host's approval policy answered (`DECIDE`); `invalid` describes an answer
     /// that was not a boolean ('' when it was one).
-    #[napi]
-    pub fn approval_decided(&self, env: Env, key: f64, needed: bool, invalid: String) -> String {
+    #[napi(ts_return_type = "string")]
+    pub fn approval_decided(&self, env: Env, key: f64, needed: bool, invalid: String) -> Js {
         self.inner.call(env.raw(), |h| h.approval_decided(key as u64, needed, &invalid))
     }
 
     /// Approves a waiting call; `args` edited arguments as JSON text ('' for none). With
     /// a journal the decision is made there, answered later as `ANSWER ticket`.
-    #[napi]
-    pub fn approve(&self, env: Env, approval_id: String, args: String, by: Option<String>, ticket: f64) -> String {
+    #[napi(ts_return_type = "string")]
+    pub fn approve(&self, env: Env, approval_id: String, args: String, by: Option<String>, ticket: f64) -> Js {
         self.inner.call(env.raw(), |h| h.approve_ticket(&approval_id, &args, by, ticket as u64))
     }
 
     /// Denies a waiting call (with a journal: answered later as `ANSWER ticket`).
-    #[napi]
-    pub fn deny(&self, env: Env, approval_id: String, reason: Option<String>, by: Option<String>, ticket: f64) -> String {
+    #[napi(ts_return_type = "string")]
+    pub fn deny(&self, env: Env, approval_id: String, reason: Option<String>, by: Option<String>, ticket: f64) -> Js {
         self.inner.call(env.raw(), |h| h.deny_ticket(&approval_id, reason, by, ticket as u64))
     }
 
     /// Every call waiting for approval, as JSON; with a journal, the ops' strings (the
     /// journal's list is answered later as `APPROVALS ticket`).
-    #[napi]
-    pub fn pending_approvals(&self, env: Env, ticket: f64) -> String {
+    #[napi(ts_return_type = "string")]
+    pub fn pending_approvals(&self, env: Env, ticket: f64) -> Js {
         let asked = self.inner.with_host(|h| h.journal_approvals(ticket as u64)).unwrap_or(false);
         if asked {
             // The journal answers later, or (closed) at once: its ops are in scratch.
             return self.inner.flush(env.raw());
         }
-        self.inner.with_host(|h| h.pending_approvals()).unwrap_or_default()
+        Js(js::string(env.raw(), &self.inner.with_host(|h| h.pending_approvals()).unwrap_or_default()))
     }
 
     /// An MCP task store's operation on the journal (JSON); '' for a manager without a
     /// journal or a malformed operation, else the ops' strings (`TASK ticket` later).
-    #[napi]
-    pub fn journal_task(&self, env: Env, ticket: f64, op: String) -> String {
+    #[napi(ts_return_type = "string")]
+    pub fn journal_task(&self, env: Env, ticket: f64, op: String) -> Js {
         let asked = self.inner.with_host(|h| h.journal_task(ticket as u64, &op)).unwrap_or(false);
         if !asked {
-            return String::new();
+            return Js::empty_string(env.raw());
         }
         self.inner.flush(env.raw())
     }
@@ -374,49 +376,48 @@ impl EngineCore {
     }
 
     /// The running attempt reported progress (`total` NaN for none).
-    #[napi]
-    pub fn progress(&self, env: Env, key: f64, attempt: u32, progress: f64, total: f64, message: Option<String>) -> String {
+    #[napi(ts_return_type = "string")]
+    pub fn progress(&self, env: Env, key: f64, attempt: u32, progress: f64, total: f64, message: Option<String>) -> Js {
         let total = (!total.is_nan()).then_some(total);
         self.inner.call(env.raw(), |h| h.progress(key as u64, attempt, progress, total, message))
     }
 
     /// The running attempt yielded a preliminary result.
-    #[napi]
-    pub fn preliminary(&self, env: Env, key: f64, attempt: u32) -> String {
+    #[napi(ts_return_type = "string")]
+    pub fn preliminary(&self, env: Env, key: f64, attempt: u32) -> Js {
         self.inner.call(env.raw(), |h| h.preliminary_result(key as u64, attempt))
     }
 
     #[napi(ts_args_type = "key: number, attempt: number, thrown: string", ts_return_type = "string")]
     pub fn fail(&self, env: Env, key: f64, attempt: u32, thrown: Js) -> Js {
         let thrown = text(env.raw(), thrown);
-        let out = self.inner.call(env.raw(), |h| h.fail(key as u64, attempt, &thrown));
-        Js(js::string(env.raw(), &out))
+        self.inner.call(env.raw(), |h| h.fail(key as u64, attempt, &thrown))
     }
 
-    #[napi]
-    pub fn cancel(&self, env: Env, execution_id: String) -> String {
+    #[napi(ts_return_type = "string")]
+    pub fn cancel(&self, env: Env, execution_id: String) -> Js {
         self.inner.call(env.raw(), |h| {
             h.cancel(&execution_id);
         })
     }
 
-    #[napi]
-    pub fn cancel_keys(&self, env: Env, keys: Vec<f64>) -> String {
+    #[napi(ts_return_type = "string")]
+    pub fn cancel_keys(&self, env: Env, keys: Vec<f64>) -> Js {
         let keys: Vec<u64> = keys.into_iter().map(|k| k as u64).collect();
         self.inner.call(env.raw(), |h| {
             h.cancel_keys(&keys);
         })
     }
 
-    #[napi]
-    pub fn cancel_all(&self, env: Env, session: Option<String>) -> String {
+    #[napi(ts_return_type = "string")]
+    pub fn cancel_all(&self, env: Env, session: Option<String>) -> Js {
         self.inner.call(env.raw(), |h| {
             h.cancel_all(session.as_deref());
         })
     }
 
-    #[napi]
-    pub fn destroy_session(&self, env: Env, session: String) -> String {
+    #[napi(ts_return_type = "string")]
+    pub fn destroy_session(&self, env: Env, session: String) -> Js {
         self.inner.call(env.raw(), |h| {
             h.destroy_session(&session);
         })
@@ -424,8 +425,8 @@ impl EngineCore {
 
     /// Writes `SNAPSHOT` of an execution in flight to `scratch` (nothing when it is not)
     /// and returns its strings.
-    #[napi]
-    pub fn snapshot(&self, env: Env, execution_id: String) -> String {
+    #[napi(ts_return_type = "string")]
+    pub fn snapshot(&self, env: Env, execution_id: String) -> Js {
         self.inner.call(env.raw(), |h| {
             h.snapshot(&execution_id);
         })
@@ -493,10 +494,10 @@ pub fn large_text_units() -> u32 {
     LARGE_TEXT_UNITS
 }
 
-fn call_wake(env: RawEnv, engine: u32, ticket: f64, text: &str) {
+fn call_wake(env: RawEnv, engine: u32, ticket: f64, text: Js) {
     let wake = WAKE.with(|w| w.borrow().as_ref().map(|r| r.value(env)));
     if let Some(wake) = wake {
-        let args = [js::number(env, f64::from(engine)), js::number(env, ticket), js::string(env, text)];
+        let args = [js::number(env, f64::from(engine)), js::number(env, ticket), text.0];
         if let Err(thrown) = js::call(env, js::undefined(env), wake, &args) {
             // The runtime's own code threw: surface it as an uncaught exception rather
             // than lose it.
@@ -526,12 +527,12 @@ pub fn on_message(env: RawEnv, message: Message) {
                 TimerKind::Total => h.total_timed_out(key),
                 TimerKind::Approval => h.approval_expired(key),
             });
-            call_wake(env, engine, 0.0, &text);
+            call_wake(env, engine, 0.0, text);
         }
         Message::Journal { engine, answers } => {
             let Some(inner) = find(engine) else { return };
             let text = inner.call(env, |h| h.journal_answered(answers));
-            call_wake(env, engine, 0.0, &text);
+            call_wake(env, engine, 0.0, text);
         }
         Message::ArgumentsReady { engine, ticket, arguments } => {
             let Some(inner) = find(engine) else { return };
@@ -539,7 +540,7 @@ pub fn on_message(env: RawEnv, message: Message) {
                 Some(p) => p.parsed = Some(arguments),
                 None => return,
             }
-            call_wake(env, engine, ticket as f64, "");
+            call_wake(env, engine, ticket as f64, Js::empty_string(env));
         }
     }
 }

@@ -24,6 +24,12 @@ impl Js {
     }
 }
 
+impl Js {
+    pub fn empty_string(env: RawEnv) -> Self {
+        Js(string(env, ""))
+    }
+}
+
 impl ToNapiValue for Js {
     unsafe fn to_napi_value(_env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
         Ok(val.0)

@@ -67,6 +67,31 @@ fn state_machine(c: &mut Criterion) {
     });
 }
 
+/// One call through the host engine, as `execute()` makes it: start, then the handler's
+/// result, with the built-in logger and metadata stamp on and off (B6's engine share).
+fn host_engine(c: &mut Criterion) {
+    use toolhost::host::{HostEngine, HostRegistry};
+    let registry = HostRegistry::new();
+    let def = json!({"name": "echo", "description": "echoes", "handler": true, "inputSchema": weather_schema()}).to_string();
+    registry.register(None, &def).unwrap();
+    let args = r#"{"n":7,"q":"weather in Paris","flag":true}"#;
+    for (name, options) in [("plain", r#"{"historyLimit":1000}"#), ("logging + metadata", r#"{"historyLimit":1000,"logging":true,"logger":true,"metadata":true}"#)] {
+        let mut host = HostEngine::new(&registry, options).unwrap();
+        let mut ticket = 0.0;
+        c.bench_function(&format!("host engine start + settle ({name})"), |b| {
+            b.iter(|| {
+                ticket += 1.0;
+                host.start(ticket, "echo", black_box(args), "", "", false);
+                let key = host.wire.ops[2] as u64;
+                host.take_timers().for_each(drop);
+                host.settle(key, 1, None);
+                host.take_timers().for_each(drop);
+                black_box(host.wire.text.len());
+            })
+        });
+    }
+}
+
 /// About 1 MB of JSON shaped like the JS benchmark's B4 order: 5,000 line items.
 fn order_text() -> String {
     let items: Vec<_> = (0..5000)
@@ -91,5 +116,5 @@ fn tape(c: &mut Criterion) {
     c.bench_function("tape of 1 MB of argument text", |b| b.iter(|| toolhost::tape::build(black_box(&units)).unwrap()));
 }
 
-criterion_group!(benches, validation, backoff, state_machine, tape);
+criterion_group!(benches, validation, backoff, state_machine, host_engine, tape);
 criterion_main!(benches);
