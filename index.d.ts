@@ -156,5 +156,17 @@ export declare function largeTextUnits(): number
  */
 export declare function setWake(wake: (engineId: number, ticket: number, text: string) => void): void
 
+/**
+ * The timers received since the last call, as JSON: `[{ executionId, attempt, kind,
+ * armed, due, fired, received }]`, times in ms on the trace clock.
+ */
+export declare function takeTimerTrace(): string
+
+/**
+ * Turns timer tracing on or off (for `npm run bench`'s B5 split, not the public API);
+ * returns the trace clock's now, in ms, to line it up with `performance.now()`.
+ */
+export declare function traceTimers(on: boolean): number
+
 /** "unknown option `x` in <what>; did you mean `y`?", as the engine words it for its own options. */
 export declare function unknownOption(key: string, known: Array<string>, what: string): string

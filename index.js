@@ -839,4 +839,6 @@ module.exports.EngineCore = nativeBinding.EngineCore
 module.exports.RegistryCore = nativeBinding.RegistryCore
 module.exports.largeTextUnits = nativeBinding.largeTextUnits
 module.exports.setWake = nativeBinding.setWake
+module.exports.takeTimerTrace = nativeBinding.takeTimerTrace
+module.exports.traceTimers = nativeBinding.traceTimers
 module.exports.unknownOption = nativeBinding.unknownOption

@@ -145,6 +145,15 @@ async function main() {
     const known = typeof v === 'number' && Number.isFinite(v)
     out.push(`| ${name} | ${known ? f(v, 3) : 'n/a'} | ${known ? (pass(v) ? 'yes' : 'NO') : 'n/a (not run or crashed)'} |`)
   }
+  // Where B5's tail comes from (bench/b5-split.mjs: the addon's timer trace).
+  if (only.includes('B5') && !STANDIN) {
+    const split = spawnSync(process.execPath, [fileURLToPath(new URL('./b5-split.mjs', import.meta.url)), ...(QUICK ? ['--calls', '200'] : [])], { encoding: 'utf8' })
+    if (split.status === 0) out.push('', split.stdout.trimEnd())
+    else {
+      failed = true
+      out.push('', `### B5 split: FAILED (exit ${split.status})`, '', '```', (split.stderr || split.stdout).trim().slice(-2000), '```')
+    }
+  }
   if (profile) {
     out.push('', '### CPU profile: toolhost B1 page in Chromium', '')
     if (profile.error) out.push(`failed: ${profile.error}`)

@@ -111,10 +111,10 @@ impl Inner {
                 // resume that fires for an execution no longer backing off is stale to
                 // the engine, so it is never cancelled.
                 TimerRequest::Arm { kind: TimerKind::Resume, key, attempt, after } => {
-                    hop::post_after(self.hop.clone(), after, Message::Timer { engine: self.id, key, attempt, kind: TimerKind::Resume })
+                    hop::post_after(self.hop.clone(), after, Message::Timer { engine: self.id, key, attempt, kind: TimerKind::Resume, trace: hop::trace::armed(after) })
                 }
                 TimerRequest::Arm { kind, key, attempt, after } => {
-                    let d = hop::deadlines().schedule(after, (self.hop.clone(), Message::Timer { engine: self.id, key, attempt, kind }));
+                    let d = hop::deadlines().schedule(after, (self.hop.clone(), Message::Timer { engine: self.id, key, attempt, kind, trace: hop::trace::armed(after) }));
                     if let Some(old) = self.deadlines.borrow_mut().insert((key, kind), d) {
                         hop::deadlines().cancel(old);
                     }
@@ -488,6 +488,28 @@ pub fn set_wake(env: Env, wake: Js) {
     WAKE.with(|w| *w.borrow_mut() = Some(JsRef::new(raw, wake.0)));
 }
 
+/// Turns timer tracing on or off (for `npm run bench`'s B5 split, not the public API);
+/// returns the trace clock's now, in ms, to line it up with `performance.now()`.
+#[napi]
+pub fn trace_timers(on: bool) -> f64 {
+    hop::trace::set(on);
+    hop::trace::now()
+}
+
+/// The timers received since the last call, as JSON: `[{ executionId, attempt, kind,
+/// armed, due, fired, received }]`, times in ms on the trace clock.
+#[napi]
+pub fn take_timer_trace() -> String {
+    let taken = hop::trace::RECEIVED.with(|r| std::mem::take(&mut *r.borrow_mut()));
+    let list: Vec<serde_json::Value> = taken
+        .into_iter()
+        .map(|(id, attempt, kind, t, received)| {
+            serde_json::json!({ "executionId": id, "attempt": attempt, "kind": kind, "armed": t.armed, "due": t.due, "fired": t.fired, "received": received })
+        })
+        .collect();
+    serde_json::Value::Array(list).to_string()
+}
+
 /// The threshold of `startLarge`, in UTF-16 code units.
 #[napi]
 pub fn large_text_units() -> u32 {
@@ -518,8 +540,19 @@ fn find(engine: u32) -> Option<Rc<Inner>> {
 /// A timer fired, or a worker finished: on the JS thread.
 pub fn on_message(env: RawEnv, message: Message) {
     match message {
-        Message::Timer { engine, key, attempt, kind } => {
+        Message::Timer { engine, key, attempt, kind, trace } => {
             let Some(inner) = find(engine) else { return };
+            if let Some(t) = trace {
+                let received = hop::trace::now();
+                let id = inner.with_host(|h| h.engine().id_of(key).map(str::to_owned)).flatten().unwrap_or_default();
+                let kind = match kind {
+                    TimerKind::Attempt => "attempt",
+                    TimerKind::Resume => "resume",
+                    TimerKind::Total => "total",
+                    TimerKind::Approval => "approval",
+                };
+                hop::trace::RECEIVED.with(|r| r.borrow_mut().push((id, attempt, kind, *t, received)));
+            }
             inner.deadlines.borrow_mut().remove(&(key, kind));
             let text = inner.call(env, |h| match kind {
                 TimerKind::Attempt => h.timed_out(key, attempt),

@@ -24,12 +24,64 @@ use crate::js::{self, RawEnv};
 
 /// Work for the JS thread.
 pub enum Message {
-    /// A timer the engine asked for passed (see `toolhost::host::TimerKind`).
-    Timer { engine: u32, key: u64, attempt: u32, kind: toolhost::host::TimerKind },
+    /// A timer the engine asked for passed (see `toolhost::host::TimerKind`). `trace` is
+    /// when it was due and when it fired, while timers are traced ([`trace`]).
+    Timer { engine: u32, key: u64, attempt: u32, kind: toolhost::host::TimerKind, trace: Option<Box<TimerTrace>> },
     /// Large argument text was parsed and validated on a worker thread.
     ArgumentsReady { engine: u32, ticket: u64, arguments: Box<crate::engine_core::ParsedArguments> },
     /// The journal thread answered.
     Journal { engine: u32, answers: Vec<toolhost::journal::JournalAnswer> },
+}
+
+/// Where a timer's time went, in ms since [`trace::now`]'s anchor: armed on the JS
+/// thread, due, fired (the deadline thread handed it over), received on the JS thread.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TimerTrace {
+    pub armed: f64,
+    pub due: f64,
+    pub fired: f64,
+}
+
+/// Timer tracing, for the benchmark's B5 split (`traceTimers`): off unless asked for,
+/// and then one check per timer armed and fired.
+pub mod trace {
+    use std::cell::RefCell;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::OnceLock;
+    use std::time::{Duration, Instant};
+
+    static ON: AtomicBool = AtomicBool::new(false);
+
+    thread_local! {
+        /// One entry per timer received: execution id, attempt, kind, armed, due, fired, received.
+        pub static RECEIVED: RefCell<Vec<(String, u32, &'static str, super::TimerTrace, f64)>> = const { RefCell::new(Vec::new()) };
+    }
+
+    fn anchor() -> Instant {
+        static ANCHOR: OnceLock<Instant> = OnceLock::new();
+        *ANCHOR.get_or_init(Instant::now)
+    }
+
+    pub fn on() -> bool {
+        ON.load(Ordering::Relaxed)
+    }
+
+    pub fn set(on: bool) {
+        ON.store(on, Ordering::Relaxed);
+    }
+
+    /// Milliseconds since the anchor.
+    pub fn now() -> f64 {
+        anchor().elapsed().as_secs_f64() * 1000.0
+    }
+
+    /// A timer armed now for `after`, when tracing.
+    pub fn armed(after: Duration) -> Option<Box<super::TimerTrace>> {
+        on().then(|| {
+            let armed = now();
+            Box::new(super::TimerTrace { armed, due: armed + after.as_secs_f64() * 1000.0, fired: f64::NAN })
+        })
+    }
 }
 
 struct TsfnPtr(sys::napi_threadsafe_function);
@@ -202,7 +254,11 @@ pub fn deadlines() -> &'static DeadlineTimer<(Arc<Hop>, Message)> {
     static TIMER: OnceLock<DeadlineTimer<(Arc<Hop>, Message)>> = OnceLock::new();
     TIMER.get_or_init(|| {
         DeadlineTimer::new(|due: Vec<(Arc<Hop>, Message)>| {
-            for (hop, message) in due {
+            let fired = if trace::on() { trace::now() } else { f64::NAN };
+            for (hop, mut message) in due {
+                if let Message::Timer { trace: Some(t), .. } = &mut message {
+                    t.fired = fired;
+                }
                 hop.post(message);
             }
         })
