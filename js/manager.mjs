@@ -163,14 +163,14 @@ class Execution {
 
 /** Takes the Starting log line of an attempt out of `work`: it is logged when the attempt
  * runs, so an attempt cancelled before it starts is never announced. */
-function startingLine(work, executionId, attempt) {
+function startingLine(work, exec, attempt) {
   for (let w = work.length - 3; w >= 0; w -= 3) {
-    if (work[w] !== W_LOG) continue
-    const [, fields] = work[w + 2]
-    if (fields.executionId === executionId && fields.attemptNumber === attempt && fields.durationMs === undefined && fields.error === undefined) {
-      const line = work[w + 2]
+    if (work[w] !== W_LOG_INFO) continue
+    const fields = work[w + 2]
+    // The same string as exec.id when the line named its execution by key.
+    if (fields.executionId === exec.id && fields.attemptNumber === attempt && fields.durationMs === undefined && fields.error === undefined) {
       work[w] = W_NONE
-      return line
+      return [work[w + 1], fields]
     }
   }
   return undefined
@@ -300,7 +300,9 @@ export let executeRefused
 
 
 // Work of the second pass.
-const W_EVENT = 0, W_LOG = 1, W_AUDIT = 2, W_INTERRUPT = 3, W_RUN = 4, W_DONE = 5, W_EVICT = 6, W_NONE = 7, W_EVICT_OLDEST = 8, W_EVICT_NEWEST = 9, W_DECIDE = 10
+const W_EVENT = 0, W_AUDIT = 2, W_INTERRUPT = 3, W_RUN = 4, W_DONE = 5, W_EVICT = 6, W_NONE = 7, W_EVICT_OLDEST = 8, W_EVICT_NEWEST = 9, W_DECIDE = 10
+/** A log line is `W_LOG + level, message, fields`. */
+const W_LOG = 11, W_LOG_INFO = W_LOG + 1
 
 /** Runs tools with validation, retries, backoff, timeouts, cancellation and events. */
 export class ToolExecutionManager extends ToolEventTarget {
@@ -661,24 +663,25 @@ export class ToolExecutionManager extends ToolEventTarget {
           break
         }
         case OP.LOG: {
-          const level = OP.LOG_LEVELS[ops[i + OP.LOG_LEVEL]]
           const attempt = ops[i + OP.LOG_ATTEMPT]
           const duration = ops[i + OP.LOG_DURATION_MS]
           const mask = ops[i + OP.LOG_MASK]
+          const level = ops[i + OP.LOG_LEVEL]
           const message = text.slice(at, (at += ops[i + OP.LOG_MESSAGE]))
-          const fields = {
-            executionId: text.slice(at, (at += ops[i + OP.LOG_EXECUTION_ID])),
-            toolName: text.slice(at, (at += ops[i + OP.LOG_TOOL_NAME])),
-          }
-          // Then a string for each bit of the mask: args, error, stack, result.
+          // The line names its execution by key, unless the engine holds none for it here.
+          const exec = (mask & 3) === 0 ? this.#live.get(ops[i + OP.LOG_KEY]) : undefined
           i += OP.LOG_MASKED
+          const fields = exec !== undefined
+            ? { executionId: exec.id, toolName: exec.toolName }
+            : { executionId: text.slice(at, (at += ops[i++])), toolName: text.slice(at, (at += ops[i++])) }
+          // Then a string for each further bit of the mask: args, error, stack, result.
           if (!Number.isNaN(attempt)) fields.attemptNumber = attempt
-          if (mask & 1) fields.args = text.slice(at, (at += ops[i++]))
+          if (mask & 4) fields.args = text.slice(at, (at += ops[i++]))
           if (!Number.isNaN(duration)) fields.durationMs = duration
-          if (mask & 2) fields.error = text.slice(at, (at += ops[i++]))
-          if (mask & 4) fields.stack = text.slice(at, (at += ops[i++]))
-          if (mask & 8) fields.result = text.slice(at, (at += ops[i++]))
-          work.push(W_LOG, level, [message, fields])
+          if (mask & 8) fields.error = text.slice(at, (at += ops[i++]))
+          if (mask & 16) fields.stack = text.slice(at, (at += ops[i++]))
+          if (mask & 32) fields.result = text.slice(at, (at += ops[i++]))
+          work.push(W_LOG + level, message, fields)
           break
         }
         case OP.AUDIT: {
@@ -711,7 +714,7 @@ export class ToolExecutionManager extends ToolEventTarget {
           exec.current = attempt
           exec.checksOutput = ops[i + OP.RUN_CHECKS_OUTPUT] === 1
           work.push(W_RUN, exec, [
-            attempt, ops[i + OP.RUN_MAX_ATTEMPTS], ops[i + OP.RUN_TOOL], ops[i + OP.RUN_DEFERRED] === 1, startingLine(work, exec.id, attempt),
+            attempt, ops[i + OP.RUN_MAX_ATTEMPTS], ops[i + OP.RUN_TOOL], ops[i + OP.RUN_DEFERRED] === 1, startingLine(work, exec, attempt),
           ])
           i += OP.RUN_LENGTH
           break
@@ -873,7 +876,10 @@ export class ToolExecutionManager extends ToolEventTarget {
           break
         }
         case W_LOG:
-          this.#log(work[w + 1], work[w + 2][0], work[w + 2][1])
+        case W_LOG_INFO:
+        case W_LOG + 2:
+        case W_LOG + 3:
+          this.#log(OP.LOG_LEVELS[work[w] - W_LOG], work[w + 1], work[w + 2])
           break
         case W_AUDIT:
           this.#audit(work[w + 1], work[w + 2])

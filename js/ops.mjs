@@ -78,14 +78,13 @@ export const METADATA_TIMESTAMP = 3
 export const METADATA_LENGTH = 4
 export const EVENT_TYPE = 1
 export const EVENT_KEY = 2
-export const LOG_LEVEL = 1
-export const LOG_ATTEMPT = 2
-export const LOG_DURATION_MS = 3
-export const LOG_MASK = 4
-export const LOG_MESSAGE = 5
-export const LOG_EXECUTION_ID = 6
-export const LOG_TOOL_NAME = 7
-export const LOG_MASKED = 8
+export const LOG_KEY = 1
+export const LOG_LEVEL = 2
+export const LOG_ATTEMPT = 3
+export const LOG_DURATION_MS = 4
+export const LOG_MASK = 5
+export const LOG_MESSAGE = 6
+export const LOG_MASKED = 7
 export const AUDIT_FAILED = 1
 export const AUDIT_RECORD = 2
 export const AUDIT_FAILURE = 3
@@ -195,7 +194,7 @@ export const OP_LAYOUTS = [
   [4, 'ATTEMPT_ERROR', [['num', 'key'], ['str', 'error']]],
   [5, 'METADATA', [['num', 'key'], ['num', 'duration_ms'], ['str', 'timestamp']]],
   [6, 'EVENT', [['num', 'type'], ['num', 'key'], ['event']]],
-  [7, 'LOG', [['num', 'level'], ['num', 'attempt'], ['num', 'duration_ms'], ['num', 'mask'], ['str', 'message'], ['str', 'execution_id'], ['str', 'tool_name'], ['masked', 'mask', ['args', 'error', 'stack', 'result']]]],
+  [7, 'LOG', [['num', 'key'], ['num', 'level'], ['num', 'attempt'], ['num', 'duration_ms'], ['num', 'mask'], ['str', 'message'], ['masked', 'mask', ['execution_id', 'tool_name', 'args', 'error', 'stack', 'result']]]],
   [8, 'AUDIT', [['num', 'failed'], ['str', 'record'], ['if', 'failure', 'failed', 1]]],
   [9, 'INTERRUPT', [['num', 'key'], ['num', 'attempt'], ['num', 'timed_out'], ['str', 'reason']]],
   [10, 'RUN', [['num', 'key'], ['num', 'attempt'], ['num', 'max_attempts'], ['num', 'tool'], ['num', 'deferred'], ['num', 'checks_output']]],

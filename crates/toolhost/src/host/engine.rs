@@ -21,7 +21,6 @@ use crate::audit::{AuditLog, AuditRecord};
 use crate::journal::{DecideAnswer, JournalAnswer, JournalError, JournalRequest, StoredApproval, Verdict};
 use crate::engine::{ApprovalVerdict, Arguments, AttemptSpec, CallOptions, Evicted, ExecutionEngine, Step, Transition};
 use crate::error::{RegistryError, Thrown, ToolError};
-use crate::log_lines::LogLine;
 use crate::record::{EventMask, ExecutionEvent, ExecutionRecord, Progress};
 
 /// Which of an execution's timers a request is about.
@@ -684,7 +683,7 @@ impl HostEngine {
             self.event(e, &t);
         }
         if !t.logs.is_empty() {
-            self.logs(&t.logs);
+            self.logs(&t);
         }
         if let Some(record) = &t.audit {
             self.audit(record);
@@ -816,15 +815,30 @@ impl HostEngine {
         }
     }
 
-    fn logs(&mut self, lines: &[LogLine]) {
+    /// The key of the execution a log line is about: the transition's own, or one it
+    /// admitted from the queue; NaN for any other (the line then carries its names).
+    fn line_key(&self, t: &Transition, execution_id: &str) -> f64 {
+        let own = match &t.step {
+            Step::Finished(record) => Some(record.id.as_str()),
+            _ => self.engine.id_of(t.key),
+        };
+        if own == Some(execution_id) {
+            return t.key as f64;
+        }
+        t.admitted.iter().find(|s| s.execution_id == execution_id).map_or(f64::NAN, |s| s.key as f64)
+    }
+
+    fn logs(&mut self, t: &Transition) {
         if !self.options.logger {
-            lines.iter().for_each(crate::log_lines::trace_line);
+            t.logs.iter().for_each(crate::log_lines::trace_line);
             return;
         }
-        for line in lines {
+        for line in &t.logs {
             let f = &line.fields;
+            let key = self.line_key(t, &f.execution_id);
+            let named = key.is_nan();
             let optional = [&f.args, &f.error, &f.stack, &f.result];
-            let mask = optional.iter().enumerate().fold(0u32, |m, (i, v)| if v.is_some() { m | 1 << i } else { m });
+            let mask = optional.iter().enumerate().fold(if named { 0b11 } else { 0 }, |m, (i, v)| if v.is_some() { m | 1 << (i + 2) } else { m });
             let level = match line.level {
                 crate::log_lines::LogLevel::Debug => 0.0,
                 crate::log_lines::LogLevel::Info => 1.0,
@@ -833,14 +847,17 @@ impl HostEngine {
             };
             self.wire.push(&[
                 op::LOG,
+                key,
                 level,
                 f.attempt_number.map_or(f64::NAN, f64::from),
                 f.duration_ms.unwrap_or(f64::NAN),
                 f64::from(mask),
             ]);
             self.wire.string(&line.message);
-            self.wire.string(&f.execution_id);
-            self.wire.string(&f.tool_name);
+            if named {
+                self.wire.string(&f.execution_id);
+                self.wire.string(&f.tool_name);
+            }
             for text in optional.into_iter().flatten() {
                 self.wire.string(text);
             }
@@ -880,6 +897,50 @@ mod tests {
     /// that drifts from them fails here.
     fn codes(w: &Wire) -> Vec<f64> {
         crate::host::wire::walk(&w.ops, &w.text).unwrap_or_else(|e| panic!("the wire does not fit its layouts: {e}"))
+    }
+
+    #[test]
+    fn a_log_line_names_its_execution_by_key_and_a_foreign_one_by_its_names() {
+        let mut h = HostEngine::new(&registry(), r#"{"logging":true,"logger":true,"maxConcurrency":1}"#).unwrap();
+        h.start(0.0, "echo", r#"{"n":1}"#, "", "", false);
+        let first = h.wire.ops[2];
+        // Queued behind the first: its Starting line comes with the first one's finish.
+        h.start(0.0, "echo", r#"{"n":2}"#, "", "", false);
+        let second = h.wire.ops[2];
+        h.settle(first as u64, 1, None);
+        let logs: Vec<(f64, f64, String)> = log_ops(&h.wire);
+        // Completed (the transition's own), then Starting (admitted from the queue): by key.
+        assert_eq!(logs.iter().map(|l| (l.0, l.1)).collect::<Vec<_>>(), [(first, 0.0), (second, 0.0)], "{logs:?}");
+        assert!(logs[0].2.starts_with("[TOOL EXECUTION] Completed echo"), "{logs:?}");
+
+        // A line of an execution this transition does not hold carries its names.
+        let mut t = Transition::new(second as u64, Step::Retry { delay: Duration::ZERO });
+        let mut line = crate::log_lines::starting("echo", "someone-else", None, &crate::log_lines::LogOptions::default());
+        line.fields.attempt_number = Some(1);
+        t.logs.push(line);
+        h.wire.clear();
+        h.logs(&t);
+        let logs = log_ops(&h.wire);
+        assert!(logs[0].0.is_nan(), "no key: {logs:?}");
+        assert_eq!(logs[0].1, 3.0, "execution id and tool name follow");
+        assert!(h.wire.text.ends_with("[TOOL EXECUTION] Starting echosomeone-elseecho"), "{}", h.wire.text);
+        codes(&h.wire);
+    }
+
+    /// The LOG ops of a wire (ASCII text): key, the mask's name bits and the message.
+    fn log_ops(w: &Wire) -> Vec<(f64, f64, String)> {
+        use crate::host::wire::{layout_of, walk_fields, OPS};
+        let (mut i, mut at, mut out) = (0, 0, Vec::new());
+        while i < w.ops.len() {
+            let layout = layout_of(OPS, w.ops[i]).unwrap();
+            let (end, units) = walk_fields(layout.name, layout.fields, &w.ops, i + 1, &mut Vec::new()).unwrap();
+            if w.ops[i] == op::LOG {
+                let message = w.text[at..at + w.ops[i + 6] as usize].to_string();
+                out.push((w.ops[i + 1], f64::from(w.ops[i + 5] as u32 & 3), message));
+            }
+            (i, at) = (end, at + units);
+        }
+        out
     }
 
     #[test]

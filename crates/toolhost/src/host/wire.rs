@@ -22,7 +22,7 @@
 //! | `ATTEMPT_ERROR` | key | error JSON |
 //! | `METADATA` | key, duration ms | ISO timestamp |
 //! | `EVENT` | event type, key, per type (below) | |
-//! | `LOG` | level, attempt or NaN, duration or NaN, string mask | message, execution id, tool name, then args, error, stack, result as the mask says |
+//! | `LOG` | key or NaN, level, attempt or NaN, duration or NaN, string mask | message, then execution id, tool name (only when the key is NaN), args, error, stack, result as the mask says |
 //! | `AUDIT` | has write error | record JSON, then the error |
 //! | `INTERRUPT` | key, attempt, timed out | the reason's message |
 //! | `RUN` | key, attempt, max attempts, tool id, deferred, checks output | |
@@ -180,15 +180,16 @@ pub const OPS: &[Layout] = &[
     Layout {
         name: "LOG",
         code: op::LOG,
+        // A line names its execution by key: the host has its id and tool name. A line
+        // of an execution the host holds no key for carries them (mask bits 1 and 2).
         fields: &[
+            Num("key"),
             Num("level"),
             Num("attempt"),
             Num("duration_ms"),
             Num("mask"),
             Str("message"),
-            Str("execution_id"),
-            Str("tool_name"),
-            Masked { mask: "mask", names: &["args", "error", "stack", "result"] },
+            Masked { mask: "mask", names: &["execution_id", "tool_name", "args", "error", "stack", "result"] },
         ],
     },
     Layout { name: "AUDIT", code: op::AUDIT, fields: &[Num("failed"), Str("record"), StrIf { name: "failure", flag: "failed", when: 1.0 }] },
@@ -249,7 +250,7 @@ pub const EVENTS: &[Layout] = &[
 /// The log levels, by the number `LOG` ops carry.
 pub const LOG_LEVELS: [LogLevel; 4] = [LogLevel::Debug, LogLevel::Info, LogLevel::Warn, LogLevel::Error];
 
-fn layout_of(table: &'static [Layout], code: f64) -> Option<&'static Layout> {
+pub(crate) fn layout_of(table: &'static [Layout], code: f64) -> Option<&'static Layout> {
     table.iter().find(|l| l.code == code)
 }
 
@@ -264,7 +265,7 @@ fn length_at(ops: &[f64], i: usize, what: &str) -> Result<usize, String> {
 
 /// Reads `fields` from `ops[i..]`; returns where they end and how many UTF-16 code
 /// units of `text` their strings take.
-fn walk_fields(name: &str, fields: &[Field], ops: &[f64], mut i: usize, values: &mut Vec<(&'static str, f64)>) -> Result<(usize, usize), String> {
+pub(crate) fn walk_fields(name: &str, fields: &[Field], ops: &[f64], mut i: usize, values: &mut Vec<(&'static str, f64)>) -> Result<(usize, usize), String> {
     let mut units = 0;
     let value_of = |values: &[(&'static str, f64)], flag: &str| values.iter().find(|(n, _)| *n == flag).map(|(_, v)| *v);
     for field in fields {
@@ -610,7 +611,7 @@ mod tests {
         w.push(&[status_code(ExecutionStatus::Succeeded), 0.0, 1.0, 2.0, 1.0, 1.0, 1.0, 0.0, 0.0]);
         w.push(&[op::EVENT, event::PROGRESS, 7.0, 1.0, f64::NAN]);
         w.opt_string(Some("half"));
-        w.push(&[op::LOG, 1.0, 1.0, f64::NAN, 0b1010 as f64]);
+        w.push(&[op::LOG, f64::NAN, 1.0, 1.0, f64::NAN, 0b101011 as f64]);
         for s in ["m", "id", "echo", "boom", "{}"] {
             w.string(s);
         }
@@ -626,6 +627,6 @@ mod tests {
         assert!(walk(&[99.0], "").unwrap_err().contains("no op"));
         assert!(walk(&[op::EVICT, 3.0], "ab").unwrap_err().contains("UTF-16"));
         assert!(walk(&[op::EVENT, event::APPROVED, 1.0, 0.0, 0.0, 2.0], "").unwrap_err().contains("APPROVED.by"));
-        assert!(walk(&[op::LOG, 0.0, 0.0, 0.0, 16.0, 0.0, 0.0, 0.0], "").unwrap_err().contains("bits"));
+        assert!(walk(&[op::LOG, 7.0, 0.0, 0.0, 0.0, 64.0, 0.0], "").unwrap_err().contains("bits"));
     }
 }
