@@ -459,6 +459,26 @@ impl ExecutionEngine {
     /// The `_execution_metadata` to stamp on a successful result of execution `key`,
     /// when the metadata interceptor is on and the tool does not instrument itself.
     pub fn metadata_for(&mut self, key: u64) -> Option<ExecutionMetadata> {
+        let (duration_ms, wall) = self.metadata_clock(key)?;
+        Some(ExecutionMetadata {
+            duration_ms,
+            tool_name: self.active[&key].record.tool_name.clone(),
+            timestamp: crate::timestamp::iso8601_millis(wall),
+        })
+    }
+
+    /// Gives back a transition's log lines once they are written: the next lines reuse
+    /// the vector (two log lines a call each allocated one, of a few hundred bytes).
+    pub fn recycle_logs(&mut self, mut logs: Vec<LogLine>) {
+        if self.pending_logs.capacity() == 0 {
+            logs.clear();
+            self.pending_logs = logs;
+        }
+    }
+
+    /// What [`metadata_for`](Self::metadata_for) stamps, before it is formatted: the
+    /// duration (ms, 2 decimals) and the wall clock the stamp's timestamp shows.
+    pub fn metadata_clock(&mut self, key: u64) -> Option<(f64, SystemTime)> {
         let a = self.active.get_mut(&key)?;
         if !self.config.metadata || a.tool.declaration.metadata.self_instrumented {
             return None;
@@ -468,11 +488,7 @@ impl ExecutionEngine {
         let (end, wall) = (Instant::now(), SystemTime::now());
         a.ended = Some((end, wall));
         let ms = end.duration_since(a.started.unwrap_or(a.queued)).as_secs_f64() * 1000.0;
-        Some(ExecutionMetadata {
-            duration_ms: (ms * 100.0).round() / 100.0,
-            tool_name: a.record.tool_name.clone(),
-            timestamp: crate::timestamp::iso8601_millis(wall),
-        })
+        Some(((ms * 100.0).round() / 100.0, wall))
     }
 
     /// Number of executions not yet finished.

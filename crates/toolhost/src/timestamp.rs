@@ -13,6 +13,13 @@ const MILLIS_PER_DAY: i128 = 86_400_000;
 /// ISO 8601 expanded form with sign and six digits (`+010000-...`), as
 /// JavaScript's `toISOString` does.
 pub fn iso8601_millis(t: SystemTime) -> String {
+    let mut out = String::with_capacity(24);
+    push_iso8601_millis(&mut out, t);
+    out
+}
+
+/// [`iso8601_millis`], appended to `out` (a metadata stamp goes straight into the wire).
+pub fn push_iso8601_millis(out: &mut String, t: SystemTime) {
     let millis: i128 = match t.duration_since(UNIX_EPOCH) {
         Ok(d) => d.as_millis() as i128,
         Err(before) => {
@@ -27,13 +34,15 @@ pub fn iso8601_millis(t: SystemTime) -> String {
     let (hour, min) = (ms_of_day / 3_600_000, ms_of_day / 60_000 % 60);
     let (sec, ms) = (ms_of_day / 1000 % 60, ms_of_day % 1000);
     if !(0..=9999).contains(&year) {
-        return format!("{year:+07}-{month:02}-{day:02}T{hour:02}:{min:02}:{sec:02}.{ms:03}Z");
+        use std::fmt::Write as _;
+        let _ = write!(out, "{year:+07}-{month:02}-{day:02}T{hour:02}:{min:02}:{sec:02}.{ms:03}Z");
+        return;
     }
     // The common case, written digit by digit (it stamps every result with `metadata`).
-    let mut out = *b"0000-00-00T00:00:00.000Z";
+    let mut stamp = *b"0000-00-00T00:00:00.000Z";
     let mut put = |at: usize, width: usize, mut n: u64| {
         for i in (at..at + width).rev() {
-            out[i] = b'0' + (n % 10) as u8;
+            stamp[i] = b'0' + (n % 10) as u8;
             n /= 10;
         }
     };
@@ -44,7 +53,7 @@ pub fn iso8601_millis(t: SystemTime) -> String {
     put(14, 2, min);
     put(17, 2, sec);
     put(20, 3, ms);
-    String::from_utf8(out.to_vec()).expect("ASCII digits")
+    out.push_str(std::str::from_utf8(&stamp).expect("ASCII digits"));
 }
 
 /// Days since 1970-01-01 to a proleptic Gregorian (year, month, day).

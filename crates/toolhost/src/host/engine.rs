@@ -261,9 +261,9 @@ impl HostEngine {
                 self.engine.set_result_json(key, v);
             }
         }
-        if let Some(meta) = self.engine.metadata_for(key) {
-            self.wire.push(&[op::METADATA, key as f64, meta.duration_ms]);
-            self.wire.string(&meta.timestamp);
+        if let Some((duration_ms, wall)) = self.engine.metadata_clock(key) {
+            self.wire.push(&[op::METADATA, key as f64, duration_ms]);
+            self.wire.ascii_with(|text| crate::timestamp::push_iso8601_millis(text, wall));
         }
         let t = self.engine.attempt_finished(key, attempt, Ok(Arc::new(HostValue)));
         self.apply(t, None);
@@ -684,6 +684,7 @@ impl HostEngine {
         }
         if !t.logs.is_empty() {
             self.logs(&t);
+            self.engine.recycle_logs(std::mem::take(&mut t.logs));
         }
         if let Some(record) = &t.audit {
             self.audit(record);

@@ -482,6 +482,14 @@ impl Wire {
         self.ops.push(units as f64);
     }
 
+    /// Appends the ASCII string `write` writes and pushes its length.
+    pub fn ascii_with(&mut self, write: impl FnOnce(&mut String)) {
+        let start = self.text.len();
+        write(&mut self.text);
+        debug_assert!(self.text[start..].is_ascii());
+        self.ops.push((self.text.len() - start) as f64);
+    }
+
     pub fn record(&mut self, r: &ExecutionRecord) {
         let t = &r.timing;
         self.push(&[
