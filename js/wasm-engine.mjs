@@ -27,9 +27,29 @@ export function wasmEngineCore(glue, host) {
     return handle
   }
 
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: true, fatal: true })
+  let bytes = null // a Uint8Array over wasm memory, made again when it grows
+
+  /** The ops' strings the last engine call left in wasm memory (status: address,
+   * length, whether ASCII). A short ASCII text is read byte by byte: in Chromium that
+   * is cheaper than a TextDecoder call for the few dozen bytes a call's strings take. */
+  function textOf(status) {
+    const ptr = status[2], len = status[3]
+    if (len === 0) return ''
+    const memory = glue.memory()
+    if (bytes === null || bytes.buffer !== memory.buffer) bytes = new Uint8Array(memory.buffer)
+    if (status[4] === 1 && len <= 160) {
+      let text = ''
+      for (let i = ptr, end = ptr + len; i < end; i++) text += String.fromCharCode(bytes[i])
+      return text
+    }
+    return decoder.decode(bytes.subarray(ptr, ptr + len))
+  }
+
   return class EngineCore {
     #core
     #view = null
+    #status = null
     /** The timeouts armed (all but backoff delays), by `key * 4 + kind`: `{ due, kind,
      * key, attempt }`, `due` on the performance.now() clock. */
     #deadlines = new Map()
@@ -80,6 +100,15 @@ export function wasmEngineCore(glue, host) {
       return this.#view
     }
 
+    /** The status block the last engine call filled (crates/toolhost-wasm: STATUS). */
+    #statusView() {
+      const memory = glue.memory()
+      if (this.#status === null || this.#status.buffer !== memory.buffer) {
+        this.#status = new Float64Array(memory.buffer, this.#core.statusPtr(), this.#core.statusLen())
+      }
+      return this.#status
+    }
+
     bigOps() {
       return this.#core.bigOps()
     }
@@ -88,20 +117,26 @@ export function wasmEngineCore(glue, host) {
       this.#core.setWanted(mask, audit || this.auditFile !== undefined)
     }
 
-    // After each engine call: the timers it asked for, [action (0 arm, 1 clear), kind
+    // After each engine call, from its status block: whether the host must stay alive
+    // for executions in flight, the timers it asked for ([action (0 arm, 1 clear), kind
     // (0 attempt timeout, 1 backoff, 2 total timeout, 3 approval timeout), key, attempt,
-    // ms] each; and whether the host must stay alive for executions in flight.
-    #after(text) {
+    // ms] each), and its ops' strings, returned.
+    #after() {
+      const status = this.#statusView()
       if (keepAlive !== undefined) {
-        const busy = this.#core.inFlight() > 0
+        const busy = status[0] > 0
         if (busy !== this.#held) {
           this.#held = busy
           keepAlive(busy)
         }
       }
-      if (!this.#core.hasTimers()) return text
-      const t = this.#core.takeTimers()
-      for (let i = 0; i < t.length; i += 5) {
+      const text = textOf(status)
+      const requests = status[1]
+      if (requests === 0) return text
+      // More requests than the block holds: the engine keeps them for takeTimers().
+      const t = requests > 0 ? status : this.#core.takeTimers()
+      const from = requests > 0 ? 5 : 0, to = requests > 0 ? 5 + requests * 5 : t.length
+      for (let i = from; i < to; i += 5) {
         const arm = t[i] === 0, kind = t[i + 1], key = t[i + 2], attempt = t[i + 3], ms = t[i + 4]
         // A backoff that ends for an execution no longer backing off is stale to the
         // engine, so backoff timers are never cleared.
@@ -154,28 +189,33 @@ export function wasmEngineCore(glue, host) {
 
     #fired(kind, key, attempt) {
       const core = this.#core
-      const text = kind === 0 ? core.timedOut(key, attempt) : kind === 1 ? core.resume(key) : kind === 2 ? core.totalTimedOut(key) : core.approvalExpired(key)
-      wake(this.id, 0, this.#after(text))
+      if (kind === 0) core.timedOut(key, attempt)
+      else if (kind === 1) core.resume(key)
+      else if (kind === 2) core.totalTimedOut(key)
+      else core.approvalExpired(key)
+      wake(this.id, 0, this.#after())
     }
 
     start(ticket, name, args, options, aborted, unreadable) {
-      return this.#after(this.#core.start(ticket, name, args, options, aborted, unreadable))
+      this.#core.start(ticket, name, args, options === '' ? undefined : options, aborted, unreadable === '' ? undefined : unreadable)
+      return this.#after()
     }
 
     settle(key, attempt, result) {
-      return this.#after(this.#core.settle(key, attempt, result))
+      this.#core.settle(key, attempt, result === '' ? undefined : result)
+      return this.#after()
     }
 
     approvalDecided(key, needed, invalid) {
-      return this.#after(this.#core.approvalDecided(key, needed, invalid))
+      return (this.#core.approvalDecided(key, needed, invalid), this.#after())
     }
 
     approve(id, args, by) {
-      return this.#after(this.#core.approve(id, args, by))
+      return (this.#core.approve(id, args, by), this.#after())
     }
 
     deny(id, reason, by) {
-      return this.#after(this.#core.deny(id, reason, by))
+      return (this.#core.deny(id, reason, by), this.#after())
     }
 
     pendingApprovals() {
@@ -183,35 +223,36 @@ export function wasmEngineCore(glue, host) {
     }
 
     progress(key, attempt, progress, total, message) {
-      return this.#after(this.#core.progress(key, attempt, progress, total, message))
+      return (this.#core.progress(key, attempt, progress, total, message), this.#after())
     }
 
     preliminary(key, attempt) {
-      return this.#after(this.#core.preliminary(key, attempt))
+      return (this.#core.preliminary(key, attempt), this.#after())
     }
 
     fail(key, attempt, thrown) {
-      return this.#after(this.#core.fail(key, attempt, thrown))
+      return (this.#core.fail(key, attempt, thrown), this.#after())
     }
 
     cancel(id) {
-      return this.#after(this.#core.cancel(id))
+      return (this.#core.cancel(id), this.#after())
     }
 
     cancelKeys(keys) {
-      return this.#after(this.#core.cancelKeys(keys))
+      return (this.#core.cancelKeys(keys), this.#after())
     }
 
     cancelAll(session) {
-      return this.#after(this.#core.cancelAll(session ?? undefined))
+      return (this.#core.cancelAll(session ?? undefined), this.#after())
     }
 
     destroySession(session) {
-      return this.#after(this.#core.destroySession(session))
+      return (this.#core.destroySession(session), this.#after())
     }
 
     snapshot(id) {
-      return this.#core.snapshot(id)
+      this.#core.snapshot(id)
+      return textOf(this.#statusView())
     }
 
     idsForToolCall(id) {

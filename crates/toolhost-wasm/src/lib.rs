@@ -132,6 +132,13 @@ impl Default for RegistryCore {
 /// Ops the scratch buffer holds; a longer output is handed over by `bigOps()`.
 const SCRATCH_LEN: usize = 8192;
 
+/// The status block after each engine call, as f64s: executions in flight, timer
+/// requests (-1 when more than [`TIMER_SLOTS`]: `takeTimers()` has them), the address and
+/// UTF-8 length of the ops' strings (left in wasm memory until the next call), whether
+/// they are ASCII; then up to TIMER_SLOTS timer requests of 5 numbers each.
+const STATUS: usize = 5;
+const TIMER_SLOTS: usize = 8;
+
 /// One manager's engine (internal: the public `ToolExecutionManager` is in `js/manager.mjs`).
 #[wasm_bindgen]
 pub struct EngineCore {
@@ -139,6 +146,9 @@ pub struct EngineCore {
     host: Option<HostEngine>,
     /// `[count, ...ops]` of the last call; its address never changes.
     scratch: Box<[f64]>,
+    /// What else the last call left, read by the host without a call each (see
+    /// [`STATUS`]); its address never changes.
+    status: Box<[f64]>,
     big: Vec<f64>,
     /// `[action, kind, key, attempt, ms]` per timer request of the last call: action 0
     /// arms, 1 clears; kind 0 attempt timeout, 1 backoff, 2 total timeout, 3 approval.
@@ -149,7 +159,14 @@ pub struct EngineCore {
 impl EngineCore {
     #[wasm_bindgen(constructor)]
     pub fn new(registry: &RegistryCore) -> Self {
-        Self { registry: registry.inner.clone(), host: None, scratch: vec![0.0; SCRATCH_LEN + 1].into_boxed_slice(), big: Vec::new(), timers: Vec::new() }
+        Self {
+            registry: registry.inner.clone(),
+            host: None,
+            scratch: vec![0.0; SCRATCH_LEN + 1].into_boxed_slice(),
+            status: vec![0.0; STATUS + TIMER_SLOTS * 5].into_boxed_slice(),
+            big: Vec::new(),
+            timers: Vec::new(),
+        }
     }
 
     /// '' when the options are accepted, else the refusal `{ code, message }` as JSON.
@@ -180,6 +197,17 @@ impl EngineCore {
         self.scratch.len()
     }
 
+    /// The address of the status block in wasm memory (`statusLen()` f64s).
+    #[wasm_bindgen(js_name = statusPtr)]
+    pub fn status_ptr(&self) -> *const f64 {
+        self.status.as_ptr()
+    }
+
+    #[wasm_bindgen(js_name = statusLen)]
+    pub fn status_len(&self) -> usize {
+        self.status.len()
+    }
+
     #[wasm_bindgen(js_name = bigOps)]
     pub fn big_ops(&self) -> Vec<f64> {
         self.big.clone()
@@ -203,26 +231,29 @@ impl EngineCore {
         }
     }
 
-    pub fn start(&mut self, ticket: f64, name: &str, args: &str, options: &str, aborted: bool, unreadable: &str) -> String {
-        self.call(|h| h.start(ticket, name, args, unreadable, options, aborted))
+    /// `options` and `unreadable` are left out (`undefined`) when empty: an absent string
+    /// crosses as nothing, where '' costs an allocation in wasm memory and its free.
+    pub fn start(&mut self, ticket: f64, name: &str, args: &str, options: Option<String>, aborted: bool, unreadable: Option<String>) {
+        let (options, unreadable) = (options.unwrap_or_default(), unreadable.unwrap_or_default());
+        self.call(|h| h.start(ticket, name, args, &unreadable, &options, aborted))
     }
 
-    /// `result`: the result's JSON text when `RUN` said the tool checks its output, else ''.
-    pub fn settle(&mut self, key: f64, attempt: u32, result: &str) -> String {
-        let checked = (!result.is_empty()).then_some(result);
-        self.call(|h| h.settle(key as u64, attempt, checked))
+    /// `result`: the result's JSON text when `RUN` said the tool checks its output, else
+    /// left out.
+    pub fn settle(&mut self, key: f64, attempt: u32, result: Option<String>) {
+        self.call(|h| h.settle(key as u64, attempt, result.as_deref().filter(|r| !r.is_empty())))
     }
 
     #[wasm_bindgen(js_name = approvalDecided)]
-    pub fn approval_decided(&mut self, key: f64, needed: bool, invalid: &str) -> String {
+    pub fn approval_decided(&mut self, key: f64, needed: bool, invalid: &str) {
         self.call(|h| h.approval_decided(key as u64, needed, invalid))
     }
 
-    pub fn approve(&mut self, approval_id: &str, args: &str, by: Option<String>) -> String {
+    pub fn approve(&mut self, approval_id: &str, args: &str, by: Option<String>) {
         self.call(|h| h.approve(approval_id, args, by))
     }
 
-    pub fn deny(&mut self, approval_id: &str, reason: Option<String>, by: Option<String>) -> String {
+    pub fn deny(&mut self, approval_id: &str, reason: Option<String>, by: Option<String>) {
         self.call(|h| h.deny(approval_id, reason, by))
     }
 
@@ -231,46 +262,46 @@ impl EngineCore {
         self.host.as_ref().map(HostEngine::pending_approvals).unwrap_or_default()
     }
 
-    pub fn progress(&mut self, key: f64, attempt: u32, progress: f64, total: f64, message: Option<String>) -> String {
+    pub fn progress(&mut self, key: f64, attempt: u32, progress: f64, total: f64, message: Option<String>) {
         let total = (!total.is_nan()).then_some(total);
         self.call(|h| h.progress(key as u64, attempt, progress, total, message))
     }
 
-    pub fn preliminary(&mut self, key: f64, attempt: u32) -> String {
+    pub fn preliminary(&mut self, key: f64, attempt: u32) {
         self.call(|h| h.preliminary_result(key as u64, attempt))
     }
 
     #[wasm_bindgen(js_name = totalTimedOut)]
-    pub fn total_timed_out(&mut self, key: f64) -> String {
+    pub fn total_timed_out(&mut self, key: f64) {
         self.call(|h| h.total_timed_out(key as u64))
     }
 
     #[wasm_bindgen(js_name = approvalExpired)]
-    pub fn approval_expired(&mut self, key: f64) -> String {
+    pub fn approval_expired(&mut self, key: f64) {
         self.call(|h| h.approval_expired(key as u64))
     }
 
-    pub fn fail(&mut self, key: f64, attempt: u32, thrown: &str) -> String {
+    pub fn fail(&mut self, key: f64, attempt: u32, thrown: &str) {
         self.call(|h| h.fail(key as u64, attempt, thrown))
     }
 
     #[wasm_bindgen(js_name = timedOut)]
-    pub fn timed_out(&mut self, key: f64, attempt: u32) -> String {
+    pub fn timed_out(&mut self, key: f64, attempt: u32) {
         self.call(|h| h.timed_out(key as u64, attempt))
     }
 
-    pub fn resume(&mut self, key: f64) -> String {
+    pub fn resume(&mut self, key: f64) {
         self.call(|h| h.resume(key as u64))
     }
 
-    pub fn cancel(&mut self, execution_id: &str) -> String {
+    pub fn cancel(&mut self, execution_id: &str) {
         self.call(|h| {
             h.cancel(execution_id);
         })
     }
 
     #[wasm_bindgen(js_name = cancelKeys)]
-    pub fn cancel_keys(&mut self, keys: Vec<f64>) -> String {
+    pub fn cancel_keys(&mut self, keys: Vec<f64>) {
         let keys: Vec<u64> = keys.into_iter().map(|k| k as u64).collect();
         self.call(|h| {
             h.cancel_keys(&keys);
@@ -278,20 +309,20 @@ impl EngineCore {
     }
 
     #[wasm_bindgen(js_name = cancelAll)]
-    pub fn cancel_all(&mut self, session: Option<String>) -> String {
+    pub fn cancel_all(&mut self, session: Option<String>) {
         self.call(|h| {
             h.cancel_all(session.as_deref());
         })
     }
 
     #[wasm_bindgen(js_name = destroySession)]
-    pub fn destroy_session(&mut self, session: &str) -> String {
+    pub fn destroy_session(&mut self, session: &str) {
         self.call(|h| {
             h.destroy_session(session);
         })
     }
 
-    pub fn snapshot(&mut self, execution_id: &str) -> String {
+    pub fn snapshot(&mut self, execution_id: &str) {
         self.call(|h| {
             h.snapshot(execution_id);
         })
@@ -315,10 +346,16 @@ impl EngineCore {
 }
 
 impl EngineCore {
-    /// Runs `f` on the engine, copies its ops to the scratch buffer and its timer
-    /// requests to `timers`; returns the ops' strings.
-    fn call(&mut self, f: impl FnOnce(&mut HostEngine)) -> String {
-        let Some(host) = self.host.as_mut() else { return String::new() };
+    /// Runs `f` on the engine, copies its ops to the scratch buffer and fills the status
+    /// block: so one engine call is one crossing, its strings decoded by the host from
+    /// wasm memory (no String handed over, allocated and freed each call).
+    fn call(&mut self, f: impl FnOnce(&mut HostEngine)) {
+        self.timers.clear();
+        let Some(host) = self.host.as_mut() else {
+            self.scratch[0] = 0.0;
+            self.status[..STATUS].copy_from_slice(&[0.0, 0.0, 0.0, 0.0, 1.0]);
+            return;
+        };
         f(host);
         let ops = &host.wire.ops;
         if ops.len() < SCRATCH_LEN {
@@ -343,7 +380,19 @@ impl EngineCore {
             };
             self.timers.extend_from_slice(&entry);
         }
-        std::mem::take(&mut host.wire.text)
+        let requests = self.timers.len() / 5;
+        if requests <= TIMER_SLOTS {
+            self.status[STATUS..STATUS + self.timers.len()].copy_from_slice(&self.timers);
+        }
+        let text = &host.wire.text;
+        let head = [
+            host.in_flight() as f64,
+            if requests <= TIMER_SLOTS { requests as f64 } else { -1.0 },
+            text.as_ptr() as usize as f64,
+            text.len() as f64,
+            if text.is_ascii() { 1.0 } else { 0.0 },
+        ];
+        self.status[..STATUS].copy_from_slice(&head);
     }
 }
 
