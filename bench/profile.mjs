@@ -51,7 +51,7 @@ const JS_LAYERS = {
   'ops.mjs': { '*': 'JS: ops out' },
   'errors.mjs': { '*': 'JS: ops out' },
   'events.mjs': { '*': 'JS: ops out' },
-  'wasm-engine.mjs': { later: 'timers', '#fired': 'timers', fire: 'timers', '#timer': 'timers', '*': 'crossing' },
+  'wasm-engine.mjs': { later: 'timers', '#fired': 'timers', fire: 'timers', '#timer': 'timers', '#armHost': 'timers', '#onHostTimer': 'timers', textOf: 'strings', '*': 'crossing' },
   'wire-text.mjs': { '*': 'strings' },
   'toolhost_wasm.js': { passStringToWasm0: 'strings', getStringFromWasm0: 'strings', decodeText: 'strings', '*': 'crossing' },
   'node.mjs': { '*': 'crossing' },
