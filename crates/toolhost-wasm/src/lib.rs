@@ -213,15 +213,11 @@ impl EngineCore {
         self.big.clone()
     }
 
-    /// The timer requests of the last call, `[action, kind, key, attempt, ms]` each.
+    /// The timer requests of the last call, `[action, kind, key, attempt, ms]` each, when
+    /// there were more than the status block holds (its count is then -1).
     #[wasm_bindgen(js_name = takeTimers)]
     pub fn take_timers(&mut self) -> Vec<f64> {
         std::mem::take(&mut self.timers)
-    }
-
-    #[wasm_bindgen(js_name = hasTimers)]
-    pub fn has_timers(&self) -> bool {
-        !self.timers.is_empty()
     }
 
     #[wasm_bindgen(js_name = setWanted)]
@@ -335,13 +331,6 @@ impl EngineCore {
 
     pub fn stats(&self, tool: &str) -> String {
         self.host.as_ref().map(|h| h.stats(tool).to_string()).unwrap_or_default()
-    }
-
-    /// How many executions are in flight (started and not finished): a Node host keeps
-    /// the process alive while there are any, as the napi backend does.
-    #[wasm_bindgen(js_name = inFlight)]
-    pub fn in_flight(&self) -> u32 {
-        self.host.as_ref().map_or(0, |h| h.in_flight() as u32)
     }
 }
 
