@@ -778,6 +778,22 @@ describe('concurrency', () => {
     assert.deepEqual(startOrder, Array.from({ length: 20 }, (_, i) => i))
   })
 
+  test('one abort frees 10 slots at once: the 10 queued calls it admits still time out', { timeout: 10_000 }, async () => {
+    // One engine call clears 10 timeouts and arms 10: more timer requests than the wasm
+    // backend's status block holds, so they come through its overflow path.
+    const { manager } = setup([{ name: 'hang', handler: (_args, ctx) => new Promise((resolve) => ctx.signal.addEventListener('abort', () => resolve('stopped'))) }],
+      { maxConcurrency: 10, timeoutMs: 100, retry: { maxAttempts: 1 } })
+    const stop = new AbortController()
+    const first = Array.from({ length: 10 }, () => manager.execute('hang', {}, { signal: stop.signal, timeoutMs: 60_000 }))
+    const queued = Array.from({ length: 10 }, () => manager.execute('hang', {}))
+    await sleep(10)
+    stop.abort()
+    const cancelled = await Promise.all(first)
+    assert.deepEqual(cancelled.map((r) => r.error?.category), Array(10).fill('cancelled'))
+    const timedOut = await Promise.all(queued)
+    assert.deepEqual(timedOut.map((r) => r.error?.category), Array(10).fill('timeout'))
+  })
+
   test('queued executions are pending until a slot frees', async () => {
     const hold = gate()
     const { manager } = setup([{ name: 'held', handler: () => hold.promise }], { maxConcurrency: 1, retry: FAST_RETRY })
