@@ -3,10 +3,9 @@
 //! Each method converts its arguments, calls the engine, copies the output's ops into
 //! `scratch` (a `Float64Array` the JS side reads without a call) and returns the ops'
 //! strings as one JS string. What Node adds to the engine lives here, with no policy:
-//! - the timers the engine asks for: an attempt's timeout is an entry in the deadline
-//!   thread's map, a backoff delay a tokio timer handing over to the deadline thread for
-//!   its last 2 ms; when one fires, the threadsafe function brings it to the JS thread,
-//!   the engine is told, and the JS runtime's wake function gets the output;
+//! - the timers the engine asks for (timeouts, backoff delays) are entries in the
+//!   deadline thread's map; when one fires, the threadsafe function brings it to the JS
+//!   thread, the engine is told, and the JS runtime's wake function gets the output;
 //! - argument text of `largeText` code units or more is copied as UTF-16 and parsed,
 //!   validated and listed in a tape on a worker thread;
 //! - Node is kept alive while this engine has executions in flight.
@@ -62,7 +61,7 @@ struct Inner {
     scratch_array: JsRef,
     /// The output that did not fit in `scratch`, for `bigOps()`.
     big: RefCell<Vec<f64>>,
-    /// The deadline-thread entries of the engine's timers (all but backoff delays).
+    /// The deadline-thread entries of the engine's timers.
     deadlines: RefCell<FxHashMap<(u64, TimerKind), DeadlineKey>>,
     pending: RefCell<FxHashMap<u64, PendingLarge>>,
     tapes: RefCell<FxHashMap<u64, toolhost::tape::Tape>>,
@@ -107,12 +106,6 @@ impl Inner {
         }
         for request in host.take_timers() {
             match request {
-                // A backoff delay: a tokio timer handing over to the deadline thread. A
-                // resume that fires for an execution no longer backing off is stale to
-                // the engine, so it is never cancelled.
-                TimerRequest::Arm { kind: TimerKind::Resume, key, attempt, after } => {
-                    hop::post_after(self.hop.clone(), after, Message::Timer { engine: self.id, key, attempt, kind: TimerKind::Resume, trace: hop::trace::armed(after) })
-                }
                 TimerRequest::Arm { kind, key, attempt, after } => {
                     let d = hop::deadlines().schedule(after, (self.hop.clone(), Message::Timer { engine: self.id, key, attempt, kind, trace: hop::trace::armed(after) }));
                     if let Some(old) = self.deadlines.borrow_mut().insert((key, kind), d) {

@@ -1,23 +1,21 @@
 //! The only ways back onto the JS thread from elsewhere: one threadsafe function per
-//! env, fed by the deadline thread (timeouts) and by tokio timers (backoff delays).
+//! env, fed by the deadline thread (timeouts and backoff delays), the parsing workers
+//! and the journal thread.
 //!
 //! The threadsafe function is weak except while executions are in flight, so a script
 //! whose work is done exits at once, and one that awaits a backoff delay or a handler
 //! stays alive until it settles. When Node tears the env down, the function is marked
 //! closed under a lock before any later post can reach it, so a timer firing during
-//! exit is dropped instead of touching a dead env, and the backoff delays still
-//! waiting for it end at once: a worker terminated with executions backing off must
-//! not leave their timers (and what they hold) behind for the length of the delay.
+//! exit is dropped instead of touching a dead env, and the env's timers still waiting
+//! are removed at once: a worker terminated with executions backing off must not leave
+//! their timers (and what they hold) behind for the length of the delay.
 
 use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
 
 use napi::sys;
-use tokio::sync::Notify;
 use toolhost::DeadlineTimer;
 
 use crate::js::{self, RawEnv};
@@ -91,9 +89,6 @@ unsafe impl Send for TsfnPtr {}
 
 pub struct Hop {
     tsfn: Mutex<Option<TsfnPtr>>,
-    /// Set when the env is torn down; `closing` then wakes the backoff delays waiting.
-    closed: AtomicBool,
-    closing: Notify,
 }
 
 impl Hop {
@@ -128,8 +123,7 @@ unsafe extern "C" fn on_env_cleanup(_arg: *mut c_void) {
 unsafe extern "C" fn on_tsfn_finalize(_env: RawEnv, data: *mut c_void, _hint: *mut c_void) {
     let hop = unsafe { &*(data as *const Hop) };
     hop.tsfn.lock().unwrap_or_else(|e| e.into_inner()).take();
-    hop.closed.store(true, Ordering::SeqCst);
-    hop.closing.notify_waiters();
+    deadlines().cancel_where(|(h, _)| ptr::eq(Arc::as_ptr(h), hop));
     drop(unsafe { Arc::from_raw(data as *const Hop) });
 }
 
@@ -150,7 +144,7 @@ pub fn hop(env: RawEnv) -> Arc<Hop> {
         }
         ALIVE.with(|a| a.set(env as usize));
         unsafe { sys::napi_add_env_cleanup_hook(env, Some(on_env_cleanup), ptr::null_mut()) };
-        let hop = Arc::new(Hop { tsfn: Mutex::new(None), closed: AtomicBool::new(false), closing: Notify::new() });
+        let hop = Arc::new(Hop { tsfn: Mutex::new(None) });
         let mut tsfn = ptr::null_mut();
         let name = js::string(env, "toolhost");
         let finalize_data = Arc::into_raw(hop.clone()) as *mut c_void;
@@ -220,28 +214,6 @@ fn runtime() -> &'static tokio::runtime::Runtime {
             .build()
             .expect("building the toolhost timer runtime")
     })
-}
-
-/// Posts `message` after `delay`. The wait runs on a tokio timer; tokio's timer wheel
-/// ticks in whole milliseconds and ends a sleep up to ~1 ms late, so the timer sleeps
-/// until one millisecond before the deadline and the deadline thread, which waits to
-/// the microsecond, covers the last one.
-pub fn post_after(hop: Arc<Hop>, delay: Duration, message: Message) {
-    const LAST: Duration = Duration::from_millis(2);
-    if delay <= LAST {
-        deadlines().schedule(delay, (hop, message));
-        return;
-    }
-    let deadline = std::time::Instant::now().checked_add(delay);
-    runtime().spawn(async move {
-        // Registered before `closed` is read, so a teardown in between still wakes it.
-        let closing = hop.closing.notified();
-        if hop.closed.load(Ordering::SeqCst) || tokio::time::timeout(delay - LAST, closing).await.is_ok() {
-            return;
-        }
-        let rest = deadline.map_or(LAST, |d| d.saturating_duration_since(std::time::Instant::now()));
-        deadlines().schedule(rest, (hop, message));
-    });
 }
 
 /// Runs blocking work (parsing and validating large arguments) off the JS thread.
