@@ -64,9 +64,10 @@ const built = join(root, 'target', TARGET, 'wasm', 'toolhost_wasm.wasm')
 // --weak-refs: a RegistryCore or EngineCore the page drops frees its wasm memory too.
 // --remove-name-section: function names are a fifth of the file (over 600 KB) and a page
 // never needs them (a panic aborts; the JS side reports errors by their codes).
+// TOOLHOST_WASM_NAMES=1 keeps them, for a profile that names the engine's functions.
 // wasm-opt (binaryen) is not run: measured on this build, -Oz / -Os / -O2 make the file
 // 9% smaller raw but 4% larger gzipped (865 KB -> 900-902 KB), and pages are sent gzipped.
-run(bindgen, ['--target', 'web', '--no-typescript', '--weak-refs', '--remove-name-section', '--remove-producers-section', '--out-dir', out, built])
+run(bindgen, ['--target', 'web', '--no-typescript', '--weak-refs', ...(process.env.TOOLHOST_WASM_NAMES ? [] : ['--remove-name-section']), '--remove-producers-section', '--out-dir', out, built])
 
 const wasm = join(out, 'toolhost_wasm_bg.wasm')
 if (!existsSync(wasm)) throw new Error(`wasm-bindgen did not write ${wasm}`)

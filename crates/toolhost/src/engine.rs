@@ -517,7 +517,7 @@ impl ExecutionEngine {
             Arguments::Validated { text, tool, issues, input_hash } => (RecordedArgs::Text(text), None, Some((tool, issues)), input_hash),
         };
         let record = ExecutionRecord {
-            id: uuid::Uuid::new_v4().to_string(),
+            id: crate::ids::new_v4_string(),
             tool_call_id: options.tool_call_id.clone(),
             session_id: options.session_id.clone(),
             tool_name: tool_name.to_string(),
@@ -709,7 +709,7 @@ impl ExecutionEngine {
 
     /// Records the approval a call came with (see [`CallOptions::preapproved`]).
     fn approved_before(&mut self, key: u64, by: Option<String>, mut events: Vec<ExecutionEvent>) -> Vec<ExecutionEvent> {
-        let approval_id = uuid::Uuid::new_v4().to_string();
+        let approval_id = crate::ids::new_v4_string();
         let now = now_ms();
         let wants = self.wanted.wants(EventType::Approved);
         let a = self.active.get_mut(&key).expect("approved executions are active");
@@ -743,7 +743,7 @@ impl ExecutionEngine {
 
     /// Puts a validated execution in `awaiting-approval`: no slot, no timeout.
     fn request_approval(&mut self, key: u64) -> Transition {
-        let approval_id = uuid::Uuid::new_v4().to_string();
+        let approval_id = crate::ids::new_v4_string();
         self.request_approval_as(key, approval_id, now_ms())
     }
 

@@ -20,6 +20,7 @@ pub mod error;
 pub mod executor;
 pub mod handler;
 pub mod host;
+pub mod ids;
 pub mod journal;
 pub mod json_text;
 pub mod log_lines;

@@ -447,7 +447,7 @@ impl ToolRegistry {
 
     /// Creates a session and returns its id (a UUID v4).
     pub fn create_session(&self, isolated: bool) -> String {
-        let id = uuid::Uuid::new_v4().to_string();
+        let id = crate::ids::new_v4_string();
         let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
         let created = state.next_session;
         state.next_session += 1;

@@ -137,7 +137,7 @@ impl ExecutionEngine {
         let a = self.active.get_mut(&key).expect("claimed executions are active");
         a.phase = Phase::Claiming;
         if needs_approval {
-            a.journal.as_mut().expect("journaled").approval = Some((uuid::Uuid::new_v4().to_string(), now_ms()));
+            a.journal.as_mut().expect("journaled").approval = Some((crate::ids::new_v4_string(), now_ms()));
         }
         Transition::new(key, Step::Journal(JournalRequest::Claim(self.claim_of(key))))
     }
@@ -623,7 +623,7 @@ impl ExecutionEngine {
         let scope = options.session_id.as_deref().map_or(Scope::Global, Scope::Session);
         let tool = self.registry.resolve(scope, &row.tool).ok();
         let record = ExecutionRecord {
-            id: uuid::Uuid::new_v4().to_string(),
+            id: crate::ids::new_v4_string(),
             tool_call_id: row.tool_call_id.clone(),
             session_id: options.session_id.clone(),
             tool_name: row.tool.clone(),
