@@ -396,6 +396,8 @@ pub struct ExecutionEngine {
     audit_wanted: bool,
     /// Lines logged by `begin` for executions admitted from the queue.
     pending_logs: Vec<LogLine>,
+    /// Spare buffers of written log lines, for the next ones.
+    line_buffers: log_lines::LineBuffers,
     /// Finished records dropped from history since [`ExecutionEngine::take_evicted`].
     evicted: Vec<Evicted>,
 }
@@ -420,6 +422,7 @@ impl ExecutionEngine {
             rng: rand::rngs::SmallRng::from_os_rng(),
             audit_wanted: false,
             pending_logs: Vec::new(),
+            line_buffers: log_lines::LineBuffers::default(),
             evicted: Vec::new(),
         })
     }
@@ -452,8 +455,10 @@ impl ExecutionEngine {
         self.audit_wanted = wanted;
     }
 
-    fn logs_for(&self, tool: &RegisteredTool) -> Option<&LogOptions> {
-        self.config.logging.as_ref().filter(|_| !tool.declaration.metadata.self_instrumented)
+    /// The logging options for `tool`'s lines (`logging` is the config's; a field, not
+    /// `&self`, so a line can be built in `line_buffers` meanwhile).
+    fn logs_for<'a>(logging: &'a Option<LogOptions>, tool: &RegisteredTool) -> Option<&'a LogOptions> {
+        logging.as_ref().filter(|_| !tool.declaration.metadata.self_instrumented)
     }
 
     /// The `_execution_metadata` to stamp on a successful result of execution `key`,
@@ -470,8 +475,8 @@ impl ExecutionEngine {
     /// Gives back a transition's log lines once they are written: the next lines reuse
     /// the vector (two log lines a call each allocated one, of a few hundred bytes).
     pub fn recycle_logs(&mut self, mut logs: Vec<LogLine>) {
+        self.line_buffers.recycle(logs.drain(..));
         if self.pending_logs.capacity() == 0 {
-            logs.clear();
             self.pending_logs = logs;
         }
     }
@@ -1046,10 +1051,10 @@ impl ExecutionEngine {
             a.record.timing.started_at = Some(now_ms());
         }
         a.error_logged = false;
-        if let Some(opts) = self.config.logging.as_ref().filter(|_| !a.tool.declaration.metadata.self_instrumented) {
+        if let Some(opts) = Self::logs_for(&self.config.logging, &a.tool) {
             let mut line = match &a.record.args {
-                RecordedArgs::Json(args) => log_lines::starting(&a.record.tool_name, &a.record.id, Some(args), opts),
-                RecordedArgs::Text(text) => log_lines::starting_from_text(&a.record.tool_name, &a.record.id, text, opts),
+                RecordedArgs::Json(args) => self.line_buffers.starting(&a.record.tool_name, &a.record.id, Some(args), opts),
+                RecordedArgs::Text(text) => self.line_buffers.starting_from_text(&a.record.tool_name, &a.record.id, text, opts),
             };
             line.fields.attempt_number = Some(a.record.attempt_number);
             self.pending_logs.push(line);
@@ -1096,8 +1101,8 @@ impl ExecutionEngine {
             Ok(result) => self.finish(key, ExecutionStatus::Succeeded, Some(result), None),
             Err(error) => {
                 let line = self.active.get(&key).and_then(|a| {
-                    let opts = self.logs_for(&a.tool)?;
-                    Some(log_lines::error(&a.record.tool_name, &a.record.id, &error.message, error.stack.as_deref(), opts))
+                    let opts = Self::logs_for(&self.config.logging, &a.tool)?;
+                    Some(self.line_buffers.error(&a.record.tool_name, &a.record.id, &error.message, error.stack.as_deref(), opts))
                 });
                 let a = self.active.get_mut(&key).expect("checked above");
                 a.error_logged = line.is_some();
@@ -1218,7 +1223,7 @@ impl ExecutionEngine {
         let mut t = Transition::new(key, Step::Finished(record.clone()));
         t.events = events;
         if let (Some(opts), Some(e)) = (&self.config.logging, &record.error) {
-            t.logs.push(log_lines::error(&record.tool_name, &record.id, &e.message, None, opts));
+            t.logs.push(self.line_buffers.error(&record.tool_name, &record.id, &e.message, None, opts));
         }
         if self.audit_wanted {
             t.audit = Some(self.audit_record(&record, None));
@@ -1317,8 +1322,9 @@ impl ExecutionEngine {
                 }
             }
         }
-        let line = self.logs_for(&a.tool).and_then(|opts| match (status, &a.record.error) {
-            (ExecutionStatus::Succeeded, _) => Some(log_lines::completed(
+        let opts = Self::logs_for(&self.config.logging, &a.tool);
+        let line = opts.and_then(|opts| match (status, &a.record.error) {
+            (ExecutionStatus::Succeeded, _) => Some(self.line_buffers.completed(
                 &a.record.tool_name,
                 &a.record.id,
                 a.record.timing.duration_ms.unwrap_or(0.0),
@@ -1326,7 +1332,7 @@ impl ExecutionEngine {
                 opts,
             )),
             (_, Some(e)) if !a.error_logged => {
-                Some(log_lines::error(&a.record.tool_name, &a.record.id, &e.message, e.stack.as_deref(), opts))
+                Some(self.line_buffers.error(&a.record.tool_name, &a.record.id, &e.message, e.stack.as_deref(), opts))
             }
             _ => None,
         });

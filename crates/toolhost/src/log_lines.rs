@@ -8,7 +8,7 @@
 //! [`crate::truncation`]). [`emit_tracing`] sends a line through `tracing`.
 
 use crate::redaction::redact;
-use crate::truncation::preview;
+use crate::truncation::preview_into;
 use serde_json::{Map, Value};
 use std::fmt::{self, Write as _};
 
@@ -88,9 +88,6 @@ pub struct LogFields {
 }
 
 impl LogFields {
-    fn new(tool: &str, execution_id: &str) -> Self {
-        Self { execution_id: execution_id.to_owned(), tool_name: tool.to_owned(), ..Self::default() }
-    }
 
     /// The fields as JSON with camelCase keys: `executionId`, `toolName`, then those present.
     pub fn to_map(&self) -> Map<String, Value> {
@@ -113,12 +110,70 @@ impl LogFields {
     }
 }
 
-/// Concatenates `parts` into a string with room for a short suffix (one allocation;
-/// `format!` grows its buffer step by step).
-fn message(parts: &[&str]) -> String {
-    let mut s = String::with_capacity(parts.iter().map(|p| p.len()).sum::<usize>() + 16);
-    parts.iter().for_each(|p| s.push_str(p));
-    s
+/// Spare lines and strings for the next lines to reuse: the engine writes two lines a
+/// call when logging, and building them fresh cost ten allocations and frees (B6).
+/// [`recycle`](Self::recycle) takes lines back once they are written.
+#[derive(Debug, Default)]
+pub struct LineBuffers {
+    lines: Vec<LogLine>,
+    strings: Vec<String>,
+}
+
+/// Spares kept at most, so a burst of lines does not keep its memory.
+const SPARES: usize = 16;
+
+impl LineBuffers {
+    /// Takes back written lines, keeping their buffers.
+    pub fn recycle(&mut self, lines: impl IntoIterator<Item = LogLine>) {
+        for mut line in lines {
+            if self.lines.len() >= SPARES {
+                break;
+            }
+            let f = &mut line.fields;
+            for s in [f.args.take(), f.result.take(), f.error.take(), f.stack.take()].into_iter().flatten() {
+                if self.strings.len() < SPARES {
+                    self.strings.push(s);
+                }
+            }
+            self.lines.push(line);
+        }
+    }
+
+    /// An empty string, with a spare buffer when there is one.
+    fn string(&mut self) -> String {
+        let mut s = self.strings.pop().unwrap_or_default();
+        s.clear();
+        s
+    }
+
+    /// A line of `level` for `tool` and `execution_id`, its message `parts` joined; the
+    /// other fields empty.
+    fn line(&mut self, level: LogLevel, tool: &str, execution_id: &str, parts: &[&str]) -> LogLine {
+        let mut line = self.lines.pop().unwrap_or_else(|| LogLine { level, message: String::new(), fields: LogFields::default() });
+        line.level = level;
+        line.message.clear();
+        line.message.reserve(parts.iter().map(|p| p.len()).sum::<usize>() + 16);
+        parts.iter().for_each(|p| line.message.push_str(p));
+        let f = &mut line.fields;
+        f.execution_id.clear();
+        f.execution_id.push_str(execution_id);
+        f.tool_name.clear();
+        f.tool_name.push_str(tool);
+        f.attempt_number = None;
+        f.duration_ms = None;
+        // `args`, `result`, `error` and `stack` are None: recycle() took them.
+        line
+    }
+
+    fn payload_preview(&mut self, v: &Value, opts: &LogOptions) -> String {
+        let mut out = self.string();
+        if opts.redact.is_empty() {
+            preview_into(&mut out, v, opts.truncate_logs);
+        } else {
+            preview_into(&mut out, &redact(v, &opts.redact), opts.truncate_logs);
+        }
+        out
+    }
 }
 
 /// Appends `ms` with two decimals, rounded half away from zero on `ms * 100` as the
@@ -149,22 +204,10 @@ fn push_two_decimals(out: &mut String, ms: f64) {
     out.push((b'0' + cents % 10) as char);
 }
 
-fn payload_preview(v: &Value, opts: &LogOptions) -> String {
-    if opts.redact.is_empty() {
-        preview(v, opts.truncate_logs)
-    } else {
-        preview(&redact(v, &opts.redact), opts.truncate_logs)
-    }
-}
-
 /// `info`: `[TOOL EXECUTION] Starting {tool}`; fields `executionId`,
 /// `toolName`, and `args` (preview) when `log_arguments` and args given.
 pub fn starting(tool: &str, execution_id: &str, args: Option<&Value>, opts: &LogOptions) -> LogLine {
-    let mut fields = LogFields::new(tool, execution_id);
-    if let (true, Some(args)) = (opts.log_arguments, args) {
-        fields.args = Some(payload_preview(args, opts));
-    }
-    LogLine { level: LogLevel::Info, message: message(&["[TOOL EXECUTION] Starting ", tool]), fields }
+    LineBuffers::default().starting(tool, execution_id, args, opts)
 }
 
 /// As [`starting`], for arguments kept as JSON text (large arguments). Without
@@ -172,41 +215,74 @@ pub fn starting(tool: &str, execution_id: &str, args: Option<&Value>, opts: &Log
 /// so a 10 MB argument is not parsed again for a 100-character preview; with redaction
 /// the text is parsed, since which values to hide depends on its structure.
 pub fn starting_from_text(tool: &str, execution_id: &str, text: &str, opts: &LogOptions) -> LogLine {
-    if opts.log_arguments && !opts.redact.is_empty() {
-        let args = crate::json_text::from_str(text).unwrap_or(Value::Null);
-        return starting(tool, execution_id, Some(&args), opts);
-    }
-    let mut line = starting(tool, execution_id, None, opts);
-    if opts.log_arguments {
-        line.fields.args = Some(crate::truncation::preview_text(text, opts.truncate_logs));
-    }
-    line
+    LineBuffers::default().starting_from_text(tool, execution_id, text, opts)
 }
 
 /// `info`: `[TOOL EXECUTION] Completed {tool} ({duration}ms)` with the
 /// duration to 2 decimals; fields `executionId`, `toolName`, `durationMs`
 /// (number), and `result` (preview) when `log_arguments` and a result given.
 pub fn completed(tool: &str, execution_id: &str, duration_ms: f64, result: Option<&Value>, opts: &LogOptions) -> LogLine {
-    let mut fields = LogFields::new(tool, execution_id);
-    fields.duration_ms = Some(duration_ms);
-    if let (true, Some(result)) = (opts.log_arguments, result) {
-        fields.result = Some(payload_preview(result, opts));
-    }
-    let mut message = message(&["[TOOL EXECUTION] Completed ", tool, " ("]);
-    push_two_decimals(&mut message, duration_ms);
-    message.push_str("ms)");
-    LogLine { level: LogLevel::Info, message, fields }
+    LineBuffers::default().completed(tool, execution_id, duration_ms, result, opts)
 }
 
 /// `error`: `[TOOL EXECUTION] Error in {tool}: {message}`; fields
 /// `executionId`, `toolName`, `error` (the message) and, when given,
 /// `stack` holding only its first [`STACK_LINES`] lines (joined by `\n`).
 /// `_opts` is taken for a uniform signature; nothing in it applies here.
-pub fn error(tool: &str, execution_id: &str, message: &str, stack: Option<&str>, _opts: &LogOptions) -> LogLine {
-    let mut fields = LogFields::new(tool, execution_id);
-    fields.error = Some(message.to_owned());
-    fields.stack = stack.map(|s| s.lines().take(STACK_LINES).collect::<Vec<_>>().join("\n"));
-    LogLine { level: LogLevel::Error, message: format!("[TOOL EXECUTION] Error in {tool}: {message}"), fields }
+pub fn error(tool: &str, execution_id: &str, message: &str, stack: Option<&str>, opts: &LogOptions) -> LogLine {
+    LineBuffers::default().error(tool, execution_id, message, stack, opts)
+}
+
+/// The same lines as the functions of this module, built in spare buffers.
+impl LineBuffers {
+    pub fn starting(&mut self, tool: &str, execution_id: &str, args: Option<&Value>, opts: &LogOptions) -> LogLine {
+        let mut line = self.line(LogLevel::Info, tool, execution_id, &["[TOOL EXECUTION] Starting ", tool]);
+        if let (true, Some(args)) = (opts.log_arguments, args) {
+            line.fields.args = Some(self.payload_preview(args, opts));
+        }
+        line
+    }
+
+    pub fn starting_from_text(&mut self, tool: &str, execution_id: &str, text: &str, opts: &LogOptions) -> LogLine {
+        if opts.log_arguments && !opts.redact.is_empty() {
+            let args = crate::json_text::from_str(text).unwrap_or(Value::Null);
+            return self.starting(tool, execution_id, Some(&args), opts);
+        }
+        let mut line = self.starting(tool, execution_id, None, opts);
+        if opts.log_arguments {
+            line.fields.args = Some(crate::truncation::preview_text(text, opts.truncate_logs));
+        }
+        line
+    }
+
+    pub fn completed(&mut self, tool: &str, execution_id: &str, duration_ms: f64, result: Option<&Value>, opts: &LogOptions) -> LogLine {
+        let mut line = self.line(LogLevel::Info, tool, execution_id, &["[TOOL EXECUTION] Completed ", tool, " ("]);
+        push_two_decimals(&mut line.message, duration_ms);
+        line.message.push_str("ms)");
+        line.fields.duration_ms = Some(duration_ms);
+        if let (true, Some(result)) = (opts.log_arguments, result) {
+            line.fields.result = Some(self.payload_preview(result, opts));
+        }
+        line
+    }
+
+    pub fn error(&mut self, tool: &str, execution_id: &str, message: &str, stack: Option<&str>, _opts: &LogOptions) -> LogLine {
+        let mut line = self.line(LogLevel::Error, tool, execution_id, &["[TOOL EXECUTION] Error in ", tool, ": ", message]);
+        let mut error = self.string();
+        error.push_str(message);
+        line.fields.error = Some(error);
+        line.fields.stack = stack.map(|s| {
+            let mut out = self.string();
+            for (i, l) in s.lines().take(STACK_LINES).enumerate() {
+                if i > 0 {
+                    out.push('\n');
+                }
+                out.push_str(l);
+            }
+            out
+        });
+        line
+    }
 }
 
 /// Displays a field map as compact JSON without cloning it.
@@ -260,6 +336,32 @@ mod tests {
         let shown = [Debug, Info, Warn, Error].map(|l| l.to_string());
         assert_eq!(shown, ["debug", "info", "warn", "error"]);
         assert_eq!(LogOptions::default(), with(true, 100, &[]));
+    }
+
+    #[test]
+    fn lines_built_in_recycled_buffers_equal_fresh_ones() {
+        let opts = with(true, 10, &["secret"]);
+        let args = json!({"q": "weather in Paris", "secret": "x"});
+        let mut buffers = LineBuffers::default();
+        // Every kind after every other kind: no field of a line leaks into the next.
+        for _ in 0..3 {
+            let lines = vec![
+                buffers.starting("echo", "id-1", Some(&args), &opts),
+                buffers.error("echo", "id-2", "boom", Some("a\nb\nc\nd\ne\nf\ng"), &opts),
+                buffers.completed("other", "id-3", 12.345, Some(&json!([1, 2, 3])), &opts),
+                buffers.starting_from_text("echo", "id-4", r#"{"n": 1}"#, &opts),
+                buffers.error("echo", "id-5", "no stack", None, &opts),
+                buffers.completed("echo", "id-6", 1.0, None, &opts),
+            ];
+            assert_eq!(lines[0], starting("echo", "id-1", Some(&args), &opts));
+            assert_eq!(lines[1], error("echo", "id-2", "boom", Some("a\nb\nc\nd\ne\nf\ng"), &opts));
+            assert_eq!(lines[2], completed("other", "id-3", 12.345, Some(&json!([1, 2, 3])), &opts));
+            assert_eq!(lines[3], starting_from_text("echo", "id-4", r#"{"n": 1}"#, &opts));
+            assert_eq!(lines[4], error("echo", "id-5", "no stack", None, &opts));
+            assert_eq!(lines[5], completed("echo", "id-6", 1.0, None, &opts));
+            buffers.recycle(lines.into_iter().rev());
+        }
+        assert!(buffers.lines.len() == 6 && !buffers.strings.is_empty(), "the spares are kept");
     }
 
     #[test]

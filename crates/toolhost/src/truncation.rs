@@ -29,23 +29,34 @@ pub fn truncate(s: &str, max_chars: usize) -> Cow<'_, str> {
 /// Compact JSON of `v` (serde_json's form, no whitespace), truncated to
 /// `max_chars` chars as by [`truncate`].
 pub fn preview(v: &Value, max_chars: usize) -> String {
+    let mut out = String::new();
+    preview_into(&mut out, v, max_chars);
+    out
+}
+
+/// [`preview`] into `out` (emptied first), reusing its buffer.
+pub fn preview_into(out: &mut String, v: &Value, max_chars: usize) {
     // Serialise only as far as the preview needs: a char is at most 4 bytes, so
     // `4 * max_chars + 4` bytes always hold `max_chars + 1` chars (enough to know the
     // text was cut). Large arguments are never serialised whole for a log line.
     let limit = max_chars.saturating_mul(4).saturating_add(4);
-    let mut bounded = Bounded { buf: Vec::with_capacity(limit.min(256)), limit };
+    let mut buf = std::mem::take(out).into_bytes();
+    buf.clear();
+    buf.reserve(limit.min(256));
+    let mut bounded = Bounded { buf, limit };
     let complete = serde_json::to_writer(&mut bounded, v).is_ok();
     // serde_json writes UTF-8; only a cut at the byte limit can split a char, and
     // that char lies past the `max_chars` kept below.
     let text = String::from_utf8(bounded.buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     if complete && text.len() <= max_chars {
-        return text; // at most `max_chars` bytes, so at most that many chars
+        *out = text; // at most `max_chars` bytes, so at most that many chars
+        return;
     }
-    match (complete, truncate(&text, max_chars)) {
+    *out = match (complete, truncate(&text, max_chars)) {
         (true, Cow::Borrowed(_)) => text,
         (false, Cow::Borrowed(t)) => format!("{t}{ELLIPSIS}"),
         (_, Cow::Owned(cut)) => cut,
-    }
+    };
 }
 
 /// A preview of JSON `text` read off the text itself: whitespace outside strings
