@@ -2,7 +2,7 @@
 // failed attempt's handler threw to the moment the next attempt's handler starts, split
 // by the native addon's timer trace into
 //   - "JS: to arm":  the throw reaching the engine, which arms the backoff timer;
-//   - "timer":       the timer firing after it was due (tokio and the deadline thread);
+//   - "timer":       the timer firing after it was due (the deadline thread);
 //   - "hop":         the threadsafe function carrying it to the JS thread, including the
 //                    time that thread spent first on other work (other retries' timers,
 //                    a garbage-collection pause: both are counted and reported);
@@ -97,8 +97,7 @@ out.tailQueued = tail.filter((r) => r.ahead > 0).length / tail.length
 out.tailAhead = tail.reduce((sum, r) => sum + r.ahead, 0) / tail.length
 out.allInGc = all.filter((r) => r.gc).length / all.length
 out.gcPauses = { count: pauses.length, p50: pct(pauses.map(([a, b]) => b - a), 0.5), max: pct(pauses.map(([a, b]) => b - a), 1) }
-// The timer's part by delay: 2 ms waits on the deadline thread alone, 4 ms on a tokio
-// timer first (its wheel ticks in ms) and the deadline thread for the last 2 ms.
+// The timer's part by delay (both wait on the deadline thread).
 out.timerByDelay = Object.fromEntries([2, 4].map((d) => [d, summary(all.filter((r) => r.delay === d).map((r) => r.parts[1]))]))
 const f = (x) => x.toFixed(3)
 console.log(`### B5: where a retry's delay deviation goes (${out.retries} retries, ${RUNS} runs of ${CALLS} calls)\n`)
