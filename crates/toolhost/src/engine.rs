@@ -473,7 +473,8 @@ impl ExecutionEngine {
     }
 
     /// Gives back a transition's log lines once they are written: the next lines reuse
-    /// the vector (two log lines a call each allocated one, of a few hundred bytes).
+    /// the vector (two log lines a call each allocated one, of a few hundred bytes) and
+    /// the lines' strings ([`log_lines::LineBuffers`]).
     pub fn recycle_logs(&mut self, mut logs: Vec<LogLine>) {
         self.line_buffers.recycle(logs.drain(..));
         if self.pending_logs.capacity() == 0 {

@@ -88,7 +88,6 @@ pub struct LogFields {
 }
 
 impl LogFields {
-
     /// The fields as JSON with camelCase keys: `executionId`, `toolName`, then those present.
     pub fn to_map(&self) -> Map<String, Value> {
         let mut m = Map::new();
