@@ -172,6 +172,19 @@ describe('handler and context', () => {
     }
   })
 
+  test('execution ids are distinct UUID v4s, across many calls', async () => {
+    // 1,000 ids: in the browser they come from a pool of random bytes refilled every 256
+    // ids (crates/toolhost/src/ids.rs), so this crosses several refills.
+    const { manager } = setup([{ name: 'id', handler: (_args, ctx) => ctx.executionId }])
+    const rs = await Promise.all(Array.from({ length: 1000 }, () => manager.execute('id', {})))
+    const ids = rs.map((r) => r.execution.id)
+    for (const [i, r] of rs.entries()) {
+      assert.match(ids[i], /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      assert.equal(r.result, ids[i])
+    }
+    assert.equal(new Set(ids).size, 1000)
+  })
+
   test('ctx.signal fires on cancel', async () => {
     let reasonSeen
     const started = gate()

@@ -141,6 +141,27 @@ describe('built-in logging', () => {
     assert.equal(logs.filter((l) => l.message.startsWith('[TOOL EXECUTION] Completed flaky')).length, 1)
   })
 
+  test('each line carries only its own fields, call after call (the engine reuses written lines\' buffers)', async () => {
+    const { manager, logs } = setup([tool('echo', (a) => a), tool('boom', () => { throw new Error('disk on fire') })], { logging: true, retry: { maxAttempts: 1 } })
+    for (let i = 0; i < 6; i++) await manager.execute(i % 2 === 0 ? 'echo' : 'boom', { i })
+    const keys = (l) => Object.keys(l.fields).sort().join(',')
+    assert.equal(logs.length, 12)
+    for (const [k, line] of logs.entries()) {
+      const i = k >> 1
+      if (k % 2 === 0) {
+        assert.equal(line.message, `[TOOL EXECUTION] Starting ${i % 2 === 0 ? 'echo' : 'boom'}`)
+        assert.equal(keys(line), 'args,attemptNumber,executionId,toolName')
+        assert.equal(line.fields.args, `{"i":${i}}`)
+      } else if (i % 2 === 0) {
+        assert.match(line.message, /^\[TOOL EXECUTION\] Completed echo \(\d+\.\d{2}ms\)$/)
+        assert.equal(keys(line), 'durationMs,executionId,toolName')
+      } else {
+        assert.match(line.message, /^\[TOOL EXECUTION\] Error in boom: .*disk on fire$/)
+        assert.equal(keys(line), 'error,executionId,stack,toolName')
+      }
+    }
+  })
+
   test('a final failure logs Error in {tool}: {message} and no Completed line', async () => {
     const { manager, logs } = setup([tool('boom', () => { throw new Error('disk on fire') })], { logging: true })
     const r = await manager.execute('boom', {})

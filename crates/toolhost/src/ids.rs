@@ -1,4 +1,4 @@
-//! Random (v4) UUIDs: execution, approval and tool ids.
+//! Random (v4) UUIDs: execution, approval and session ids.
 //!
 //! Natively `uuid`'s `fast-rng` draws them from `rand`'s thread-local CSPRNG. In a
 //! browser, `uuid` would call `crypto.getRandomValues` for each id's 16 bytes: a
