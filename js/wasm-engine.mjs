@@ -27,8 +27,15 @@ export function wasmEngineCore(glue, host) {
     return handle
   }
 
+  /** `view` while it still covers wasm memory, else a new `Kind` view of `length`
+   * elements at `address` (growing the memory detaches the buffer views were made over). */
+  function over(view, Kind, address, length) {
+    const buffer = glue.memory().buffer
+    return view !== null && view.buffer === buffer ? view : new Kind(buffer, address, length)
+  }
+
   const decoder = new TextDecoder('utf-8', { ignoreBOM: true, fatal: true })
-  let bytes = null // a Uint8Array over wasm memory, made again when it grows
+  let bytes = null // a Uint8Array over all of wasm memory
 
   /** The ops' strings the last engine call left in wasm memory (status: address,
    * length, whether ASCII). A short ASCII text is read byte by byte: in Chromium that
@@ -36,8 +43,7 @@ export function wasmEngineCore(glue, host) {
   function textOf(status) {
     const ptr = status[2], len = status[3]
     if (len === 0) return ''
-    const memory = glue.memory()
-    if (bytes === null || bytes.buffer !== memory.buffer) bytes = new Uint8Array(memory.buffer)
+    bytes = over(bytes, Uint8Array, 0, undefined)
     if (status[4] === 1 && len <= 160) {
       let text = ''
       for (let i = ptr, end = ptr + len; i < end; i++) text += String.fromCharCode(bytes[i])
@@ -50,6 +56,12 @@ export function wasmEngineCore(glue, host) {
     #core
     #view = null
     #status = null
+    /** Where the scratch buffer and the status block are in wasm memory: fixed for the
+     * engine's life, so read once. */
+    #scratchAt
+    #scratchLen
+    #statusAt
+    #statusLen
     /** The timeouts armed (all but backoff delays), by `key * 4 + kind`: `{ due, kind,
      * key, attempt }`, `due` on the performance.now() clock. */
     #deadlines = new Map()
@@ -68,6 +80,10 @@ export function wasmEngineCore(glue, host) {
 
     constructor(registry) {
       this.#core = new glue.EngineCore(registry)
+      this.#scratchAt = this.#core.scratchPtr()
+      this.#scratchLen = this.#core.scratchLen()
+      this.#statusAt = this.#core.statusPtr()
+      this.#statusLen = this.#core.statusLen()
       this.id = nextEngine++
     }
 
@@ -93,20 +109,12 @@ export function wasmEngineCore(glue, host) {
 
     /** A view of the engine's scratch buffer, made again when wasm memory has grown. */
     get scratch() {
-      const memory = glue.memory()
-      if (this.#view === null || this.#view.buffer !== memory.buffer) {
-        this.#view = new Float64Array(memory.buffer, this.#core.scratchPtr(), this.#core.scratchLen())
-      }
-      return this.#view
+      return (this.#view = over(this.#view, Float64Array, this.#scratchAt, this.#scratchLen))
     }
 
     /** The status block the last engine call filled (crates/toolhost-wasm: STATUS). */
     #statusView() {
-      const memory = glue.memory()
-      if (this.#status === null || this.#status.buffer !== memory.buffer) {
-        this.#status = new Float64Array(memory.buffer, this.#core.statusPtr(), this.#core.statusLen())
-      }
-      return this.#status
+      return (this.#status = over(this.#status, Float64Array, this.#statusAt, this.#statusLen))
     }
 
     bigOps() {
