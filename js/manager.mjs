@@ -122,6 +122,13 @@ class Execution {
     this.cancelled = false
     /** The running attempt's number, 0 when none runs. */
     this.current = 0
+    /** The attempt limit and the tool (its registry id) of the attempt the engine last
+     * admitted, and that attempt's Starting log line, kept until it runs. */
+    this.maxAttempts = 0
+    this.toolId = 0
+    this.starting = undefined
+    /** Whether the engine checks this execution's results against an output schema. */
+    this.checksOutput = false
     this.ctx = null
     this.thrown = undefined
     this.previousErrors = []
@@ -188,6 +195,13 @@ function resultText(value) {
 }
 
 const nan = (n) => (Number.isNaN(n) ? undefined : n)
+
+/** A whole number of the ops (a key, an attempt, an id, a count) as a small integer where
+ * it is one. V8's optimized code stores an element it read from a Float64Array as a boxed
+ * number even when it is whole, where unoptimized code stores a small integer; a field or
+ * an array that has held one then gets the other, and the code compiled for it is thrown
+ * away and compiled again (B5: a dozen functions each run, for the first few runs). */
+const whole = (n) => (n <= 0x7fffffff ? n | 0 : n)
 
 /** A `needsApproval` answer that is not a boolean, for the refusal's message. */
 function verdictText(value) {
@@ -256,7 +270,7 @@ function record(exec, ops, i, error, previousErrors, extras) {
       completedAt: nan(ops[i + OP.RECORD_COMPLETED_AT]),
       duration: nan(ops[i + OP.RECORD_DURATION]),
     },
-    retry: { attemptNumber: ops[i + OP.RECORD_ATTEMPT_NUMBER], maxAttempts: ops[i + OP.RECORD_MAX_ATTEMPTS], previousErrors },
+    retry: { attemptNumber: whole(ops[i + OP.RECORD_ATTEMPT_NUMBER]), maxAttempts: whole(ops[i + OP.RECORD_MAX_ATTEMPTS]), previousErrors },
     approval: extras?.approval,
     progress: extras?.progress,
   }
@@ -300,7 +314,7 @@ export let executeRefused
 
 
 // Work of the second pass.
-const W_EVENT = 0, W_AUDIT = 2, W_INTERRUPT = 3, W_RUN = 4, W_DONE = 5, W_EVICT = 6, W_NONE = 7, W_EVICT_OLDEST = 8, W_EVICT_NEWEST = 9, W_DECIDE = 10
+const W_EVENT = 0, W_RUN_SOON = 1, W_AUDIT = 2, W_INTERRUPT = 3, W_RUN = 4, W_DONE = 5, W_EVICT = 6, W_NONE = 7, W_EVICT_OLDEST = 8, W_EVICT_NEWEST = 9, W_DECIDE = 10
 /** A log line is `W_LOG + level, message, fields`. */
 const W_LOG = 11, W_LOG_INFO = W_LOG + 1
 
@@ -534,7 +548,7 @@ export class ToolExecutionManager extends ToolEventTarget {
           const exec = ticket === 0 ? this.#starting : this.#pending.get(ticket)
           if (ticket === 0) this.#starting = null
           else this.#pending.delete(ticket)
-          exec.key = ops[i + OP.NEW_KEY]
+          exec.key = whole(ops[i + OP.NEW_KEY])
           exec.id = text.slice(at, (at += ops[i + OP.NEW_EXECUTION_ID]))
           i += OP.NEW_LENGTH
           this.#live.set(exec.key, exec)
@@ -599,13 +613,13 @@ export class ToolExecutionManager extends ToolEventTarget {
               i += OP.EV_VALIDATING_LENGTH
               break
             case OP.EV_EXECUTING:
-              detail = { executionId: exec.id, toolName: exec.toolName, attemptNumber: ops[i + OP.EV_EXECUTING_ATTEMPT] }
+              detail = { executionId: exec.id, toolName: exec.toolName, attemptNumber: whole(ops[i + OP.EV_EXECUTING_ATTEMPT]) }
               i += OP.EV_EXECUTING_LENGTH
               break
             case OP.EV_RETRYING:
               detail = {
                 executionId: exec.id, toolName: exec.toolName,
-                attemptNumber: ops[i + OP.EV_RETRYING_ATTEMPT], maxAttempts: ops[i + OP.EV_RETRYING_MAX_ATTEMPTS],
+                attemptNumber: whole(ops[i + OP.EV_RETRYING_ATTEMPT]), maxAttempts: whole(ops[i + OP.EV_RETRYING_MAX_ATTEMPTS]),
                 error: exec.previousErrors[exec.previousErrors.length - 1], delayMs: ops[i + OP.EV_RETRYING_DELAY_MS],
               }
               i += OP.EV_RETRYING_LENGTH
@@ -673,7 +687,7 @@ export class ToolExecutionManager extends ToolEventTarget {
           break
         }
         case OP.LOG: {
-          const attempt = ops[i + OP.LOG_ATTEMPT]
+          const attempt = whole(ops[i + OP.LOG_ATTEMPT])
           const duration = ops[i + OP.LOG_DURATION_MS]
           const mask = ops[i + OP.LOG_MASK]
           const level = ops[i + OP.LOG_LEVEL]
@@ -706,7 +720,7 @@ export class ToolExecutionManager extends ToolEventTarget {
         }
         case OP.INTERRUPT: {
           const exec = this.#live.get(ops[i + OP.INTERRUPT_KEY])
-          const attempt = ops[i + OP.INTERRUPT_ATTEMPT]
+          const attempt = whole(ops[i + OP.INTERRUPT_ATTEMPT])
           const timedOut = ops[i + OP.INTERRUPT_TIMED_OUT] === 1
           const message = text.slice(at, (at += ops[i + OP.INTERRUPT_REASON]))
           i += OP.INTERRUPT_LENGTH
@@ -720,17 +734,21 @@ export class ToolExecutionManager extends ToolEventTarget {
         }
         case OP.RUN: {
           const exec = this.#live.get(ops[i + OP.RUN_KEY])
-          const attempt = ops[i + OP.RUN_ATTEMPT]
+          const attempt = whole(ops[i + OP.RUN_ATTEMPT])
           exec.current = attempt
+          exec.maxAttempts = whole(ops[i + OP.RUN_MAX_ATTEMPTS])
+          exec.toolId = whole(ops[i + OP.RUN_TOOL])
           exec.checksOutput = ops[i + OP.RUN_CHECKS_OUTPUT] === 1
-          work.push(W_RUN, exec, [
-            attempt, ops[i + OP.RUN_MAX_ATTEMPTS], ops[i + OP.RUN_TOOL], ops[i + OP.RUN_DEFERRED] === 1, startingLine(work, exec, attempt),
-          ])
+          exec.starting = startingLine(work, exec, attempt)
+          // No array of the attempt's numbers: one is a young object per attempt, and V8
+          // boxes its numbers when an element that is not one joins them (a field that
+          // held small integers then holds boxes, and code compiled for them is dropped).
+          work.push(ops[i + OP.RUN_DEFERRED] === 1 ? W_RUN_SOON : W_RUN, exec, attempt)
           i += OP.RUN_LENGTH
           break
         }
         case OP.DECIDE:
-          work.push(W_DECIDE, this.#live.get(ops[i + OP.DECIDE_KEY]), ops[i + OP.DECIDE_TOOL])
+          work.push(W_DECIDE, this.#live.get(ops[i + OP.DECIDE_KEY]), whole(ops[i + OP.DECIDE_TOOL]))
           i += OP.DECIDE_LENGTH
           break
         case OP.AWAIT_APPROVAL: {
@@ -751,7 +769,7 @@ export class ToolExecutionManager extends ToolEventTarget {
         }
         case OP.RECOVERED: {
           // Recovery took over a call a dead process left: an execution nobody awaits.
-          const key = ops[i + OP.RECOVERED_KEY]
+          const key = whole(ops[i + OP.RECOVERED_KEY])
           const id = text.slice(at, (at += ops[i + OP.RECOVERED_EXECUTION_ID]))
           const name = text.slice(at, (at += ops[i + OP.RECOVERED_TOOL_NAME]))
           const args = text.slice(at, (at += ops[i + OP.RECOVERED_ARGUMENTS]))
@@ -833,7 +851,7 @@ export class ToolExecutionManager extends ToolEventTarget {
           i += OP.EVICT_LENGTH
           break
         case OP.EVICT_OLDEST:
-          work.push(W_EVICT_OLDEST, ops[i + OP.EVICT_OLDEST_COUNT], undefined)
+          work.push(W_EVICT_OLDEST, whole(ops[i + OP.EVICT_OLDEST_COUNT]), undefined)
           i += OP.EVICT_OLDEST_LENGTH
           break
         case OP.EVICT_NEWEST:
@@ -913,13 +931,14 @@ export class ToolExecutionManager extends ToolEventTarget {
         case W_EVICT_NEWEST:
           if (this.#history.length > this.#historyHead) this.#history.pop()
           break
-        case W_RUN: {
-          const [attempt, max, toolId, deferred, starting] = work[w + 2]
-          this.#admitted.push(work[w + 1], attempt, max, toolId, starting)
-          if (deferred) this.#runSoon()
-          else this.#runAdmitted()
+        case W_RUN:
+          this.#admitted.push(work[w + 1], work[w + 2])
+          this.#runAdmitted()
           break
-        }
+        case W_RUN_SOON:
+          this.#admitted.push(work[w + 1], work[w + 2])
+          this.#runSoon()
+          break
       }
     }
   }
@@ -992,17 +1011,16 @@ export class ToolExecutionManager extends ToolEventTarget {
     if (this.#runningAdmitted) return
     this.#runningAdmitted = true
     try {
-      for (let k = 0; k < this.#admitted.length; k += 5) {
-        const a = this.#admitted
-        this.#run(a[k], a[k + 1], a[k + 2], a[k + 3], a[k + 4])
-      }
+      for (let k = 0; k < this.#admitted.length; k += 2) this.#run(this.#admitted[k], this.#admitted[k + 1])
     } finally {
       this.#admitted.length = 0
       this.#runningAdmitted = false
     }
   }
 
-  #run(exec, attempt, maxAttempts, toolId, starting) {
+  #run(exec, attempt) {
+    const starting = exec.starting
+    exec.starting = undefined
     // An attempt cancelled before it could start is not run, nor announced as starting.
     if (exec.current !== attempt) return
     if (starting !== undefined) {
@@ -1010,11 +1028,10 @@ export class ToolExecutionManager extends ToolEventTarget {
       // The logger may have cancelled it.
       if (exec.current !== attempt) return
     }
-    const handler = this.#state.handlers.get(toolId)
+    const handler = this.#state.handlers.get(exec.toolId)
     if (handler === undefined) return this.#failed(exec, attempt, toolhostError('PERMANENT_ERROR', `tool '${exec.toolName}' has no handler any more`, { category: 'permanent' }))
-    exec.toolId = toolId
     const args = exec.value()
-    const ctx = new ToolCallContext(exec.id, exec.toolCallId, exec.sessionId, exec.toolName, attempt, maxAttempts, (p) => this.#progress(exec, attempt, p), exec.context,
+    const ctx = new ToolCallContext(exec.id, exec.toolCallId, exec.sessionId, exec.toolName, attempt, exec.maxAttempts, (p) => this.#progress(exec, attempt, p), exec.context,
       exec.authInfo, exec.idempotencyKey ?? exec.toolCallId ?? exec.id)
     // Kept before the handler runs, so that a cancel or timeout from its synchronous
     // part or an interceptor aborts this context's signal.
