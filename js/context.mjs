@@ -6,23 +6,27 @@ export class ToolCallContext {
   #controller = undefined
   #reason = undefined
   #report
+  #exec
   #bound = undefined
-  constructor(executionId, toolCallId, sessionId, toolName, attemptNumber, maxAttempts, report, context, authInfo, idempotencyKey) {
+  /** For attempt `attemptNumber` of the manager's execution `exec` (js/manager.mjs
+   * `Execution`); `report(exec, attemptNumber, progress)` reports its progress. */
+  constructor(exec, attemptNumber, report, idempotencyKey) {
     this.#report = report
+    this.#exec = exec
     /** The `context` call option of the `execute` that started this execution. */
-    this.context = context
+    this.context = exec.context
     /** Who called, as the transport authenticated them (`authInfo` call option; over
      * MCP, the SDK's `AuthInfo` of the request: `{ token, clientId, scopes, ... }`). */
-    this.authInfo = authInfo
+    this.authInfo = exec.authInfo
     /** The call's idempotency key (its `idempotencyKey`, else its tool-call id, else its
      * execution id): the same on every attempt, to pass on to an API that takes one. */
     this.idempotencyKey = idempotencyKey
-    this.executionId = executionId
-    this.toolCallId = toolCallId
-    this.sessionId = sessionId
-    this.toolName = toolName
+    this.executionId = exec.id
+    this.toolCallId = exec.toolCallId
+    this.sessionId = exec.sessionId
+    this.toolName = exec.toolName
     this.attemptNumber = attemptNumber
-    this.maxAttempts = maxAttempts
+    this.maxAttempts = exec.maxAttempts
   }
 
   /** Aborted when the execution is cancelled or this attempt times out (made on first use). */
@@ -38,7 +42,12 @@ export class ToolCallContext {
    * event, and with `resetTimeoutOnProgress` a fresh timeout for this attempt. A getter
    * of a bound function, so `const { reportProgress } = ctx` works too. */
   get reportProgress() {
-    return (this.#bound ??= (report) => this.#report(report))
+    if (this.#bound === undefined) {
+      const exec = this.#exec
+      const attempt = this.attemptNumber
+      this.#bound = (report) => this.#report(exec, attempt, report)
+    }
+    return this.#bound
   }
 
   static abort(ctx, reason) {
