@@ -737,11 +737,26 @@ export class ToolExecutionManager extends ToolEventTarget {
           // The line names its execution by key, unless the engine holds none for it here.
           const exec = (mask & 3) === 0 ? this.#live.get(ops[i + OP.LOG_KEY]) : undefined
           i += OP.LOG_MASKED
-          const fields = exec !== undefined
-            ? { executionId: exec.id, toolName: exec.toolName }
-            : { executionId: text.slice(at, (at += ops[i++])), toolName: text.slice(at, (at += ops[i++])) }
+          let fields
+          // The two lines of every logged call, Starting (with its arguments) and Completed,
+          // are made whole, not grown a field at a time.
+          if (exec !== undefined && !Number.isNaN(attempt)) {
+            if (mask === 4 && Number.isNaN(duration)) {
+              work.push(W_LOG + level, message, { executionId: exec.id, toolName: exec.toolName, attemptNumber: attempt, args: text.slice(at, (at += ops[i++])) })
+              break
+            }
+            if (mask === 0 && !Number.isNaN(duration)) {
+              work.push(W_LOG + level, message, { executionId: exec.id, toolName: exec.toolName, attemptNumber: attempt, durationMs: duration })
+              break
+            }
+            fields = { executionId: exec.id, toolName: exec.toolName, attemptNumber: attempt }
+          } else {
+            fields = exec !== undefined
+              ? { executionId: exec.id, toolName: exec.toolName }
+              : { executionId: text.slice(at, (at += ops[i++])), toolName: text.slice(at, (at += ops[i++])) }
+            if (!Number.isNaN(attempt)) fields.attemptNumber = attempt
+          }
           // Then a string for each further bit of the mask: args, error, stack, result.
-          if (!Number.isNaN(attempt)) fields.attemptNumber = attempt
           if (mask & 4) fields.args = text.slice(at, (at += ops[i++]))
           if (!Number.isNaN(duration)) fields.durationMs = duration
           if (mask & 8) fields.error = text.slice(at, (at += ops[i++]))
