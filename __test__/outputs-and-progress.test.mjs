@@ -198,3 +198,28 @@ test('reportProgress can be taken out of ctx (destructured) and called on its ow
   assert.equal((await manager.execute('job', {})).result, 'done')
   assert.deepEqual(seen, [1])
 })
+
+test('progress reaches the attempt it belongs to, on a retry too, whatever the handler does to ctx', async () => {
+  const registry = new ToolRegistry()
+  let calls = 0
+  registry.register({
+    name: 'job', description: 'Reports, fails once',
+    handler: (args, ctx) => {
+      calls++
+      // The context's fields are the handler's to change; its progress still goes to its attempt.
+      ctx.attemptNumber = 99
+      ctx.executionId = 'not this one'
+      ctx.reportProgress({ progress: calls })
+      if (calls === 1) throw Object.assign(new Error('again'), { retryable: true })
+      return 'done'
+    },
+  })
+  const manager = new ToolExecutionManager(registry, { retry: { baseDelay: 1, maxDelay: 1, jitter: 'none' } })
+  const seen = []
+  manager.on('tool-execution-progress', (d) => seen.push([d.progress, d.executionId.length]))
+  const r = await manager.execute('job', {})
+  assert.equal(r.result, 'done')
+  assert.equal(r.execution.retry.attemptNumber, 2)
+  assert.deepEqual(seen, [[1, 36], [2, 36]])
+  assert.deepEqual(r.execution.progress, { progress: 2 })
+})

@@ -7,12 +7,15 @@ export class ToolCallContext {
   #reason = undefined
   #report
   #exec
+  #attempt
   #bound = undefined
   /** For attempt `attemptNumber` of the manager's execution `exec` (js/manager.mjs
    * `Execution`); `report(exec, attemptNumber, progress)` reports its progress. */
   constructor(exec, attemptNumber, report, idempotencyKey) {
     this.#report = report
     this.#exec = exec
+    // Its own copy: `attemptNumber` below is the handler's to overwrite.
+    this.#attempt = attemptNumber
     /** The `context` call option of the `execute` that started this execution. */
     this.context = exec.context
     /** Who called, as the transport authenticated them (`authInfo` call option; over
@@ -44,7 +47,7 @@ export class ToolCallContext {
   get reportProgress() {
     if (this.#bound === undefined) {
       const exec = this.#exec
-      const attempt = this.attemptNumber
+      const attempt = this.#attempt
       this.#bound = (report) => this.#report(exec, attempt, report)
     }
     return this.#bound
