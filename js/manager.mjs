@@ -229,9 +229,8 @@ const nan = (n) => (Number.isNaN(n) ? undefined : n)
 
 /** A whole number of the ops (a key, an attempt, an id, a count) as a small integer where
  * it is one. V8's optimized code stores an element it read from a Float64Array as a boxed
- * number even when it is whole, where unoptimized code stores a small integer; a field or
- * an array that has held one then gets the other, and the code compiled for it is thrown
- * away and compiled again (B5: a dozen functions each run, for the first few runs). */
+ * number even when it is whole, where unoptimized code stores a small integer; a field
+ * that gets both changes representation, and V8 drops the code compiled against it. */
 const whole = (n) => (n <= 0x7fffffff ? n | 0 : n)
 
 /** A `needsApproval` answer that is not a boolean, for the refusal's message. */
@@ -739,25 +738,16 @@ export class ToolExecutionManager extends ToolEventTarget {
           // The line names its execution by key, unless the engine holds none for it here.
           const exec = (mask & 3) === 0 ? this.#live.get(ops[i + OP.LOG_KEY]) : undefined
           i += OP.LOG_MASKED
-          let fields
-          // The two lines of every logged call, Starting (with its arguments) and Completed,
-          // are made whole, not grown a field at a time.
-          if (exec !== undefined && !Number.isNaN(attempt)) {
-            if (mask === 4 && Number.isNaN(duration)) {
-              work.push(W_LOG + level, message, { executionId: exec.id, toolName: exec.toolName, attemptNumber: attempt, args: text.slice(at, (at += ops[i++])) })
-              break
-            }
-            if (mask === 0 && !Number.isNaN(duration)) {
-              work.push(W_LOG + level, message, { executionId: exec.id, toolName: exec.toolName, attemptNumber: attempt, durationMs: duration })
-              break
-            }
-            fields = { executionId: exec.id, toolName: exec.toolName, attemptNumber: attempt }
-          } else {
-            fields = exec !== undefined
-              ? { executionId: exec.id, toolName: exec.toolName }
-              : { executionId: text.slice(at, (at += ops[i++])), toolName: text.slice(at, (at += ops[i++])) }
-            if (!Number.isNaN(attempt)) fields.attemptNumber = attempt
+          // The Starting line of every attempt, with its arguments, is made whole, not grown
+          // a field at a time as the others are.
+          if (exec !== undefined && mask === 4 && !Number.isNaN(attempt) && Number.isNaN(duration)) {
+            work.push(W_LOG + level, message, { executionId: exec.id, toolName: exec.toolName, attemptNumber: attempt, args: text.slice(at, (at += ops[i++])) })
+            break
           }
+          const fields = exec !== undefined
+            ? { executionId: exec.id, toolName: exec.toolName }
+            : { executionId: text.slice(at, (at += ops[i++])), toolName: text.slice(at, (at += ops[i++])) }
+          if (!Number.isNaN(attempt)) fields.attemptNumber = attempt
           // Then a string for each further bit of the mask: args, error, stack, result.
           if (mask & 4) fields.args = text.slice(at, (at += ops[i++]))
           if (!Number.isNaN(duration)) fields.durationMs = duration
@@ -799,9 +789,9 @@ export class ToolExecutionManager extends ToolEventTarget {
           exec.toolId = whole(ops[i + OP.RUN_TOOL])
           exec.checksOutput = ops[i + OP.RUN_CHECKS_OUTPUT] === 1
           exec.starting = startingLine(work, exec, attempt)
-          // No array of the attempt's numbers: one is a young object per attempt, and V8
-          // boxes its numbers when an element that is not one joins them (a field that
-          // held small integers then holds boxes, and code compiled for them is dropped).
+          // No array of the attempt's numbers: that was an object per attempt, taken apart
+          // by destructuring (an iterator per attempt where the code is not optimized), and
+          // V8 boxed its numbers when the Starting line joined them.
           work.push(ops[i + OP.RUN_DEFERRED] === 1 ? W_RUN_SOON : W_RUN, exec, attempt)
           i += OP.RUN_LENGTH
           break
