@@ -35,12 +35,15 @@ const smallSchema = {
 }
 const BASE = { timeoutMs: 30_000, historyLimit: 1000, retry: { maxAttempts: 3, baseDelay: 100, maxDelay: 10_000, backoffMultiplier: 2, jitter: 'none' } }
 
-function setup(api, opts = {}, toolMeta = {}) {
+/** B1's tool `echo` on a manager with `opts` (also bench/b6-pairs.mjs). */
+export function setup(api, opts = {}, toolMeta = {}) {
   const registry = new api.ToolRegistry()
   registry.register({ name: 'echo', description: 'returns n', inputSchema: smallSchema, handler: async (args) => ({ n: args.n }), metadata: toolMeta })
   return new api.ToolExecutionManager(registry, { ...BASE, ...opts })
 }
-async function sequential(manager, n, stamped = false) {
+/** `n` sequential calls of `echo`, each result checked (and its metadata stamp, when
+ * `stamped`); returns the wall time in ms. */
+export async function sequential(manager, n, stamped = false) {
   const t0 = performance.now()
   for (let i = 0; i < n; i++) {
     const r = await manager.execute('echo', { n: i, q: 'weather in Paris', flag: true })
