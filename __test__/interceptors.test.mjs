@@ -197,6 +197,31 @@ describe('built-in logging', () => {
     assert.equal(short.logs[2].fields.args, '{"a":1}', 'short arguments are kept whole')
   })
 
+  test('a Starting line shows the argument text as the call gave it, whitespace outside strings dropped, on every attempt and after an edit', async () => {
+    let fails = 1
+    const { manager, logs } = setup([
+      tool('echo', (a) => a),
+      tool('flaky', () => { if (fails-- > 0) throw transientError('again'); return 'ok' }),
+      tool('pay', (a) => a, { needsApproval: true }),
+    ], { logging: true })
+    const args = (tool) => logs.filter((l) => l.message === `[TOOL EXECUTION] Starting ${tool}`).map((l) => l.fields.args)
+    // Compact text the engine does not copy back (escapes kept as written), and spaced
+    // text it previews; both as before: what the call gave.
+    await manager.execute('echo', '{"s":"caf\\u00e9 \\"x\\"","n":1.50}')
+    await manager.execute('echo', '{ "s" : "a b",\n "n": [1, 2] }')
+    await manager.execute('echo', { q: 'weather in Paris', n: 7 })
+    assert.deepEqual(args('echo'), ['{"s":"caf\\u00e9 \\"x\\"","n":1.50}', '{"s":"a b","n":[1,2]}', '{"q":"weather in Paris","n":7}'])
+    await manager.execute('flaky', { attempt: 'each' })
+    assert.deepEqual(args('flaky'), ['{"attempt":"each"}', '{"attempt":"each"}'])
+    // An approver's edit replaces the text: the line shows the edited arguments.
+    const pending = manager.execute('pay', { amount: 500 })
+    await sleep(5)
+    const [{ approvalId }] = manager.pendingApprovals()
+    manager.approve(approvalId, { args: { amount: 50 } })
+    assert.equal((await pending).result.amount, 50)
+    assert.deepEqual(args('pay'), ['{"amount":50}'])
+  })
+
   test('redact: fields are shown as [REDACTED] in logs, at any depth and in any case; the handler gets the real values', async () => {
     let received
     const { manager, logs } = setup([tool('login', (a) => { received = a; return 'ok' })], {

@@ -126,6 +126,8 @@ class Execution {
      * admitted, and that attempt's Starting log line, kept until it runs. */
     this.maxAttempts = 0
     this.toolId = 0
+    /** The Starting line's message and fields. */
+    this.startingMessage = ''
     this.starting = undefined
     /** Whether the engine checks this execution's results against an output schema. */
     this.checksOutput = false
@@ -198,9 +200,10 @@ class Work {
   }
 }
 
-/** Takes the Starting log line of an attempt out of `work`: it is logged when the attempt
- * runs, so an attempt cancelled before it starts is never announced. */
-function startingLine(work, exec, attempt) {
+/** Takes the Starting log line of an attempt out of `work` into `exec.starting` (its
+ * fields) and `exec.startingMessage`: it is logged when the attempt runs, so an attempt
+ * cancelled before it starts is never announced. */
+function takeStartingLine(work, exec, attempt) {
   const items = work.items
   for (let w = work.length - 3; w >= 0; w -= 3) {
     if (items[w] !== W_LOG_INFO) continue
@@ -208,10 +211,12 @@ function startingLine(work, exec, attempt) {
     // The same string as exec.id when the line named its execution by key.
     if (fields.executionId === exec.id && fields.attemptNumber === attempt && fields.durationMs === undefined && fields.error === undefined) {
       items[w] = W_NONE
-      return [items[w + 1], fields]
+      exec.startingMessage = items[w + 1]
+      exec.starting = fields
+      return
     }
   }
-  return undefined
+  exec.starting = undefined
 }
 
 /** JSON text of a result, for its output schema: `undefined` reads as `null`, and a
@@ -734,15 +739,23 @@ export class ToolExecutionManager extends ToolEventTarget {
           const duration = ops[i + OP.LOG_DURATION_MS]
           const mask = ops[i + OP.LOG_MASK]
           const level = ops[i + OP.LOG_LEVEL]
+          // The arguments are the call's own text, which the engine did not copy.
+          const argsGiven = ops[i + OP.LOG_ARGS_GIVEN] === 1
           const message = text.slice(at, (at += ops[i + OP.LOG_MESSAGE]))
           // The line names its execution by key, unless the engine holds none for it here.
           const exec = (mask & 3) === 0 ? this.#live.get(ops[i + OP.LOG_KEY]) : undefined
           i += OP.LOG_MASKED
           // The Starting line of every attempt, with its arguments, is made whole, not grown
           // a field at a time as the others are.
-          if (exec !== undefined && mask === 4 && !Number.isNaN(attempt) && Number.isNaN(duration)) {
-            work.push(W_LOG + level, message, { executionId: exec.id, toolName: exec.toolName, attemptNumber: attempt, args: text.slice(at, (at += ops[i++])) })
-            break
+          if (exec !== undefined && !Number.isNaN(attempt) && Number.isNaN(duration)) {
+            if (mask === 0 && argsGiven) {
+              work.push(W_LOG + level, message, { executionId: exec.id, toolName: exec.toolName, attemptNumber: attempt, args: exec.text })
+              break
+            }
+            if (mask === 4) {
+              work.push(W_LOG + level, message, { executionId: exec.id, toolName: exec.toolName, attemptNumber: attempt, args: text.slice(at, (at += ops[i++])) })
+              break
+            }
           }
           const fields = exec !== undefined
             ? { executionId: exec.id, toolName: exec.toolName }
@@ -750,6 +763,7 @@ export class ToolExecutionManager extends ToolEventTarget {
           if (!Number.isNaN(attempt)) fields.attemptNumber = attempt
           // Then a string for each further bit of the mask: args, error, stack, result.
           if (mask & 4) fields.args = text.slice(at, (at += ops[i++]))
+          else if (argsGiven && exec !== undefined) fields.args = exec.text
           if (!Number.isNaN(duration)) fields.durationMs = duration
           if (mask & 8) fields.error = text.slice(at, (at += ops[i++]))
           if (mask & 16) fields.stack = text.slice(at, (at += ops[i++]))
@@ -788,7 +802,7 @@ export class ToolExecutionManager extends ToolEventTarget {
           exec.maxAttempts = whole(ops[i + OP.RUN_MAX_ATTEMPTS])
           exec.toolId = whole(ops[i + OP.RUN_TOOL])
           exec.checksOutput = ops[i + OP.RUN_CHECKS_OUTPUT] === 1
-          exec.starting = startingLine(work, exec, attempt)
+          takeStartingLine(work, exec, attempt)
           // No array of the attempt's numbers: that was an object per attempt, taken apart
           // by destructuring (an iterator per attempt where the code is not optimized), and
           // V8 boxed its numbers when the Starting line joined them.
@@ -1093,7 +1107,7 @@ export class ToolExecutionManager extends ToolEventTarget {
     // An attempt cancelled before it could start is not run, nor announced as starting.
     if (exec.current !== attempt) return
     if (starting !== undefined) {
-      this.#log('info', starting[0], starting[1])
+      this.#log('info', exec.startingMessage, starting)
       // The logger may have cancelled it.
       if (exec.current !== attempt) return
     }

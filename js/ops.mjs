@@ -83,8 +83,9 @@ export const LOG_LEVEL = 2
 export const LOG_ATTEMPT = 3
 export const LOG_DURATION_MS = 4
 export const LOG_MASK = 5
-export const LOG_MESSAGE = 6
-export const LOG_MASKED = 7
+export const LOG_ARGS_GIVEN = 6
+export const LOG_MESSAGE = 7
+export const LOG_MASKED = 8
 export const AUDIT_FAILED = 1
 export const AUDIT_RECORD = 2
 export const AUDIT_FAILURE = 3
@@ -194,7 +195,7 @@ export const OP_LAYOUTS = [
   [4, 'ATTEMPT_ERROR', [['num', 'key'], ['str', 'error']]],
   [5, 'METADATA', [['num', 'key'], ['num', 'duration_ms'], ['str', 'timestamp']]],
   [6, 'EVENT', [['num', 'type'], ['num', 'key'], ['event']]],
-  [7, 'LOG', [['num', 'key'], ['num', 'level'], ['num', 'attempt'], ['num', 'duration_ms'], ['num', 'mask'], ['str', 'message'], ['masked', 'mask', ['execution_id', 'tool_name', 'args', 'error', 'stack', 'result']]]],
+  [7, 'LOG', [['num', 'key'], ['num', 'level'], ['num', 'attempt'], ['num', 'duration_ms'], ['num', 'mask'], ['num', 'args_given'], ['str', 'message'], ['masked', 'mask', ['execution_id', 'tool_name', 'args', 'error', 'stack', 'result']]]],
   [8, 'AUDIT', [['num', 'failed'], ['str', 'record'], ['if', 'failure', 'failed', 1]]],
   [9, 'INTERRUPT', [['num', 'key'], ['num', 'attempt'], ['num', 'timed_out'], ['str', 'reason']]],
   [10, 'RUN', [['num', 'key'], ['num', 'attempt'], ['num', 'max_attempts'], ['num', 'tool'], ['num', 'deferred'], ['num', 'checks_output']]],

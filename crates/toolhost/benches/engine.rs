@@ -75,7 +75,7 @@ fn host_engine(c: &mut Criterion) {
     let def = json!({"name": "echo", "description": "echoes", "handler": true, "inputSchema": weather_schema()}).to_string();
     registry.register(None, &def).unwrap();
     let args = r#"{"n":7,"q":"weather in Paris","flag":true}"#;
-    for (name, options) in [("plain", r#"{"historyLimit":1000}"#), ("logging + metadata", r#"{"historyLimit":1000,"logging":true,"logger":true,"metadata":true}"#)] {
+    for (name, options) in [("plain", r#"{"historyLimit":1000}"#), ("logging + metadata", r#"{"historyLimit":1000,"logging":true,"logger":true,"metadata":true}"#), ("logging", r#"{"historyLimit":1000,"logging":true,"logger":true}"#), ("logging no args", r#"{"historyLimit":1000,"logging":true,"logger":true,"logArguments":false}"#), ("metadata", r#"{"historyLimit":1000,"metadata":true}"#)] {
         let mut host = HostEngine::new(&registry, options).unwrap();
         let mut ticket = 0.0;
         c.bench_function(&format!("host engine start + settle ({name})"), |b| {

@@ -79,6 +79,9 @@ pub struct LogFields {
     pub attempt_number: Option<u32>,
     /// A preview of the arguments: redacted, then cut to `truncate_logs` characters.
     pub args: Option<String>,
+    /// The preview is the call's own argument text, which its driver keeps and fills in
+    /// (`args` is then None): see [`CallOptions::given_args_chars`](crate::CallOptions::given_args_chars).
+    pub args_given: bool,
     pub duration_ms: Option<f64>,
     /// A preview of the result, like `args`.
     pub result: Option<String>,
@@ -160,6 +163,7 @@ impl LineBuffers {
         f.tool_name.push_str(tool);
         f.attempt_number = None;
         f.duration_ms = None;
+        f.args_given = false;
         // `args`, `result`, `error` and `stack` are None: recycle() took them.
         line
     }

@@ -89,6 +89,38 @@ pub fn preview_text(text: &str, max_chars: usize) -> String {
     out
 }
 
+/// How many chars `text` has when it is its own preview: not empty, no whitespace
+/// outside strings, at most `max_chars` chars, so that [`preview_text`] gives it back
+/// unchanged. None otherwise. It reads bytes: JSON's structure is ASCII, and no byte of
+/// a multi-byte UTF-8 char is.
+pub fn compact_chars(text: &str, max_chars: usize) -> Option<usize> {
+    let (mut chars, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in text.as_bytes() {
+        if b & 0xC0 != 0x80 {
+            chars += 1;
+            if chars > max_chars {
+                return None;
+            }
+        }
+        if escaped {
+            escaped = false;
+        } else if in_string {
+            match b {
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else {
+            match b {
+                b' ' | b'\t' | b'\n' | b'\r' => return None,
+                b'"' => in_string = true,
+                _ => {}
+            }
+        }
+    }
+    (chars > 0).then_some(chars)
+}
+
 /// A writer that keeps at most `limit` bytes and then refuses more.
 struct Bounded {
     buf: Vec<u8>,
@@ -136,6 +168,22 @@ mod tests {
         let v: Value = serde_json::from_str(text).unwrap();
         assert_eq!(preview_text(text, 100), preview(&v, 100));
         assert_eq!(preview_text("  [1, 2]  ", 100), "[1,2]");
+    }
+
+    #[test]
+    fn compact_text_is_its_own_preview() {
+        for (text, max) in [
+            (r#"{"n":1,"q":"weather in Paris","flag":true}"#, 100),
+            (r#"{"s":"é\" \\","t":[1,2]}"#, 100),
+            (r#"{"s":"ééé"}"#, 11),
+            ("[]", 2),
+        ] {
+            assert_eq!(compact_chars(text, max), Some(text.chars().count()), "{text}");
+            assert_eq!(preview_text(text, max), text, "{text}");
+        }
+        for (text, max) in [("", 100), ("{ }", 100), ("{\"a\":1}\n", 100), (r#"{"s":"ééé"}"#, 10), (r#"{"a":"\\" ,"b":1}"#, 100)] {
+            assert_eq!(compact_chars(text, max), None, "{text:?}");
+        }
     }
 
     #[test]

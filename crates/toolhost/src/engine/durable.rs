@@ -240,6 +240,7 @@ impl ExecutionEngine {
             if let Ok(v) = crate::json_text::parse(&prior.args) {
                 a.record.args = RecordedArgs::Json(Arc::new(v));
                 a.input_hash = None;
+                a.given_args_chars = None;
                 j.args = prior.args.clone();
             }
         }

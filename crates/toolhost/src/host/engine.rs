@@ -204,7 +204,7 @@ impl HostEngine {
     /// as JSON text ('' for none); `aborted` whether the caller's signal had already aborted.
     pub fn start(&mut self, ticket: f64, name: &str, args: &str, unreadable: &str, options: &str, aborted: bool) {
         self.wire.clear();
-        let call = match call_options(options, aborted) {
+        let mut call = match call_options(options, aborted) {
             Ok(c) => c,
             Err(e) => return self.refuse(ticket, &e),
         };
@@ -213,6 +213,12 @@ impl HostEngine {
         } else {
             Err(RegistryError::new(crate::RegistryErrorCode::InvalidArguments, unreadable))
         };
+        // The host's logger is given `args` from the text it keeps (LOG's `args_given`).
+        if self.options.logger && parsed.is_ok() {
+            if let Some(opts) = self.engine.config().logging.as_ref().filter(|o| o.log_arguments && o.redact.is_empty()) {
+                call.given_args_chars = crate::truncation::compact_chars(args, opts.truncate_logs);
+            }
+        }
         let t = self.engine.start(name, parsed, call);
         self.apply(t, Some(ticket));
     }
@@ -838,6 +844,8 @@ impl HostEngine {
             let f = &line.fields;
             let key = self.line_key(t, &f.execution_id);
             let named = key.is_nan();
+            // A Starting line is always of the transition's own or an admitted execution.
+            debug_assert!(!(named && f.args_given), "a line whose args the host fills in names its execution by key");
             let optional = [&f.args, &f.error, &f.stack, &f.result];
             let mask = optional.iter().enumerate().fold(if named { 0b11 } else { 0 }, |m, (i, v)| if v.is_some() { m | 1 << (i + 2) } else { m });
             let level = match line.level {
@@ -853,6 +861,7 @@ impl HostEngine {
                 f.attempt_number.map_or(f64::NAN, f64::from),
                 f.duration_ms.unwrap_or(f64::NAN),
                 f64::from(mask),
+                if f.args_given { 1.0 } else { 0.0 },
             ]);
             self.wire.string(&line.message);
             if named {
@@ -928,6 +937,43 @@ mod tests {
         codes(&h.wire);
     }
 
+    #[test]
+    fn a_starting_line_names_compact_argument_text_instead_of_copying_it() {
+        // (args given, the args string) of the Starting line of a call of `args`.
+        let starting = |options: &str, args: &str| {
+            let mut h = HostEngine::new(&registry(), options).unwrap();
+            h.start(0.0, "echo", args, "", "", false);
+            codes(&h.wire);
+            let (mut i, mut at) = (0, 0);
+            while h.wire.ops[i] != op::LOG {
+                let layout = crate::host::wire::layout_of(crate::host::wire::OPS, h.wire.ops[i]).unwrap();
+                let (end, units) = crate::host::wire::walk_fields(layout.name, layout.fields, &h.wire.ops, i + 1, &mut Vec::new()).unwrap();
+                (i, at) = (end, at + units);
+            }
+            let ops = &h.wire.ops[i..];
+            let message = &h.wire.text[at..at + ops[7] as usize];
+            assert_eq!(message, "[TOOL EXECUTION] Starting echo");
+            // Lengths count UTF-16 units (the text before the args is ASCII).
+            let args = (ops[5] as u32 & 4 != 0).then(|| String::from_utf16(&h.wire.text[at + message.len()..].encode_utf16().take(ops[8] as usize).collect::<Vec<_>>()).unwrap());
+            (ops[6], args)
+        };
+        let logging = r#"{"logging":true,"logger":true}"#;
+        // Compact text of at most `truncateLogs` chars is its own preview: named, not copied.
+        assert_eq!(starting(logging, r#"{"n":1,"q":"a b \" c","s":"é"}"#), (1.0, None));
+        // Text with whitespace outside strings, or longer, is previewed by the engine.
+        assert_eq!(starting(logging, r#"{ "n": 1 }"#), (0.0, Some(r#"{"n":1}"#.into())));
+        let long = format!(r#"{{"n":1,"s":"{}"}}"#, "x".repeat(100));
+        assert_eq!(starting(logging, &long), (0.0, Some(format!("{}…", &long[..100]))));
+        assert_eq!(starting(r#"{"logging":true,"logger":true,"truncateLogs":5}"#, r#"{"n":1}"#), (0.0, Some(r#"{"n":…"#.into())));
+        // Redaction and logArguments: false are the engine's to apply.
+        assert_eq!(starting(r#"{"logging":true,"logger":true,"redact":["q"]}"#, r#"{"n":1,"q":"x"}"#), (0.0, Some(r#"{"n":1,"q":"[REDACTED]"}"#.into())));
+        assert_eq!(starting(r#"{"logging":true,"logger":true,"logArguments":false}"#, r#"{"n":1,"q":"x"}"#), (0.0, None));
+        // Without a host logger the line goes to `tracing`, which needs the text.
+        let mut h = HostEngine::new(&registry(), r#"{"logging":true}"#).unwrap();
+        h.start(0.0, "echo", r#"{"n":1}"#, "", "", false);
+        assert_eq!(codes(&h.wire), [op::NEW, op::RUN]);
+    }
+
     /// The LOG ops of a wire (ASCII text): key, the mask's name bits and the message.
     fn log_ops(w: &Wire) -> Vec<(f64, f64, String)> {
         use crate::host::wire::{layout_of, walk_fields, OPS};
@@ -936,7 +982,8 @@ mod tests {
             let layout = layout_of(OPS, w.ops[i]).unwrap();
             let (end, units) = walk_fields(layout.name, layout.fields, &w.ops, i + 1, &mut Vec::new()).unwrap();
             if w.ops[i] == op::LOG {
-                let message = w.text[at..at + w.ops[i + 6] as usize].to_string();
+                // key, level, attempt, duration, mask, args given, then the message's length
+                let message = w.text[at..at + w.ops[i + 7] as usize].to_string();
                 out.push((w.ops[i + 1], f64::from(w.ops[i + 5] as u32 & 3), message));
             }
             (i, at) = (end, at + units);

@@ -22,7 +22,7 @@
 //! | `ATTEMPT_ERROR` | key | error JSON |
 //! | `METADATA` | key, duration ms | ISO timestamp |
 //! | `EVENT` | event type, key, per type (below) | |
-//! | `LOG` | key or NaN, level, attempt or NaN, duration or NaN, string mask | message, then execution id, tool name (only when the key is NaN), args, error, stack, result as the mask says |
+//! | `LOG` | key or NaN, level, attempt or NaN, duration or NaN, string mask, args given (1: the args are the call's own text, which the host keeps) | message, then execution id, tool name (only when the key is NaN), args, error, stack, result as the mask says |
 //! | `AUDIT` | has write error | record JSON, then the error |
 //! | `INTERRUPT` | key, attempt, timed out | the reason's message |
 //! | `RUN` | key, attempt, max attempts, tool id, deferred, checks output | |
@@ -188,6 +188,8 @@ pub const OPS: &[Layout] = &[
             Num("attempt"),
             Num("duration_ms"),
             Num("mask"),
+            // 1: the arguments are the call's own text, which the host keeps (no string).
+            Num("args_given"),
             Str("message"),
             Masked { mask: "mask", names: &["execution_id", "tool_name", "args", "error", "stack", "result"] },
         ],
@@ -619,7 +621,7 @@ mod tests {
         w.push(&[status_code(ExecutionStatus::Succeeded), 0.0, 1.0, 2.0, 1.0, 1.0, 1.0, 0.0, 0.0]);
         w.push(&[op::EVENT, event::PROGRESS, 7.0, 1.0, f64::NAN]);
         w.opt_string(Some("half"));
-        w.push(&[op::LOG, f64::NAN, 1.0, 1.0, f64::NAN, 0b101011 as f64]);
+        w.push(&[op::LOG, f64::NAN, 1.0, 1.0, f64::NAN, 0b101011 as f64, 0.0]);
         for s in ["m", "id", "echo", "boom", "{}"] {
             w.string(s);
         }
@@ -635,6 +637,6 @@ mod tests {
         assert!(walk(&[99.0], "").unwrap_err().contains("no op"));
         assert!(walk(&[op::EVICT, 3.0], "ab").unwrap_err().contains("UTF-16"));
         assert!(walk(&[op::EVENT, event::APPROVED, 1.0, 0.0, 0.0, 2.0], "").unwrap_err().contains("APPROVED.by"));
-        assert!(walk(&[op::LOG, 7.0, 0.0, 0.0, 0.0, 64.0, 0.0], "").unwrap_err().contains("bits"));
+        assert!(walk(&[op::LOG, 7.0, 0.0, 0.0, 0.0, 64.0, 0.0, 0.0], "").unwrap_err().contains("bits"));
     }
 }
