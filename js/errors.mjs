@@ -85,6 +85,9 @@ export function timeoutError(message) {
 
 /** `{ category, code, message, retryable, retryAfterMs?, validationErrors?, cause? }` */
 export function toolError(category, code, message, retryable, retryAfterMs, validationErrors, cause) {
+  // A handler's error with nothing else: one literal, its cause in the object rather
+  // than in a property store of its own (40 bytes more for each one history keeps).
+  if (retryAfterMs === undefined && validationErrors === undefined && cause !== undefined) return { category, code, message, retryable, cause }
   const e = { category, code, message, retryable }
   if (retryAfterMs !== undefined) e.retryAfterMs = retryAfterMs
   if (validationErrors !== undefined) e.validationErrors = validationErrors
@@ -96,7 +99,19 @@ export function toolError(category, code, message, retryable, retryAfterMs, vali
  * value as its cause when the engine says the cause is the host's. */
 export function engineError(json, thrown) {
   const e = JSON.parse(json)
-  return toolError(e.category, e.code, e.message, e.retryable, e.retryAfterMs, e.validationErrors, e.hostCause ? thrown : undefined)
+  return toolError(shared(e.category), shared(e.code), e.message, e.retryable, e.retryAfterMs, e.validationErrors, e.hostCause ? thrown : undefined)
+}
+
+// Categories and codes as one string each: JSON.parse makes new ones for every error, and
+// a history of retried calls keeps them all (56 bytes of B5's 2.4 KB record). At most 64
+// are kept, as a handler may set codes of its own.
+const sharedStrings = new Map()
+function shared(s) {
+  if (typeof s !== 'string') return s
+  const kept = sharedStrings.get(s)
+  if (kept !== undefined) return kept
+  if (sharedStrings.size < 64) sharedStrings.set(s, s)
+  return s
 }
 
 // A property read that never throws (a getter, a revoked Proxy).

@@ -631,8 +631,10 @@ export class ToolExecutionManager extends ToolEventTarget {
             i += 2
           } else i += 1
           let extras
+          // The errors' list is copied to its exact size: it grew by push, and its store
+          // (17 slots) would be kept with the record in history.
           ;[extras, i, at] = extrasAt(ops, i, text, at)
-          exec.final = record(exec, ops, start, error, exec.previousErrors ?? [], extras)
+          exec.final = record(exec, ops, start, error, exec.previousErrors?.slice() ?? [], extras)
           break
         }
         case OP.ATTEMPT_ERROR: {
