@@ -123,10 +123,9 @@ class Execution {
     /** The running attempt's number, 0 when none runs. */
     this.current = 0
     /** The attempt limit and the tool (its registry id) of the attempt the engine last
-     * admitted, and that attempt's Starting log line, kept until it runs. */
+     * admitted, and that attempt's Starting log line (message, fields), kept until it runs. */
     this.maxAttempts = 0
     this.toolId = 0
-    /** The Starting line's message and fields. */
     this.startingMessage = ''
     this.starting = undefined
     /** Whether the engine checks this execution's results against an output schema. */
@@ -287,7 +286,7 @@ function extrasAt(ops, i, text, at) {
   return [JSON.parse(text.slice(at, at + len)), i + 2, at + len]
 }
 
-function record(exec, ops, i, error, previousErrors, extras) {
+function record(exec, ops, i, error, extras) {
   const status = OP.STATUS[ops[i + OP.RECORD_STATUS]]
   const r = {
     id: exec.id,
@@ -305,7 +304,9 @@ function record(exec, ops, i, error, previousErrors, extras) {
       completedAt: nan(ops[i + OP.RECORD_COMPLETED_AT]),
       duration: nan(ops[i + OP.RECORD_DURATION]),
     },
-    retry: { attemptNumber: whole(ops[i + OP.RECORD_ATTEMPT_NUMBER]), maxAttempts: whole(ops[i + OP.RECORD_MAX_ATTEMPTS]), previousErrors },
+    // A copy at its exact size: the execution's list grew by push, and its store (17
+    // slots) would be kept with the record in history.
+    retry: { attemptNumber: whole(ops[i + OP.RECORD_ATTEMPT_NUMBER]), maxAttempts: whole(ops[i + OP.RECORD_MAX_ATTEMPTS]), previousErrors: exec.previousErrors?.slice() ?? [] },
     approval: extras?.approval,
     progress: extras?.progress,
   }
@@ -631,10 +632,8 @@ export class ToolExecutionManager extends ToolEventTarget {
             i += 2
           } else i += 1
           let extras
-          // The errors' list is copied to its exact size: it grew by push, and its store
-          // (17 slots) would be kept with the record in history.
           ;[extras, i, at] = extrasAt(ops, i, text, at)
-          exec.final = record(exec, ops, start, error, exec.previousErrors?.slice() ?? [], extras)
+          exec.final = record(exec, ops, start, error, extras)
           break
         }
         case OP.ATTEMPT_ERROR: {
@@ -655,7 +654,7 @@ export class ToolExecutionManager extends ToolEventTarget {
           let detail
           switch (type) {
             case OP.EV_STARTED:
-              detail = { execution: record(exec, ops, i + OP.EV_STARTED_RECORD, undefined, []) }
+              detail = { execution: record(exec, ops, i + OP.EV_STARTED_RECORD, undefined) }
               i += OP.EV_STARTED_LENGTH
               break
             case OP.EV_VALIDATING:
@@ -690,7 +689,7 @@ export class ToolExecutionManager extends ToolEventTarget {
               const start = i + OP.EV_APPROVAL_REQUESTED_RECORD
               let extras
               ;[extras, i, at] = extrasAt(ops, i + OP.EV_APPROVAL_REQUESTED_EXTRAS, text, at)
-              const execution = record(exec, ops, start, undefined, exec.previousErrors?.slice() ?? [], extras)
+              const execution = record(exec, ops, start, undefined, extras)
               const approvalId = text.slice(at, (at += ops[i++]))
               detail = { execution, approvalId }
               break
@@ -749,15 +748,10 @@ export class ToolExecutionManager extends ToolEventTarget {
           i += OP.LOG_MASKED
           // The Starting line of every attempt, with its arguments, is made whole, not grown
           // a field at a time as the others are.
-          if (exec !== undefined && !Number.isNaN(attempt) && Number.isNaN(duration)) {
-            if (mask === 0 && argsGiven) {
-              work.push(W_LOG + level, message, { executionId: exec.id, toolName: exec.toolName, attemptNumber: attempt, args: exec.text })
-              break
-            }
-            if (mask === 4) {
-              work.push(W_LOG + level, message, { executionId: exec.id, toolName: exec.toolName, attemptNumber: attempt, args: text.slice(at, (at += ops[i++])) })
-              break
-            }
+          if (exec !== undefined && !Number.isNaN(attempt) && Number.isNaN(duration) && (mask === 4 || (mask === 0 && argsGiven))) {
+            const args = mask === 4 ? text.slice(at, (at += ops[i++])) : exec.text
+            work.push(W_LOG + level, message, { executionId: exec.id, toolName: exec.toolName, attemptNumber: attempt, args })
+            break
           }
           const fields = exec !== undefined
             ? { executionId: exec.id, toolName: exec.toolName }
@@ -1312,7 +1306,7 @@ export class ToolExecutionManager extends ToolEventTarget {
       const exec = this.#live.get(ops[1 + OP.SNAPSHOT_KEY])
       const [extras, end, at] = extrasAt(ops, 1 + OP.SNAPSHOT_EXTRAS, text, 0)
       if (CHECK_WIRE) checkOp(ops, 1, end, text, 0, at)
-      if (exec !== undefined) return exec.final ?? record(exec, ops, 1 + OP.SNAPSHOT_RECORD, undefined, exec.previousErrors?.slice() ?? [], extras)
+      if (exec !== undefined) return exec.final ?? record(exec, ops, 1 + OP.SNAPSHOT_RECORD, undefined, extras)
     }
     // Finished, with its result still being delivered (a listener asking about it).
     for (const exec of this.#live.values()) if (exec.id === executionId && exec.final !== null) return exec.final

@@ -186,9 +186,9 @@ pub struct CallOptions {
     /// The driver keeps the call's argument text, which is compact JSON (no whitespace
     /// outside strings) of this many chars, and puts it in the Starting log lines that
     /// say [`LogFields::args_given`](crate::log_lines::LogFields::args_given). Where that
-    /// text is the preview (logging arguments, nothing to redact, no longer than
-    /// `truncate_logs`), the engine then writes none: serializing the parsed arguments
-    /// again was a third of what logging cost a call (B6).
+    /// text is the preview (within [`LogOptions::given_args_limit`](crate::log_lines::LogOptions::given_args_limit)),
+    /// the engine then writes none: serializing the parsed arguments again was a third of
+    /// what logging cost a call (B6).
     pub given_args_chars: Option<usize>,
 }
 
@@ -1066,7 +1066,7 @@ impl ExecutionEngine {
         if let Some(opts) = Self::logs_for(&self.config.logging, &a.tool) {
             let mut line = match &a.record.args {
                 // The driver's text is the preview: the line names it instead of a copy.
-                RecordedArgs::Json(_) if opts.log_arguments && opts.redact.is_empty() && a.given_args_chars.is_some_and(|n| n <= opts.truncate_logs) => {
+                RecordedArgs::Json(_) if a.given_args_chars.is_some_and(|n| opts.given_args_limit().is_some_and(|max| n <= max)) => {
                     let mut line = self.line_buffers.starting(&a.record.tool_name, &a.record.id, None, opts);
                     line.fields.args_given = true;
                     line

@@ -52,6 +52,16 @@ pub struct LogOptions {
     pub redact: Vec<String>,
 }
 
+impl LogOptions {
+    /// The most chars of argument text that can be its own preview: `truncate_logs` when
+    /// arguments are logged and there is nothing to redact, else None. Within it, text with
+    /// no whitespace outside strings is what a Starting line shows
+    /// ([`CallOptions::given_args_chars`](crate::CallOptions::given_args_chars)).
+    pub fn given_args_limit(&self) -> Option<usize> {
+        (self.log_arguments && self.redact.is_empty()).then_some(self.truncate_logs)
+    }
+}
+
 impl Default for LogOptions {
     fn default() -> Self {
         LogOptions {

@@ -215,8 +215,8 @@ impl HostEngine {
         };
         // The host's logger is given `args` from the text it keeps (LOG's `args_given`).
         if self.options.logger && parsed.is_ok() {
-            if let Some(opts) = self.engine.config().logging.as_ref().filter(|o| o.log_arguments && o.redact.is_empty()) {
-                call.given_args_chars = crate::truncation::compact_chars(args, opts.truncate_logs);
+            if let Some(max) = self.engine.config().logging.as_ref().and_then(|o| o.given_args_limit()) {
+                call.given_args_chars = crate::truncation::compact_chars(args, max);
             }
         }
         let t = self.engine.start(name, parsed, call);
