@@ -509,6 +509,35 @@ describe('retries and backoff', () => {
     assert.match(r.execution.retry.previousErrors[0].message, /fail 1/)
     assert.match(r.execution.retry.previousErrors[1].message, /fail 2/)
   })
+
+  test("a record keeps what each failed attempt's error says; the thrown value goes to the retrying event and a failed result", async () => {
+    let calls = 0
+    const thrown = []
+    const { manager } = setup([{
+      name: 'flaky',
+      handler: () => {
+        const e = transientError(`fail ${++calls}`, { code: 'HTTP_503', retryAfterMs: 1 })
+        e.response = { status: 503, body: 'a body the record must not keep' }
+        thrown.push(e)
+        throw e
+      },
+    }], { retry: { ...FAST_RETRY, maxAttempts: 3 } })
+    const causes = []
+    manager.on('tool-execution-retrying', (d) => causes.push(d.error.cause))
+    const r = await manager.execute('flaky', {})
+    assert.equal(r.success, false)
+    assert.equal(thrown.length, 3)
+    // The listener got each retried attempt's thrown value, as it was thrown.
+    assert.equal(causes.length, 2)
+    assert.ok(causes[0] === thrown[0] && causes[1] === thrown[1], 'the retrying event carries the thrown value')
+    // The result's error is the last attempt's, with what the handler threw.
+    assert.equal(r.error.cause, thrown[2])
+    // The record's earlier errors: every field but the thrown value.
+    const expected = [1, 2].map((n) => ({ category: 'transient', code: 'HTTP_503', message: `tool 'flaky' failed: fail ${n}`, retryable: true, retryAfterMs: 1 }))
+    assert.deepEqual(r.execution.retry.previousErrors, expected)
+    for (const e of r.execution.retry.previousErrors) assert.equal(Object.hasOwn(e, 'cause'), false)
+    assert.deepEqual(manager.getExecution(r.execution.id).retry.previousErrors, expected)
+  })
 })
 
 describe('INVALID_CONFIG', () => {

@@ -162,6 +162,32 @@ console.log('DONE')
   assert.match(r.stdout, /RESULT done/)
 })
 
+test("history does not keep a retried attempt's thrown value alive", async () => {
+  const r = await runScript('history-causes', `
+const registry = new ToolRegistry()
+const refs = []
+let calls = 0
+registry.register({ name: 'flaky', description: 'fails twice, each time with 1 MB attached', inputSchema: { type: 'object' },
+  handler: () => {
+    if (++calls === 3) return 'third'
+    const e = transientError('attempt ' + calls + ' fails')
+    e.response = { body: 'x'.repeat(1 << 20) }
+    refs.push(new WeakRef(e))
+    throw e
+  } })
+const manager = new ToolExecutionManager(registry, { retry: { baseDelay: 1, jitter: 'none', maxAttempts: 3 } })
+const result = await manager.execute('flaky', {})
+for (let i = 0; i < 5; i++) { global.gc(); await new Promise((res) => setTimeout(res, 10)) }
+const kept = manager.getExecution(result.execution.id)
+console.log('result:', result.success, result.result, 'record errors:', kept.retry.previousErrors.map((e) => e.message).join(', '))
+console.log('collected:', refs.map((ref) => ref.deref() === undefined).join(' '))
+console.log('DONE')
+`, { nodeArgs: ['--expose-gc'] })
+  assert.equal(r.code, 0, r.stderr)
+  assert.match(r.stdout, /^result: true third record errors: tool 'flaky' failed: attempt 1 fails, tool 'flaky' failed: attempt 2 fails$/m)
+  assert.match(r.stdout, /^collected: true true$/m)
+})
+
 test('worker threads each get their own toolhost, and terminating one with executions pending is safe', async () => {
   const r = await runScript('workers', `
 import { Worker, isMainThread, parentPort } from 'node:worker_threads'

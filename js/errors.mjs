@@ -95,6 +95,14 @@ export function toolError(category, code, message, retryable, retryAfterMs, vali
   return e
 }
 
+/** A failed attempt's error as an execution record keeps it: what it says, without the
+ * value the handler threw. The retrying event and the logger get that value when it is
+ * thrown; a history of `historyLimit` records holding every failed attempt's thrown value
+ * (an HTTP client's error holds its request and response) would keep all of them alive. */
+export function withoutCause(e) {
+  return e.cause === undefined ? e : toolError(e.category, e.code, e.message, e.retryable, e.retryAfterMs, e.validationErrors, undefined)
+}
+
 /** An error of the engine's JSON (crates/toolhost/src/host/wire.rs), with the thrown
  * value as its cause when the engine says the cause is the host's. */
 export function engineError(json, thrown) {

@@ -334,7 +334,8 @@ export interface ToolError {
   retryable: boolean
   retryAfterMs?: number
   validationErrors?: ValidationIssue[]
-  /** What the handler threw, kept as is. */
+  /** What the handler threw, kept as is: on a result's `error` and a retrying event's
+   * `error`, not in a record's `retry.previousErrors` (see `ExecutionRecord`). */
   cause?: unknown
 }
 
@@ -361,6 +362,8 @@ export interface ExecutionRecord {
     /** 0 until the first attempt starts. */
     attemptNumber: number
     maxAttempts: number
+    /** The errors of the attempts before the last one, without their `cause`: a
+     * history of records would otherwise keep every thrown value alive. */
     previousErrors: ToolError[]
   }
   /** The approval asked for this call, and its answer; absent for calls that needed none. */

@@ -14,7 +14,7 @@ import { backend } from './backend.mjs'
 import { argumentsText, resultProblem } from './arguments.mjs'
 import { ToolCallContext, runChain, then, withMetadata } from './context.mjs'
 import {
-  abortError, argumentTypeError, checkOptions, engineError, reportCallbackError, thrownFacts, timeoutError, toolhostError,
+  abortError, argumentTypeError, checkOptions, engineError, reportCallbackError, thrownFacts, timeoutError, toolhostError, withoutCause,
 } from './errors.mjs'
 import { ToolEventTarget } from './events.mjs'
 import * as OP from './ops.mjs'
@@ -304,9 +304,10 @@ function record(exec, ops, i, error, extras) {
       completedAt: nan(ops[i + OP.RECORD_COMPLETED_AT]),
       duration: nan(ops[i + OP.RECORD_DURATION]),
     },
-    // A copy at its exact size: the execution's list grew by push, and its store (17
-    // slots) would be kept with the record in history.
-    retry: { attemptNumber: whole(ops[i + OP.RECORD_ATTEMPT_NUMBER]), maxAttempts: whole(ops[i + OP.RECORD_MAX_ATTEMPTS]), previousErrors: exec.previousErrors?.slice() ?? [] },
+    // A copy at its exact size (the execution's list grew by push, and its store, 17
+    // slots, would be kept with the record in history), of each error without the value
+    // the handler threw (`withoutCause`).
+    retry: { attemptNumber: whole(ops[i + OP.RECORD_ATTEMPT_NUMBER]), maxAttempts: whole(ops[i + OP.RECORD_MAX_ATTEMPTS]), previousErrors: exec.previousErrors?.map(withoutCause) ?? [] },
     approval: extras?.approval,
     progress: extras?.progress,
   }
