@@ -77,12 +77,13 @@ fn host_engine(c: &mut Criterion) {
     let args = r#"{"n":7,"q":"weather in Paris","flag":true}"#;
     for (name, options) in [("plain", r#"{"historyLimit":1000}"#), ("logging + metadata", r#"{"historyLimit":1000,"logging":true,"logger":true,"metadata":true}"#), ("logging", r#"{"historyLimit":1000,"logging":true,"logger":true}"#), ("logging no args", r#"{"historyLimit":1000,"logging":true,"logger":true,"logArguments":false}"#), ("metadata", r#"{"historyLimit":1000,"metadata":true}"#)] {
         let mut host = HostEngine::new(&registry, options).unwrap();
+        let key_at = toolhost::host::wire::offset(toolhost::host::wire::op::NEW, "key").unwrap();
         let mut ticket = 0.0;
         c.bench_function(&format!("host engine start + settle ({name})"), |b| {
             b.iter(|| {
                 ticket += 1.0;
                 host.start(ticket, "echo", black_box(args), "", "", false);
-                let key = host.wire.ops[2] as u64;
+                let key = host.wire.ops[key_at] as u64;
                 host.take_timers().for_each(drop);
                 host.settle(key, 1, None);
                 host.take_timers().for_each(drop);

@@ -909,14 +909,26 @@ mod tests {
         crate::host::wire::walk(&w.ops, &w.text).unwrap_or_else(|e| panic!("the wire does not fit its layouts: {e}"))
     }
 
+    /// The wire's ops, read by their layouts: fields by name, not by offset.
+    fn read(w: &Wire) -> Vec<crate::host::wire::ReadOp> {
+        crate::host::wire::read(&w.ops, &w.text)
+    }
+
+    /// The key of the execution the wire's first op (a NEW) made.
+    fn new_key(w: &Wire) -> u64 {
+        let first = &read(w)[0];
+        assert_eq!(first.code, op::NEW, "{first:?}");
+        first.num("key") as u64
+    }
+
     #[test]
     fn a_log_line_names_its_execution_by_key_and_a_foreign_one_by_its_names() {
         let mut h = HostEngine::new(&registry(), r#"{"logging":true,"logger":true,"maxConcurrency":1}"#).unwrap();
         h.start(0.0, "echo", r#"{"n":1}"#, "", "", false);
-        let first = h.wire.ops[2];
+        let first = new_key(&h.wire) as f64;
         // Queued behind the first: its Starting line comes with the first one's finish.
         h.start(0.0, "echo", r#"{"n":2}"#, "", "", false);
-        let second = h.wire.ops[2];
+        let second = new_key(&h.wire) as f64;
         h.settle(first as u64, 1, None);
         let logs: Vec<(f64, f64, String)> = log_ops(&h.wire);
         // Completed (the transition's own), then Starting (admitted from the queue): by key.
@@ -943,19 +955,10 @@ mod tests {
         let starting = |options: &str, args: &str| {
             let mut h = HostEngine::new(&registry(), options).unwrap();
             h.start(0.0, "echo", args, "", "", false);
-            codes(&h.wire);
-            let (mut i, mut at) = (0, 0);
-            while h.wire.ops[i] != op::LOG {
-                let layout = crate::host::wire::layout_of(crate::host::wire::OPS, h.wire.ops[i]).unwrap();
-                let (end, units) = crate::host::wire::walk_fields(layout.name, layout.fields, &h.wire.ops, i + 1, &mut Vec::new()).unwrap();
-                (i, at) = (end, at + units);
-            }
-            let ops = &h.wire.ops[i..];
-            let message = &h.wire.text[at..at + ops[7] as usize];
-            assert_eq!(message, "[TOOL EXECUTION] Starting echo");
-            // Lengths count UTF-16 units (the text before the args is ASCII).
-            let args = (ops[5] as u32 & 4 != 0).then(|| String::from_utf16(&h.wire.text[at + message.len()..].encode_utf16().take(ops[8] as usize).collect::<Vec<_>>()).unwrap());
-            (ops[6], args)
+            let ops = read(&h.wire);
+            let log = ops.iter().find(|o| o.code == op::LOG).expect("a Starting line");
+            assert_eq!(log.str("message"), Some("[TOOL EXECUTION] Starting echo"));
+            (log.num("args_given"), log.str("args").map(str::to_string))
         };
         let logging = r#"{"logging":true,"logger":true}"#;
         // Compact text of at most `truncateLogs` chars is its own preview: named, not copied.
@@ -974,21 +977,10 @@ mod tests {
         assert_eq!(codes(&h.wire), [op::NEW, op::RUN]);
     }
 
-    /// The LOG ops of a wire (ASCII text): key, the mask's name bits and the message.
+    /// The LOG ops of a wire: key, the mask's name bits and the message.
     fn log_ops(w: &Wire) -> Vec<(f64, f64, String)> {
-        use crate::host::wire::{layout_of, walk_fields, OPS};
-        let (mut i, mut at, mut out) = (0, 0, Vec::new());
-        while i < w.ops.len() {
-            let layout = layout_of(OPS, w.ops[i]).unwrap();
-            let (end, units) = walk_fields(layout.name, layout.fields, &w.ops, i + 1, &mut Vec::new()).unwrap();
-            if w.ops[i] == op::LOG {
-                // key, level, attempt, duration, mask, args given, then the message's length
-                let message = w.text[at..at + w.ops[i + 7] as usize].to_string();
-                out.push((w.ops[i + 1], f64::from(w.ops[i + 5] as u32 & 3), message));
-            }
-            (i, at) = (end, at + units);
-        }
-        out
+        let line = |o: crate::host::wire::ReadOp| (o.num("key"), f64::from(o.num("mask") as u32 & 3), o.str("message").unwrap_or_default().to_string());
+        read(w).into_iter().filter(|o| o.code == op::LOG).map(line).collect()
     }
 
     #[test]
@@ -996,8 +988,8 @@ mod tests {
         let mut h = HostEngine::new(&registry(), "null").unwrap();
         h.start(0.0, "echo", r#"{"n":1}"#, "", "", false);
         assert_eq!(codes(&h.wire), [op::NEW, op::RUN]);
-        let key = h.wire.ops[2] as u64;
-        assert_eq!(h.wire.ops[8], 1.0, "the first attempt is deferred");
+        let key = new_key(&h.wire);
+        assert_eq!(read(&h.wire)[1].num("deferred"), 1.0, "the first attempt is deferred");
         assert!(matches!(h.take_timers().collect::<Vec<_>>()[..], [TimerRequest::Arm { kind: TimerKind::Attempt, attempt: 1, .. }]));
         h.settle(key, 1, None);
         assert_eq!(codes(&h.wire), [op::FINAL, op::DONE]);
@@ -1010,7 +1002,7 @@ mod tests {
         let mut h = HostEngine::new(&registry(), r#"{"retry":{"baseDelay":5,"maxDelay":5,"jitter":"none"}}"#).unwrap();
         h.set_wanted(0b1000, false);
         h.start(0.0, "echo", r#"{"n":1}"#, "", "", false);
-        let key = h.wire.ops[2] as u64;
+        let key = new_key(&h.wire);
         h.take_timers().for_each(drop);
         h.fail(key, 1, r#"{"isObject":true,"name":"Error","message":"busy","retryable":true}"#);
         assert_eq!(codes(&h.wire), [op::ATTEMPT_ERROR, op::EVENT, op::RETRY]);
@@ -1019,7 +1011,7 @@ mod tests {
         assert_eq!(timers, [TimerRequest::Clear { kind: TimerKind::Attempt, key }, TimerRequest::Arm { kind: TimerKind::Resume, key, attempt: 0, after: Duration::from_millis(5) }]);
         h.resume(key);
         assert_eq!(codes(&h.wire), [op::RUN]);
-        assert_eq!(h.wire.ops[2], 2.0, "the second attempt");
+        assert_eq!(read(&h.wire)[0].num("attempt"), 2.0, "the second attempt");
     }
 
     #[test]
@@ -1027,7 +1019,7 @@ mod tests {
         let mut h = HostEngine::new(&registry(), "null").unwrap();
         h.start(7.0, "echo", "{}", "", r#"{"timeout":5}"#, false);
         assert_eq!(codes(&h.wire), [op::REFUSED]);
-        assert_eq!(h.wire.ops[1], 7.0);
+        assert_eq!(read(&h.wire)[0].num("ticket"), 7.0);
         assert!(h.wire.text.contains("did you mean `timeoutMs`?"), "{}", h.wire.text);
         assert_eq!(h.in_flight(), 0);
     }
@@ -1036,14 +1028,14 @@ mod tests {
     fn cancelling_a_running_and_a_queued_call_cancels_the_queued_one_first() {
         let mut h = HostEngine::new(&registry(), r#"{"maxConcurrency":1}"#).unwrap();
         h.start(0.0, "echo", r#"{"n":1}"#, "", "", false);
-        let running = h.wire.ops[2] as u64;
+        let running = new_key(&h.wire);
         h.start(0.0, "echo", r#"{"n":2}"#, "", "", false);
         assert_eq!(codes(&h.wire), [op::NEW, op::QUEUED]);
-        let queued = h.wire.ops[2] as u64;
+        let queued = new_key(&h.wire);
         assert_eq!(h.cancel_keys(&[running, queued]), 2);
         // The queued one ends first, so the slot the running one frees admits nothing.
         assert_eq!(codes(&h.wire), [op::FINAL, op::DONE, op::FINAL, op::INTERRUPT, op::DONE]);
-        assert_eq!(h.wire.ops[1] as u64, queued);
+        assert_eq!(read(&h.wire)[0].num("key") as u64, queued);
         assert_eq!(h.in_flight(), 0);
     }
 
@@ -1052,7 +1044,7 @@ mod tests {
         let mut h = HostEngine::new(&registry(), r#"{"needsApproval":"ask"}"#).unwrap();
         h.start(0.0, "echo", r#"{"n":1}"#, "", "", false);
         assert_eq!(codes(&h.wire), [op::NEW, op::DECIDE]);
-        let key = h.wire.ops[2] as u64;
+        let key = new_key(&h.wire);
         h.approval_decided(key, false, "the number 500");
         assert_eq!(codes(&h.wire), [op::FINAL, op::DONE], "no RUN, no AWAIT_APPROVAL");
         assert!(h.wire.text.contains("INVALID_APPROVAL_POLICY"), "{}", h.wire.text);
@@ -1064,7 +1056,7 @@ mod tests {
     fn a_policy_that_never_answers_is_bounded_by_the_approval_timeout() {
         let mut h = HostEngine::new(&registry(), r#"{"needsApproval":"ask","approvalTimeoutMs":40}"#).unwrap();
         h.start(0.0, "echo", r#"{"n":1}"#, "", "", false);
-        let key = h.wire.ops[2] as u64;
+        let key = new_key(&h.wire);
         let timers: Vec<_> = h.take_timers().collect();
         assert_eq!(timers, [TimerRequest::Arm { kind: TimerKind::Approval, key, attempt: 0, after: Duration::from_millis(40) }]);
         h.approval_expired(key);
@@ -1082,7 +1074,7 @@ mod tests {
             let options = format!(r#"{{"timeoutMs":{timeout},"resetTimeoutOnProgress":true}}"#);
             let mut h = HostEngine::new(&registry(), &options).unwrap();
             h.start(0.0, "echo", r#"{"n":1}"#, "", "", false);
-            let key = h.wire.ops[2] as u64;
+            let key = new_key(&h.wire);
             let timers: Vec<_> = h.take_timers().collect();
             assert!(timers.contains(&TimerRequest::Arm { kind: TimerKind::Total, key, attempt: 1, after: Duration::from_millis(total) }), "{timers:?}");
             h.total_timed_out(key);
@@ -1102,7 +1094,7 @@ mod tests {
         let mut h = HostEngine::new(&registry(), r#"{"historyLimit":1}"#).unwrap();
         for n in 0..2 {
             h.start(0.0, "echo", &format!(r#"{{"n":{n}}}"#), "", "", false);
-            let key = h.wire.ops[2] as u64;
+            let key = new_key(&h.wire);
             h.settle(key, 1, None);
         }
         assert_eq!(codes(&h.wire), [op::FINAL, op::DONE, op::EVICT_OLDEST]);

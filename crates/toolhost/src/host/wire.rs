@@ -266,9 +266,21 @@ fn length_at(ops: &[f64], i: usize, what: &str) -> Result<usize, String> {
 }
 
 /// Reads `fields` from `ops[i..]`; returns where they end and how many UTF-16 code
-/// units of `text` their strings take.
-pub(crate) fn walk_fields(name: &str, fields: &[Field], ops: &[f64], mut i: usize, values: &mut Vec<(&'static str, f64)>) -> Result<(usize, usize), String> {
+/// units of `text` their strings take. Their numbers (a record's by [`RECORD`]'s names)
+/// go to `values` and their strings' lengths to `strings`, in order, by field name.
+pub(crate) fn walk_fields(
+    name: &str,
+    fields: &[Field],
+    ops: &[f64],
+    mut i: usize,
+    values: &mut Vec<(&'static str, f64)>,
+    strings: &mut Vec<(&'static str, usize)>,
+) -> Result<(usize, usize), String> {
     let mut units = 0;
+    let string = |strings: &mut Vec<(&'static str, usize)>, n: &'static str, len: usize, units: &mut usize| {
+        *units += len;
+        strings.push((n, len));
+    };
     let value_of = |values: &[(&'static str, f64)], flag: &str| values.iter().find(|(n, _)| *n == flag).map(|(_, v)| *v);
     for field in fields {
         match *field {
@@ -278,15 +290,15 @@ pub(crate) fn walk_fields(name: &str, fields: &[Field], ops: &[f64], mut i: usiz
                 i += 1;
             }
             Str(n) => {
-                units += length_at(ops, i, &format!("{name}.{n}"))?;
+                string(strings, n, length_at(ops, i, &format!("{name}.{n}"))?, &mut units);
                 i += 1;
             }
             OptStr(_) | Extras => {
                 let n = if let OptStr(n) = *field { n } else { "extras" };
                 match ops.get(i) {
-                    Some(&f) if f == 0.0 => i += 1,
-                    Some(&f) if f == 1.0 => {
-                        units += length_at(ops, i + 1, &format!("{name}.{n}"))?;
+                    Some(&0.0) => i += 1,
+                    Some(&1.0) => {
+                        string(strings, n, length_at(ops, i + 1, &format!("{name}.{n}"))?, &mut units);
                         i += 2;
                     }
                     other => return Err(format!("{name}.{n}: flag {other:?} is neither 0 nor 1")),
@@ -300,12 +312,13 @@ pub(crate) fn walk_fields(name: &str, fields: &[Field], ops: &[f64], mut i: usiz
                 if ops.len() < i + RECORD.len() {
                     return Err(format!("{name}: the ops end inside its record"));
                 }
+                values.extend(RECORD.iter().zip(&ops[i..i + RECORD.len()]).map(|(n, v)| (*n, *v)));
                 i += RECORD.len();
             }
             StrIf { name: n, flag, when } => {
                 let v = value_of(values, flag).ok_or_else(|| format!("{name}.{n}: no field {flag} before it"))?;
                 if v == when {
-                    units += length_at(ops, i, &format!("{name}.{n}"))?;
+                    string(strings, n, length_at(ops, i, &format!("{name}.{n}"))?, &mut units);
                     i += 1;
                 }
             }
@@ -316,7 +329,7 @@ pub(crate) fn walk_fields(name: &str, fields: &[Field], ops: &[f64], mut i: usiz
                 }
                 for (bit, n) in names.iter().enumerate() {
                     if (m as u32) & (1 << bit) != 0 {
-                        units += length_at(ops, i, &format!("{name}.{n}"))?;
+                        string(strings, n, length_at(ops, i, &format!("{name}.{n}"))?, &mut units);
                         i += 1;
                     }
                 }
@@ -324,7 +337,7 @@ pub(crate) fn walk_fields(name: &str, fields: &[Field], ops: &[f64], mut i: usiz
             EventFields => {
                 let t = value_of(values, "type").ok_or_else(|| format!("{name}: no field type before its event"))?;
                 let e = layout_of(EVENTS, t).ok_or_else(|| format!("{name}: {t} is no event"))?;
-                let (end, u) = walk_fields(e.name, e.fields, ops, i, values)?;
+                let (end, u) = walk_fields(e.name, e.fields, ops, i, values, strings)?;
                 i = end;
                 units += u;
             }
@@ -341,12 +354,13 @@ pub(crate) fn walk_fields(name: &str, fields: &[Field], ops: &[f64], mut i: usiz
 /// What does not fit, naming the op and its field.
 pub fn walk(ops: &[f64], text: &str) -> Result<Vec<f64>, String> {
     let (mut i, mut units, mut codes) = (0, 0, Vec::new());
-    let mut values = Vec::new();
+    let (mut values, mut strings) = (Vec::new(), Vec::new());
     while i < ops.len() {
         let code = ops[i];
         let layout = layout_of(OPS, code).ok_or_else(|| format!("{code} at {i} is no op"))?;
         values.clear();
-        let (end, u) = walk_fields(layout.name, layout.fields, ops, i + 1, &mut values).map_err(|e| format!("{e} (op at {i})"))?;
+        strings.clear();
+        let (end, u) = walk_fields(layout.name, layout.fields, ops, i + 1, &mut values, &mut strings).map_err(|e| format!("{e} (op at {i})"))?;
         codes.push(code);
         i = end;
         units += u;
@@ -356,6 +370,54 @@ pub fn walk(ops: &[f64], text: &str) -> Result<Vec<f64>, String> {
         return Err(format!("the ops' strings take {units} UTF-16 code units, the text has {text_units}"));
     }
     Ok(codes)
+}
+
+/// The fields of `fields` at a fixed offset, counted from `at`, with that offset (a
+/// string's is where its length is, an optional string's its flag; a record is named
+/// `record`, a record's extras `extras`, masked strings `masked`), up to and including
+/// the first field of variable length; and the length of the whole when every field
+/// is fixed. `js/ops.mjs` is written from these, and [`offset`] reads them.
+fn fixed_fields(fields: &[Field], mut at: usize) -> (Vec<(&'static str, usize)>, Option<usize>) {
+    let mut out = Vec::new();
+    for f in fields {
+        match *f {
+            Num(n) | Str(n) => {
+                out.push((n, at));
+                at += 1;
+            }
+            Record => {
+                out.push(("record", at));
+                at += RECORD.len();
+            }
+            OptStr(n) | StrIf { name: n, .. } => {
+                out.push((n, at));
+                return (out, None);
+            }
+            Extras => {
+                out.push(("extras", at));
+                return (out, None);
+            }
+            Masked { .. } => {
+                out.push(("masked", at));
+                return (out, None);
+            }
+            EventFields => return (out, None),
+        }
+    }
+    (out, Some(at))
+}
+
+/// Where the EVENT op's event fields start, from its code.
+fn event_start() -> usize {
+    OPS.iter().find(|l| l.code == op::EVENT).map_or(0, |l| l.fields.iter().take_while(|f| !matches!(f, EventFields)).count()) + 1
+}
+
+/// The offset of the op `code`'s field `field` from the op's code, for a reader in Rust
+/// (as `js/ops.mjs` gives the JS decoder); `None` when the op has no such field at a
+/// fixed offset.
+pub fn offset(code: f64, field: &str) -> Option<usize> {
+    let layout = layout_of(OPS, code)?;
+    fixed_fields(layout.fields, 1).0.into_iter().find(|(n, _)| *n == field).map(|(_, at)| at)
 }
 
 /// `js/ops.mjs`: the op codes, the offset of every field before an op's first
@@ -384,44 +446,21 @@ pub fn js_module() -> String {
         let _ = writeln!(s, "export const RECORD_{} = {k}", upper(n));
     }
     // Offsets of fixed fields, and the length when the whole op is fixed.
-    let offsets = |prefix: &str, fields: &[Field], mut at: usize, s: &mut String| {
-        for f in fields {
-            match *f {
-                Num(n) | Str(n) => {
-                    let _ = writeln!(s, "export const {prefix}_{} = {at}", upper(n));
-                    at += 1;
-                }
-                Record => {
-                    let _ = writeln!(s, "export const {prefix}_RECORD = {at}");
-                    at += RECORD.len();
-                }
-                OptStr(n) => {
-                    let _ = writeln!(s, "export const {prefix}_{} = {at}", upper(n));
-                    return;
-                }
-                Extras => {
-                    let _ = writeln!(s, "export const {prefix}_EXTRAS = {at}");
-                    return;
-                }
-                StrIf { name, .. } => {
-                    let _ = writeln!(s, "export const {prefix}_{} = {at}", upper(name));
-                    return;
-                }
-                Masked { .. } => {
-                    let _ = writeln!(s, "export const {prefix}_MASKED = {at}");
-                    return;
-                }
-                EventFields => return,
-            }
+    let offsets = |prefix: &str, fields: &[Field], at: usize, s: &mut String| {
+        let (fixed, length) = fixed_fields(fields, at);
+        for (n, at) in fixed {
+            let _ = writeln!(s, "export const {prefix}_{} = {at}", upper(n));
         }
-        let _ = writeln!(s, "export const {prefix}_LENGTH = {at}");
+        if let Some(length) = length {
+            let _ = writeln!(s, "export const {prefix}_LENGTH = {length}");
+        }
     };
     s.push_str("\n// Field offsets, by op.\n");
     for l in OPS {
         offsets(l.name, l.fields, 1, &mut s);
     }
     s.push_str("\n// Field offsets of each event, from the EVENT op's code.\n");
-    let event_start = OPS.iter().find(|l| l.code == op::EVENT).map_or(0, |l| l.fields.iter().take_while(|f| !matches!(f, EventFields)).count()) + 1;
+    let event_start = event_start();
     for l in EVENTS {
         offsets(&format!("EV_{}", l.name), l.fields, event_start, &mut s);
     }
@@ -569,12 +608,87 @@ pub fn error_json(e: &ToolError) -> String {
     serde_json::Value::Object(o).to_string()
 }
 
+/// One op of a wire read by its layout, for tests: its numbers and strings by field
+/// name (a record's numbers by [`RECORD`]'s names).
+#[cfg(test)]
+#[derive(Debug)]
+pub(crate) struct ReadOp {
+    pub name: &'static str,
+    pub code: f64,
+    nums: Vec<(&'static str, f64)>,
+    strs: Vec<(&'static str, String)>,
+}
+
+#[cfg(test)]
+impl ReadOp {
+    /// The number `field`; panics, naming the op, when it has none.
+    pub fn num(&self, field: &str) -> f64 {
+        self.nums.iter().find(|(n, _)| *n == field).map(|(_, v)| *v).unwrap_or_else(|| panic!("{} has no number {field}: {self:?}", self.name))
+    }
+
+    /// The string `field`, when the op carries it.
+    pub fn str(&self, field: &str) -> Option<&str> {
+        self.strs.iter().find(|(n, _)| *n == field).map(|(_, v)| v.as_str())
+    }
+}
+
+/// Reads a wire's ops by their layouts; panics on what does not fit them.
+#[cfg(test)]
+pub(crate) fn read(ops: &[f64], text: &str) -> Vec<ReadOp> {
+    let units: Vec<u16> = text.encode_utf16().collect();
+    let (mut i, mut at, mut out) = (0, 0, Vec::new());
+    while i < ops.len() {
+        let layout = layout_of(OPS, ops[i]).unwrap_or_else(|| panic!("{} at {i} is no op", ops[i]));
+        let (mut nums, mut lengths) = (Vec::new(), Vec::new());
+        let (end, _) = walk_fields(layout.name, layout.fields, ops, i + 1, &mut nums, &mut lengths).unwrap_or_else(|e| panic!("{e} (op at {i})"));
+        let strs = lengths
+            .into_iter()
+            .map(|(n, len)| {
+                let s = String::from_utf16(&units[at..at + len]).unwrap_or_else(|e| panic!("{}.{n}: {e}", layout.name));
+                at += len;
+                (n, s)
+            })
+            .collect();
+        out.push(ReadOp { name: layout.name, code: ops[i], nums, strs });
+        i = end;
+    }
+    assert_eq!(at, units.len(), "the ops' strings do not take the whole text");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::path::Path;
 
     /// `js/ops.mjs` is what [`js_module`] writes: change a layout here and the JS
+    #[test]
+    fn rust_readers_get_the_offsets_the_js_decoder_gets() {
+        // As `js/ops.mjs` has them: NEW_KEY, LOG_MESSAGE, FINAL_RECORD, FINAL_ERROR.
+        assert_eq!(offset(op::NEW, "key"), Some(2));
+        assert_eq!(offset(op::LOG, "message"), Some(7));
+        assert_eq!(offset(op::FINAL, "record"), Some(2));
+        assert_eq!(offset(op::FINAL, "error"), Some(2 + RECORD.len()));
+        // After a variable-length field, or no such field: no fixed offset.
+        assert_eq!(offset(op::FINAL, "extras"), None);
+        assert_eq!(offset(op::NEW, "no_such_field"), None);
+        assert_eq!(offset(99.0, "key"), None);
+    }
+
+    #[test]
+    fn a_wire_reads_back_by_field_name() {
+        // A LOG op with a non-ASCII message and one masked string (the tool name), then a
+        // DONE: lengths count UTF-16 units.
+        let ops = [op::LOG, 4.0, 1.0, 2.0, f64::NAN, 2.0, 0.0, 3.0, 4.0, op::DONE, 4.0];
+        let read = read(&ops, "é😀echo");
+        assert_eq!(read.iter().map(|o| o.name).collect::<Vec<_>>(), ["LOG", "DONE"]);
+        assert_eq!((read[0].num("key"), read[0].num("level"), read[0].num("mask")), (4.0, 1.0, 2.0));
+        assert_eq!(read[0].str("message"), Some("é😀"));
+        assert_eq!(read[0].str("tool_name"), Some("echo"));
+        assert_eq!(read[0].str("args"), None);
+        assert_eq!(read[1].num("key"), 4.0);
+    }
+
     /// runtime's constants and checked layouts follow, or this test fails.
     #[test]
     fn js_module_is_current() {
