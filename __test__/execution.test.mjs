@@ -388,6 +388,22 @@ describe('error categories', () => {
     assert.equal(p.code, 'FORBIDDEN')
   })
 
+  test("transientError and permanentError's stacks start at the code that made them", () => {
+    const limit = Error.stackTraceLimit
+    function madeHere(make) {
+      return make('busy')
+    }
+    for (const make of [transientError, permanentError]) {
+      const frames = madeHere(make).stack.split('\n').slice(1)
+      assert.match(frames[0], /madeHere/, `the first frame is the caller's: ${frames.join(' | ')}`)
+      assert.ok(!frames.some((f) => /errors\.mjs/.test(f)), `no frame of toolhost's errors.mjs: ${frames.join(' | ')}`)
+      assert.equal(Error.stackTraceLimit, limit, 'Error.stackTraceLimit is as it was')
+    }
+    // A message whose conversion to a string throws, throws, and leaves the limit as it was.
+    assert.throws(() => transientError({ toString() { throw new RangeError('no string') } }), RangeError)
+    assert.equal(Error.stackTraceLimit, limit)
+  })
+
   test('transientError retryAfterMs is reported and honoured', async () => {
     const times = []
     const { manager } = setup([{

@@ -992,7 +992,8 @@ export declare class ToolhostError extends Error {
   readonly schemaPath?: string
 }
 
-/** An `Error` the manager classifies as `permanent` (never retried). */
+/** An `Error` the manager classifies as `permanent` (never retried). Its stack starts
+ * at the caller, as `transientError`'s does. */
 export declare function permanentError(message: string, options?: { code?: string, cause?: unknown }): Error
 
 /** What `executeToolCalls` would send a model for this successful result, as MCP
@@ -1023,5 +1024,6 @@ export type WasmSource = string | URL | Response | ArrayBuffer | ArrayBufferView
  */
 export declare function ready(options?: { wasm?: WasmSource }): Promise<void>
 
-/** An `Error` the manager classifies as `transient` (retried by default). */
+/** An `Error` the manager classifies as `transient` (retried by default). Its stack
+ * starts at the caller, not in toolhost (where `Error.captureStackTrace` exists). */
 export declare function transientError(message: string, options?: { retryAfterMs?: number, code?: string, cause?: unknown }): Error
