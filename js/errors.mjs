@@ -55,10 +55,11 @@ export function answered(text, prefix = '') {
   return r.ok
 }
 
-// Where the engine can, a classified error's stack starts at the code that asked for
-// it: without `transientError` and this function on top, two of the ten frames V8
-// keeps by default (`Error.captureStackTrace`, in V8, and in JavaScriptCore and
-// SpiderMonkey of late; elsewhere the stack is as `new Error` makes it).
+// A classified error's stack starts at the code that asked for it, without
+// `transientError` (or `permanentError`) and `classifiedError` on top, which would take
+// two of the ten frames V8 keeps by default. `Error.captureStackTrace` does that (V8,
+// and JavaScriptCore and SpiderMonkey of late); without it the stack is as `new Error`
+// makes it.
 const captureStack = typeof Error.captureStackTrace === 'function' ? Error.captureStackTrace : undefined
 
 function classifiedError(message, options, category, code, retryable, caller) {
@@ -114,10 +115,11 @@ export function toolError(category, code, message, retryable, retryAfterMs, vali
   return e
 }
 
-/** A failed attempt's error as an execution record keeps it: what it says, without the
- * value the handler threw. The retrying event and the logger get that value when it is
- * thrown; a history of `historyLimit` records holding every failed attempt's thrown value
- * (an HTTP client's error holds its request and response) would keep all of them alive. */
+/** An earlier attempt's error as an execution record keeps it: what it says, without
+ * the value the handler threw. The retrying event hands that value to its listeners when
+ * it is thrown; a history of `historyLimit` records holding every retried attempt's
+ * thrown value (an HTTP client's error holds its request and response) would keep them
+ * all alive. */
 export function withoutCause(e) {
   return e.cause === undefined ? e : toolError(e.category, e.code, e.message, e.retryable, e.retryAfterMs, e.validationErrors, undefined)
 }
