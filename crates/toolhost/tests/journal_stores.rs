@@ -292,3 +292,30 @@ fn a_newer_schema_is_refused() {
 fn rusqlite_connection(path: &str) -> rusqlite::Connection {
     rusqlite::Connection::open(path).unwrap()
 }
+
+/// SQLite only: a new file opened by several connections at the same moment. Switching a
+/// file to WAL upgrades a read lock to a write lock, and SQLite answers `SQLITE_BUSY` at
+/// once there rather than call the busy handler; processes starting together (a fleet's
+/// workers, or a test's) must still all open it.
+#[test]
+fn connections_opening_a_new_sqlite_file_together_all_open_it() {
+    let dir = std::env::temp_dir().join(format!("toolhost-journal-test-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut failures = Vec::new();
+    for round in 0..60 {
+        let url = format!("sqlite:{}", dir.join(format!("open-{round}.db")).display());
+        let barrier = Arc::new(Barrier::new(6));
+        let handles: Vec<_> = (0..6)
+            .map(|_| {
+                let (url, barrier) = (url.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    open(&url).map(drop).map_err(|e| e.message)
+                })
+            })
+            .collect();
+        failures.extend(handles.into_iter().filter_map(|h| h.join().unwrap().err()).map(|e| format!("round {round}: {e}")));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(failures.is_empty(), "{} of 360 opens failed: {:?}", failures.len(), &failures[..failures.len().min(3)]);
+}

@@ -9,7 +9,7 @@
 //! moment do not race on it.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction, TransactionBehavior};
 
@@ -21,6 +21,9 @@ use super::{
 };
 use serde_json::Value;
 use crate::error::ToolError;
+
+/// How long a connection waits for another process's lock before it gives up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How a commit reaches the disk.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -67,9 +70,8 @@ impl SqliteStore {
     }
 
     fn configure(&mut self, synchronous: Synchronous) -> rusqlite::Result<()> {
-        self.conn.busy_timeout(Duration::from_secs(5))?;
-        // Reads the header: a file that is not a database fails here, not later.
-        let mode: String = self.conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        self.conn.busy_timeout(BUSY_TIMEOUT)?;
+        let mode = self.wal_mode()?;
         if !mode.eq_ignore_ascii_case("wal") && !mode.eq_ignore_ascii_case("memory") {
             return Err(rusqlite::Error::InvalidParameterName(format!("journal_mode stayed {mode}")));
         }
@@ -81,6 +83,27 @@ impl SqliteStore {
         // a sync every ~100 calls, most of a call's cost on a virtual disk.
         self.conn.execute_batch(&format!("PRAGMA synchronous = {sync}; PRAGMA wal_autocheckpoint = 20000"))?;
         Ok(())
+    }
+
+    /// `PRAGMA journal_mode = WAL`, which also reads the header: a file that is not a
+    /// database fails here, not later.
+    ///
+    /// Switching a new file to WAL takes a read lock, then upgrades it to a write lock;
+    /// SQLite answers `SQLITE_BUSY` to that upgrade at once instead of calling the busy
+    /// handler (waiting while holding a read lock could deadlock). So connections opening
+    /// a new file together retry here, for as long as the busy timeout allows.
+    fn wal_mode(&self) -> rusqlite::Result<String> {
+        let deadline = Instant::now() + BUSY_TIMEOUT;
+        let mut pause = Duration::from_millis(1);
+        loop {
+            match self.conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)) {
+                Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy) && Instant::now() + pause < deadline => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(50));
+                }
+                answer => return answer,
+            }
+        }
     }
 
     fn migrate(&mut self, set: &'static [Migration]) -> Result<(), JournalError> {
