@@ -1401,10 +1401,8 @@ impl ExecutionEngine {
             self.evicted.push(Evicted::Newest);
             return;
         }
-        if self.history.len() >= self.config.history_limit {
-            if self.history.pop_front().is_some() {
-                self.evicted.push(Evicted::Oldest);
-            }
+        if self.history.len() >= self.config.history_limit && self.history.pop_front().is_some() {
+            self.evicted.push(Evicted::Oldest);
         }
         self.history.push_back(record.clone());
     }

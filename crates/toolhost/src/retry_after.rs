@@ -24,7 +24,7 @@ pub fn retry_after_ms(value: &str, now: SystemTime) -> Option<u64> {
 /// `Sun, 06 Nov 1994 08:49:37 GMT` (IMF-fixdate), `Sunday, 06-Nov-94 08:49:37 GMT`
 /// (RFC 850) and `Sun Nov  6 08:49:37 1994` (asctime).
 fn http_date_ms(value: &str) -> Option<i128> {
-    let words: Vec<&str> = value.split(|c: char| c == ' ' || c == ',' || c == '-').filter(|w| !w.is_empty()).collect();
+    let words: Vec<&str> = value.split([' ', ',', '-']).filter(|w| !w.is_empty()).collect();
     let month = |w: &str| MONTHS.iter().position(|m| w.eq_ignore_ascii_case(m)).map(|i| i as u32 + 1);
     let (day, month, year, time) = match words.as_slice() {
         // IMF-fixdate and RFC 850: weekday, day, month, year, time, GMT

@@ -94,7 +94,7 @@ fn a_key_is_claimed_once_replayed_after_its_outcome_and_refused_with_other_argum
         let other = claim("k1", json!({ "cents": 6 }), Effect::Once);
         assert!(matches!(one(&mut s, "b", 1_002, &other), ClaimAnswer::Conflict { ref tool } if tool == "pay"), "{kind}: other arguments conflict");
         let rec = Record { exec: 1, row: row("k1"), fence, outcome: outcome(json!({ "paid": 5 })) };
-        assert!(matches!(s.as_store().record(1_003, &[rec.clone()]).unwrap()[..], [RecordAnswer::Recorded]), "{kind}");
+        assert!(matches!(s.as_store().record(1_003, std::slice::from_ref(&rec)).unwrap()[..], [RecordAnswer::Recorded]), "{kind}");
         match one(&mut s, "b", 1_004, &c) {
             ClaimAnswer::Finished(o) => assert_eq!(o.result, Some(json!({ "paid": 5 })), "{kind}"),
             other => panic!("{kind}: expected Finished, got {other:?}"),

@@ -890,6 +890,52 @@ impl HostEngine {
     }
 }
 
+/// A pending approval from the journal as `pendingApprovals()` lists it.
+fn pending_json(a: &StoredApproval) -> serde_json::Value {
+    let mut o = serde_json::json!({
+        "approvalId": a.approval_id,
+        "executionId": a.execution_id,
+        "toolName": a.tool,
+        "args": crate::json_text::parse(&a.args).unwrap_or(serde_json::Value::Null),
+        "requestedAt": a.requested_at,
+    });
+    if let Some(id) = &a.tool_call_id {
+        o["toolCallId"] = id.clone().into();
+    }
+    if !a.row.scope.is_empty() {
+        o["sessionId"] = a.row.scope.clone().into();
+    }
+    if let Some(at) = a.expires_at {
+        o["expiresAt"] = at.into();
+    }
+    o["idempotencyKey"] = a.row.key.clone().into();
+    o
+}
+
+/// A task store's operation from its JSON (the host's task store writes these).
+fn task_op(text: &str) -> Option<crate::journal::TaskOp> {
+    use crate::journal::{TaskOp, TaskRow};
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let s = |k: &str| v.get(k).and_then(serde_json::Value::as_str).map(str::to_string);
+    let now = crate::record::now_ms() as i64;
+    Some(match v.get("op")?.as_str()? {
+        "create" => TaskOp::Create(TaskRow {
+            task_id: s("taskId")?,
+            status: "working".into(),
+            status_message: None,
+            ttl: v.get("ttl").and_then(serde_json::Value::as_i64),
+            poll_interval: v.get("pollInterval").and_then(serde_json::Value::as_i64),
+            created_at: now,
+            last_updated: now,
+            result: None,
+        }),
+        "get" => TaskOp::Get { task_id: s("taskId")? },
+        "update" => TaskOp::Update { task_id: s("taskId")?, status: s("status")?, status_message: s("statusMessage"), result: v.get("result").cloned(), now },
+        "list" => TaskOp::List { cursor: s("cursor"), limit: v.get("limit").and_then(serde_json::Value::as_u64).unwrap_or(100) as usize },
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1099,50 +1145,4 @@ mod tests {
         }
         assert_eq!(codes(&h.wire), [op::FINAL, op::DONE, op::EVICT_OLDEST]);
     }
-}
-
-/// A pending approval from the journal as `pendingApprovals()` lists it.
-fn pending_json(a: &StoredApproval) -> serde_json::Value {
-    let mut o = serde_json::json!({
-        "approvalId": a.approval_id,
-        "executionId": a.execution_id,
-        "toolName": a.tool,
-        "args": crate::json_text::parse(&a.args).unwrap_or(serde_json::Value::Null),
-        "requestedAt": a.requested_at,
-    });
-    if let Some(id) = &a.tool_call_id {
-        o["toolCallId"] = id.clone().into();
-    }
-    if !a.row.scope.is_empty() {
-        o["sessionId"] = a.row.scope.clone().into();
-    }
-    if let Some(at) = a.expires_at {
-        o["expiresAt"] = at.into();
-    }
-    o["idempotencyKey"] = a.row.key.clone().into();
-    o
-}
-
-/// A task store's operation from its JSON (the host's task store writes these).
-fn task_op(text: &str) -> Option<crate::journal::TaskOp> {
-    use crate::journal::{TaskOp, TaskRow};
-    let v: serde_json::Value = serde_json::from_str(text).ok()?;
-    let s = |k: &str| v.get(k).and_then(serde_json::Value::as_str).map(str::to_string);
-    let now = crate::record::now_ms() as i64;
-    Some(match v.get("op")?.as_str()? {
-        "create" => TaskOp::Create(TaskRow {
-            task_id: s("taskId")?,
-            status: "working".into(),
-            status_message: None,
-            ttl: v.get("ttl").and_then(serde_json::Value::as_i64),
-            poll_interval: v.get("pollInterval").and_then(serde_json::Value::as_i64),
-            created_at: now,
-            last_updated: now,
-            result: None,
-        }),
-        "get" => TaskOp::Get { task_id: s("taskId")? },
-        "update" => TaskOp::Update { task_id: s("taskId")?, status: s("status")?, status_message: s("statusMessage"), result: v.get("result").cloned(), now },
-        "list" => TaskOp::List { cursor: s("cursor"), limit: v.get("limit").and_then(serde_json::Value::as_u64).unwrap_or(100) as usize },
-        _ => return None,
-    })
 }

@@ -112,15 +112,10 @@ fn listen(config: postgres::Config, tx: Sender<Message>) {
         };
         let mut notifications = client.notifications();
         let mut iter = notifications.timeout_iter(Duration::from_secs(5));
-        loop {
-            match iter.next() {
-                // A change, or a quiet period (which also tells whether the worker still runs).
-                Ok(_) => {
-                    if tx.send(Message::Notified).is_err() {
-                        return;
-                    }
-                }
-                Err(_) => break,
+        // A change, or a quiet period (which also tells whether the worker still runs).
+        while iter.next().is_ok() {
+            if tx.send(Message::Notified).is_err() {
+                return;
             }
         }
     });

@@ -132,6 +132,19 @@ pub fn format_replies(provider: Provider, replies: &[ToolReply]) -> Vec<Value> {
     }
 }
 
+/// Whether `id` is one toolhost made up for a call the provider sent without an id (a
+/// Gemini `functionCall` without `id`, an MCP request without a JSON-RPC id): such an id
+/// says only where the call was in its response, so it cannot recognise the same call
+/// sent again. (A provider id that happens to look like one is taken as made up: the
+/// call then runs again rather than being wrongly replayed.)
+pub fn id_is_generated(provider: Provider, id: &str) -> bool {
+    match provider {
+        Provider::Gemini => id.starts_with(gemini::GENERATED_ID_PREFIX),
+        Provider::Mcp => id.strip_prefix("mcp_").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,18 +217,5 @@ mod tests {
         for (p, text) in texts {
             assert_eq!(parse_tool_calls(p, &text), Ok(Vec::new()), "{p}");
         }
-    }
-}
-
-/// Whether `id` is one toolhost made up for a call the provider sent without an id (a
-/// Gemini `functionCall` without `id`, an MCP request without a JSON-RPC id): such an id
-/// says only where the call was in its response, so it cannot recognise the same call
-/// sent again. (A provider id that happens to look like one is taken as made up: the
-/// call then runs again rather than being wrongly replayed.)
-pub fn id_is_generated(provider: Provider, id: &str) -> bool {
-    match provider {
-        Provider::Gemini => id.starts_with(gemini::GENERATED_ID_PREFIX),
-        Provider::Mcp => id.strip_prefix("mcp_").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())),
-        _ => false,
     }
 }
