@@ -210,8 +210,14 @@ impl Worker {
             // batches are larger, requests arrive while the last batch is written, and a
             // look would only take a core from the other processes on the machine.
             busy = (1..=SPIN_BATCH).contains(&batch.len());
+            // The requests' answers go before housekeeping, whose writes (renewing leases,
+            // pruning) may each wait out the busy timeout behind another process's lock:
+            // a caller's answer, a failure included, does not wait behind them too.
             let mut answers = Vec::new();
             self.work(batch, &mut answers);
+            if !answers.is_empty() {
+                (self.deliver)(std::mem::take(&mut answers));
+            }
             self.housekeeping(&mut answers);
             if !answers.is_empty() {
                 (self.deliver)(answers);
@@ -454,5 +460,64 @@ impl Worker {
 impl From<JournalError> for String {
     fn from(e: JournalError) -> Self {
         e.message
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::{open, Effect};
+
+    fn claim(exec: u64, key: &str) -> Claim {
+        Claim {
+            exec,
+            row: RowKey { scope: String::new(), key: key.into() },
+            fingerprint: "f".into(),
+            tool: "pay".into(),
+            effect: Effect::Once,
+            args: "{}".into(),
+            execution_id: format!("e{exec}"),
+            tool_call_id: None,
+            approval: None,
+        }
+    }
+
+    /// Another process holds the SQLite file's write lock: a new call's claim fails when
+    /// the busy timeout (5 s) runs out, and its answer is not held back by the lease
+    /// renewal that is due then and waits out the same timeout (10 s before).
+    #[test]
+    fn a_failed_claim_is_answered_before_housekeeping_waits_on_the_same_lock() {
+        let dir = std::env::temp_dir().join(format!("toolhost-worker-test-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("held.db");
+        let store = open(&format!("sqlite:{}", path.display())).unwrap();
+        let (tx, rx) = mpsc::channel();
+        // Leases of 30 ms: a renewal is due at every turn of the worker.
+        let policy = JournalPolicy { lease_ms: 30, ..JournalPolicy::default() };
+        let worker = JournalWorker::start(store, policy, Box::new(move |answers| answers.into_iter().for_each(|a| tx.send(a).unwrap())));
+        let first = |rx: &mpsc::Receiver<JournalAnswer>| loop {
+            match rx.recv_timeout(Duration::from_secs(30)).expect("an answer") {
+                JournalAnswer::Due(_) => continue,
+                other => return other,
+            }
+        };
+        worker.send(JournalRequest::Claim(claim(1, "a")));
+        assert!(matches!(first(&rx), JournalAnswer::Claimed { .. }), "the first claim, before the lock is held");
+
+        let holder = rusqlite::Connection::open(&path).unwrap();
+        holder.busy_timeout(Duration::from_secs(5)).unwrap();
+        holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let sent = Instant::now();
+        worker.send(JournalRequest::Claim(claim(2, "b")));
+        let answer = first(&rx);
+        let waited = sent.elapsed();
+        holder.execute_batch("ROLLBACK").unwrap();
+        match answer {
+            JournalAnswer::Failed { exec: Some(2), error, .. } => assert!(error.message.contains("database is locked"), "{}", error.message),
+            other => panic!("expected the claim to fail, got {other:?}"),
+        }
+        assert!(waited < Duration::from_millis(8_000), "answered after {waited:?}: the busy timeout is 5 s");
+        drop(worker);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
