@@ -483,8 +483,13 @@ mod tests {
     }
 
     /// Another process holds the SQLite file's write lock: a new call's claim fails when
-    /// the busy timeout (5 s) runs out, and its answer is not held back by the lease
-    /// renewal that is due then and waits out the same timeout (10 s before).
+    /// the busy timeout (5 s) runs out, and its answer is not held back by the pruning
+    /// that is due in the same turn and waits out the same timeout (10 s before).
+    ///
+    /// Pruning runs on start and then every `retention_ms` (2 s here); leases of 10 s are
+    /// renewed from 3.3 s on. The lock is taken, and the second claim sent, 1 s after the
+    /// start, when the worker is idle: its turn starts then, the claim fails at 6 s, and
+    /// the pruning due at 2 s runs in that turn, after the claim.
     #[test]
     fn a_failed_claim_is_answered_before_housekeeping_waits_on_the_same_lock() {
         let dir = std::env::temp_dir().join(format!("toolhost-worker-test-{}", uuid::Uuid::new_v4()));
@@ -492,8 +497,8 @@ mod tests {
         let path = dir.join("held.db");
         let store = open(&format!("sqlite:{}", path.display())).unwrap();
         let (tx, rx) = mpsc::channel();
-        // Leases of 30 ms: a renewal is due at every turn of the worker.
-        let policy = JournalPolicy { lease_ms: 30, ..JournalPolicy::default() };
+        let policy = JournalPolicy { retention_ms: 2_000, ..JournalPolicy::default() };
+        let started = Instant::now();
         let worker = JournalWorker::start(store, policy, Box::new(move |answers| answers.into_iter().for_each(|a| tx.send(a).unwrap())));
         let first = |rx: &mpsc::Receiver<JournalAnswer>| loop {
             match rx.recv_timeout(Duration::from_secs(30)).expect("an answer") {
@@ -504,6 +509,7 @@ mod tests {
         worker.send(JournalRequest::Claim(claim(1, "a")));
         assert!(matches!(first(&rx), JournalAnswer::Claimed { .. }), "the first claim, before the lock is held");
 
+        std::thread::sleep(Duration::from_secs(1).saturating_sub(started.elapsed()));
         let holder = rusqlite::Connection::open(&path).unwrap();
         holder.busy_timeout(Duration::from_secs(5)).unwrap();
         holder.execute_batch("BEGIN IMMEDIATE").unwrap();
