@@ -499,7 +499,9 @@ mod tests {
         let (tx, rx) = mpsc::channel();
         let policy = JournalPolicy { retention_ms: 2_000, ..JournalPolicy::default() };
         let started = Instant::now();
-        let worker = JournalWorker::start(store, policy, Box::new(move |answers| answers.into_iter().for_each(|a| tx.send(a).unwrap())));
+        let worker = JournalWorker::start(store, policy, Box::new(move |answers| answers.into_iter().for_each(|a| {
+            let _ = tx.send(a);
+        })));
         let first = |rx: &mpsc::Receiver<JournalAnswer>| loop {
             match rx.recv_timeout(Duration::from_secs(30)).expect("an answer") {
                 JournalAnswer::Due(_) => continue,
