@@ -167,7 +167,7 @@ describe('finding 6: a sparse array is refused at once, not walked', () => {
     const r = await manager.execute('t', { a })
     assert.equal(r.error?.code, 'INVALID_ARGUMENTS')
     assert.match(r.error.message, /argument limit at \/a/)
-    assert.ok(Date.now() - started < 100, `took ${Date.now() - started} ms`)
+    assert.ok(Date.now() - started < 500, `took ${Date.now() - started} ms`)
     assert.equal(seen.length, 0)
   })
 
@@ -181,7 +181,7 @@ describe('finding 6: a sparse array is refused at once, not walked', () => {
     assert.match(r.error.message, /argument limit at \/b/)
     const v = registry.validate('t', { b })
     assert.equal(v.valid, false)
-    assert.ok(Date.now() - started < 100, `took ${Date.now() - started} ms`)
+    assert.ok(Date.now() - started < 500, `took ${Date.now() - started} ms`)
   })
 
   test('a sparse array small enough to pass is refused too (its holes are not values), naming the first hole', async () => {

@@ -95,7 +95,8 @@ describe('progress', () => {
 
   test('with resetTimeoutOnProgress each report restarts the timeout; maxTotalTimeoutMs still ends it', async () => {
     const registry = new ToolRegistry()
-    // Progress every 20 ms for ~400 ms, under a 60 ms attempt timeout.
+    // Progress every 20 ms for ~400 ms, under a 150 ms attempt timeout (130 ms of room for
+    // a slow machine between two reports), capped at 300 ms in all.
     registry.register({
       name: 'long', description: 'Takes long, reporting progress',
       handler: async (args, ctx) => {
@@ -107,18 +108,18 @@ describe('progress', () => {
       },
     })
     const once = { retry: { maxAttempts: 1 } }
-    const plain = await new ToolExecutionManager(registry, { timeoutMs: 60, ...once }).execute('long', {})
-    assert.equal(plain.error.code, 'TIMEOUT', 'without resets the 60 ms timeout ends it')
-    const reset = await new ToolExecutionManager(registry, { timeoutMs: 60, resetTimeoutOnProgress: true, ...once }).execute('long', {})
+    const plain = await new ToolExecutionManager(registry, { timeoutMs: 150, ...once }).execute('long', {})
+    assert.equal(plain.error.code, 'TIMEOUT', 'without resets the 150 ms timeout ends it')
+    const reset = await new ToolExecutionManager(registry, { timeoutMs: 150, resetTimeoutOnProgress: true, ...once }).execute('long', {})
     assert.equal(reset.result, 'finished', JSON.stringify(reset.error))
     const t0 = performance.now()
-    const capped = await new ToolExecutionManager(registry, { timeoutMs: 60, resetTimeoutOnProgress: true, maxTotalTimeoutMs: 150, ...once }).execute('long', {})
+    const capped = await new ToolExecutionManager(registry, { timeoutMs: 150, resetTimeoutOnProgress: true, maxTotalTimeoutMs: 300, ...once }).execute('long', {})
     const took = performance.now() - t0
     assert.equal(capped.error.code, 'TIMEOUT')
     assert.match(capped.error.message, /maxTotalTimeoutMs/)
-    assert.ok(took >= 140 && took < 380, `ended by the 150 ms cap, after ${took} ms`)
+    assert.ok(took >= 290 && took < 700, `ended by the 300 ms cap, after ${took} ms`)
     // The same settings per call and per tool.
-    const perCall = await new ToolExecutionManager(registry, { timeoutMs: 60, ...once }).execute('long', {}, { resetTimeoutOnProgress: true, maxTotalTimeoutMs: 150 })
+    const perCall = await new ToolExecutionManager(registry, { timeoutMs: 150, ...once }).execute('long', {}, { resetTimeoutOnProgress: true, maxTotalTimeoutMs: 300 })
     assert.match(perCall.error.message, /maxTotalTimeoutMs/)
   })
 
