@@ -407,11 +407,6 @@ fn fixed_fields(fields: &[Field], mut at: usize) -> (Vec<(&'static str, usize)>,
     (out, Some(at))
 }
 
-/// Where the EVENT op's event fields start, from its code.
-fn event_start() -> usize {
-    OPS.iter().find(|l| l.code == op::EVENT).map_or(0, |l| l.fields.iter().take_while(|f| !matches!(f, EventFields)).count()) + 1
-}
-
 /// The offset of the op `code`'s field `field` from the op's code, for a reader in Rust
 /// (as `js/ops.mjs` gives the JS decoder); `None` when the op has no such field at a
 /// fixed offset.
@@ -460,7 +455,7 @@ pub fn js_module() -> String {
         offsets(l.name, l.fields, 1, &mut s);
     }
     s.push_str("\n// Field offsets of each event, from the EVENT op's code.\n");
-    let event_start = event_start();
+    let event_start = OPS.iter().find(|l| l.code == op::EVENT).map_or(0, |l| l.fields.iter().take_while(|f| !matches!(f, EventFields)).count()) + 1;
     for l in EVENTS {
         offsets(&format!("EV_{}", l.name), l.fields, event_start, &mut s);
     }
@@ -661,7 +656,6 @@ mod tests {
     use super::*;
     use std::path::Path;
 
-    /// `js/ops.mjs` is what [`js_module`] writes: change a layout here and the JS
     #[test]
     fn rust_readers_get_the_offsets_the_js_decoder_gets() {
         // As `js/ops.mjs` has them: NEW_KEY, LOG_MESSAGE, FINAL_RECORD, FINAL_ERROR.
@@ -689,6 +683,7 @@ mod tests {
         assert_eq!(read[1].num("key"), 4.0);
     }
 
+    /// `js/ops.mjs` is what [`js_module`] writes: change a layout here and the JS
     /// runtime's constants and checked layouts follow, or this test fails.
     #[test]
     fn js_module_is_current() {
