@@ -3,6 +3,7 @@
 // approvals decided from another manager, retention, effects, and bad journals.
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ToolRegistry, ToolExecutionManager, transientError } from 'toolhost'
@@ -289,6 +290,40 @@ describe('journal: bad journals fail at construction', () => {
     const manager = new ToolExecutionManager(registry)
     await assert.rejects(manager.execute('x', {}, { idempotencyKey: '' }), { code: 'INVALID_CONFIG', message: /idempotencyKey must not be empty/ })
     await assert.rejects(manager.execute('x', {}, { idempotencyKey: 5 }), { code: 'INVALID_CONFIG', message: /idempotencyKey must be a string/ })
+  })
+})
+
+describe('journal: a SQLite file another process holds', () => {
+  // Python's sqlite3 holds the write lock (python3 is what the MCP client tests use too).
+  // Leases are the default 10 s, so the first renewal falls due 3.3 s after the manager
+  // starts: inside the new call's 5 s wait. Its answer must not wait for that renewal,
+  // which waits out the same timeout (10 s before).
+  test('a new call waits out the 5 s busy timeout, then fails JOURNAL_UNAVAILABLE without running', { timeout: 60_000 }, async () => {
+    const { registry, effects } = payments()
+    const url = await journalUrl('sqlite')
+    const manager = new ToolExecutionManager(registry, { journal: url })
+    assert.equal((await manager.execute('pay', { cents: 1 }, { idempotencyKey: 'before' })).success, true)
+    const script = 'import sqlite3, sys, time\nc = sqlite3.connect(sys.argv[1], isolation_level=None)\nc.execute("BEGIN IMMEDIATE")\nprint("held", flush=True)\ntime.sleep(30)'
+    const holder = spawn('python3', ['-c', script, url.slice('sqlite:'.length)], { stdio: ['ignore', 'pipe', 'inherit'] })
+    try {
+      await new Promise((resolve, reject) => {
+        holder.once('error', (e) => reject(new Error(`python3 holds the lock for this test: ${e.message}`)))
+        holder.once('exit', (code) => reject(new Error(`python3 exited ${code} before it held the lock`)))
+        holder.stdout.once('data', resolve)
+      })
+      const started = Date.now()
+      const r = await manager.execute('pay', { cents: 2 }, { idempotencyKey: 'while-held' })
+      const waited = Date.now() - started
+      assert.equal(r.success, false)
+      assert.equal(r.error.code, 'JOURNAL_UNAVAILABLE')
+      assert.equal(r.error.category, 'transient')
+      assert.match(r.error.message, /database is locked/)
+      assert.ok(waited >= 4_500 && waited < 8_000, `failed after ${waited} ms: the busy timeout is 5 s`)
+      assert.deepEqual(effects.map((e) => e.key), ['before'], 'the call did not run')
+    } finally {
+      holder.kill('SIGKILL')
+    }
+    await manager.close()
   })
 })
 
