@@ -9,7 +9,7 @@
 //   node scripts/postgres.mjs --install   installs Debian's postgresql when it is missing
 //                                         (npm test runs it first)
 import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -81,8 +81,25 @@ export async function startPostgres(options = {}) {
   const port = await freePort()
   const settings = ['-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300']
   for (const [name, value] of Object.entries(options.settings ?? {})) settings.push('-c', `${name}=${value}`)
-  const start = () => run(bin, 'pg_ctl', ['-D', data, '-o', settings.join(' '), '-l', join(dir, 'log'), '-w', 'start'])
-  start()
+  const start = () => {
+    try {
+      run(bin, 'pg_ctl', ['-D', data, '-o', settings.join(' '), '-l', join(dir, 'log'), '-w', 'start'])
+    } catch (e) {
+      // pg_ctl says only that it gave up: the server's log says why.
+      let log = ''
+      try {
+        log = readFileSync(join(dir, 'log'), 'utf8').split('\n').slice(-20).join('\n')
+      } catch {}
+      e.message += `\nthe server's log ends:\n${log}`
+      throw e
+    }
+  }
+  try {
+    start()
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true })
+    throw e
+  }
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`
   let stopped = false
   const cluster = {
