@@ -334,18 +334,24 @@ describe('journal: Postgres lost mid-run', () => {
     const registry = new ToolRegistry()
     const runs = []
     let release
+    let started
     const gate = new Promise((resolve) => (release = resolve))
+    const running = new Promise((resolve) => (started = resolve))
     registry.register({
       name: 'pay', description: 'Pays', inputSchema: CENTS,
       handler: async ({ cents }) => {
         runs.push(cents)
-        if (cents === 1) await gate
+        if (cents === 1) {
+          started()
+          await gate
+        }
         return { paid: cents }
       },
     })
     const manager = new ToolExecutionManager(registry, { journal: { url, pollMs: 20 } })
     const inFlight = manager.execute('pay', { cents: 1 }, { idempotencyKey: 'in-flight' })
-    await sleep(100)
+    // Its claim is written once its handler runs: the server goes down after that.
+    await Promise.race([running, inFlight.then((r) => assert.fail(`the first call ended before the crash: ${JSON.stringify(r)}`))])
     pg.crash()
     try {
       const refused = await manager.execute('pay', { cents: 2 }, { idempotencyKey: 'while-down' })
