@@ -455,7 +455,7 @@ pub fn js_module() -> String {
         offsets(l.name, l.fields, 1, &mut s);
     }
     s.push_str("\n// Field offsets of each event, from the EVENT op's code.\n");
-    let event_start = OPS.iter().find(|l| l.code == op::EVENT).map_or(0, |l| l.fields.iter().take_while(|f| !matches!(f, EventFields)).count()) + 1;
+    let event_start = layout_of(OPS, op::EVENT).map_or(0, |l| l.fields.iter().take_while(|f| !matches!(f, EventFields)).count()) + 1;
     for l in EVENTS {
         offsets(&format!("EV_{}", l.name), l.fields, event_start, &mut s);
     }
