@@ -5,6 +5,7 @@ import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ToolRegistry, ToolExecutionManager, transientError } from 'toolhost'
 import { each, journalUrl, pgCluster } from './fixtures/journals.mjs'
@@ -375,5 +376,48 @@ describe('journal: Postgres lost mid-run', () => {
     assert.equal((await manager.execute('pay', { cents: 1 }, { idempotencyKey: 'in-flight' })).replayed, true)
     assert.equal((await manager.execute('pay', { cents: 2 }, { idempotencyKey: 'while-down' })).success, true)
     assert.deepEqual(runs, [1, 2])
+  })
+
+  test('a script whose call waits for the journal to take its outcome stays alive until the journal is back, then exits by itself [postgres]', { timeout: 120_000 }, async () => {
+    const pg = await pgCluster()
+    const url = await journalUrl('postgres')
+    const child = spawn(process.execPath, [fileURLToPath(new URL('./fixtures/journal-outage.mjs', import.meta.url)), url], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (d) => (out += d))
+    child.stderr.on('data', (d) => (err += d))
+    const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))
+    const said = async (line, ms = 30_000) => {
+      for (const until = Date.now() + ms; !out.split('\n').includes(line); await sleep(20)) {
+        if (child.exitCode !== null || Date.now() > until) assert.fail(`no line '${line}' (exit ${child.exitCode}); stdout: ${out} stderr: ${err.slice(-2000)}`)
+      }
+    }
+    try {
+      await said('running')
+      pg.crash()
+      try {
+        child.kill('SIGUSR2')
+        await said('returned')
+        // The outcome cannot be written: the script has nothing else to do, and stays.
+        await sleep(1_500)
+        assert.equal(child.exitCode, null, `the script exited while its call's outcome was unwritten; stdout: ${out} stderr: ${err.slice(-2000)}`)
+        assert.doesNotMatch(out, /settled/, 'its caller hears of it only once the journal has it')
+      } finally {
+        pg.restart()
+      }
+      const { code, signal } = await exited
+      assert.equal(code, 0, `exit ${code ?? signal}: ${err.slice(-2000)}`)
+      assert.match(out, /^settled \{"paid":1\}$/m)
+    } finally {
+      child.kill('SIGKILL')
+    }
+    // The outcome is in the journal: the same key is a replay, and nothing runs here.
+    const registry = new ToolRegistry()
+    registry.register({ name: 'pay', description: 'Pays', inputSchema: { type: 'object' }, handler: () => assert.fail('ran again') })
+    const manager = new ToolExecutionManager(registry, { journal: url })
+    const again = await manager.execute('pay', {}, { idempotencyKey: 'outage' })
+    assert.equal(again.replayed, true, JSON.stringify(again))
+    assert.deepEqual(again.result, { paid: 1 })
+    await manager.close()
   })
 })
