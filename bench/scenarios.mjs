@@ -203,7 +203,9 @@ async function B4(api, n, runs) {
 }
 
 // ---- B5: retry timing accuracy ----
-async function B5(api, n, runs) {
+// `hooks` (bench/b5-runs.mjs): `start(k)` before each run of k calls, the warm-up
+// included, and `end(k, p99)` after it.
+async function B5(api, n, runs, hooks) {
   const retry = { maxAttempts: 3, baseDelay: 2, maxDelay: 1000, backoffMultiplier: 2, jitter: 'none', retryableCategories: ['transient', 'timeout'] }
   const scheduled = [0, 2, 4] // delay before attempt 2 and 3
   let calls // key -> { attempts, lastEnd, devs }
@@ -223,6 +225,7 @@ async function B5(api, n, runs) {
   const p50s = [], p99s = []
   const wall = await timed(runs, n, async (k) => {
     calls = Array.from({ length: k }, () => ({ attempts: 0, lastEnd: 0, devs: [] }))
+    hooks?.start(k)
     const t0 = performance.now()
     const ps = []
     for (let i = 0; i < k; i++) ps.push(m.execute('flaky', { key: i }))
@@ -231,6 +234,7 @@ async function B5(api, n, runs) {
     rs.forEach((r, i) => expect(r.success && r.result.key === i && calls[i].attempts === 3, `call ${i}: success=${r.success} attempts=${calls[i].attempts} ${JSON.stringify(r.error)}`))
     const devs = calls.flatMap((c) => c.devs)
     p50s.push(pct(devs, 0.5)); p99s.push(pct(devs, 0.99))
+    hooks?.end(k, p99s.at(-1))
     return ms
   })
   return { ...summary(wall, n), devP50Ms: median(p50s.slice(1)), devP99Ms: median(p99s.slice(1)) }
