@@ -21,9 +21,9 @@
 //! that wakes with a short slice runs at once rather than after what holds its CPU has
 //! used up its own slice, and on 2 cores what holds it is often V8 compiling or
 //! collecting: B5's timer part (the deadline thread firing after it was due) had its
-//! longest delays go from 3.8-4.4 ms to 0.8-1.0 ms, p99 0.27-0.29 to 0.15-0.17 ms. The
-//! thread keeps its policy and nice value; an older kernel ignores the request, and a
-//! refused one changes nothing.
+//! longest delays go from 3.8-3.9 ms to 0.8-1.0 ms (two `b5-split` runs each way), its
+//! p99 from 0.27-0.29 to 0.15-0.17 ms. The thread keeps its policy and nice value; an
+//! older kernel ignores the request, and a refused one changes nothing.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex};
