@@ -192,31 +192,29 @@ fn run<T: Send + 'static>(shared: Arc<Shared<T>>, on_fire: impl Fn(Vec<T>)) {
 pub const SLICE_NS: u64 = 100_000;
 
 /// Asks for a [`SLICE_NS`] time slice for the calling thread, if it runs the normal
-/// policy (see the module's doc). Returns whether the kernel took it.
+/// policy (see the module's doc). A refusal changes nothing.
 #[cfg(target_os = "linux")]
-fn ask_for_a_short_slice() -> bool {
+fn ask_for_a_short_slice() {
     // SAFETY: sched_attr is plain integers; both calls only read or write it, at the size
     // given, for the calling thread (pid 0).
     unsafe {
         let mut attr: libc::sched_attr = std::mem::zeroed();
         let size = std::mem::size_of::<libc::sched_attr>() as u32;
         if libc::syscall(libc::SYS_sched_getattr, 0, &mut attr as *mut libc::sched_attr, size, 0) != 0 {
-            return false;
+            return;
         }
         if attr.sched_policy != libc::SCHED_OTHER as u32 {
-            return false;
+            return;
         }
         // As read, nice value included; on the normal policy `sched_runtime` is the slice.
         attr.size = size;
         attr.sched_runtime = SLICE_NS;
-        libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const libc::sched_attr, 0) == 0
+        libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const libc::sched_attr, 0);
     }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn ask_for_a_short_slice() -> bool {
-    false
-}
+fn ask_for_a_short_slice() {}
 
 #[cfg(test)]
 mod tests {
