@@ -1,9 +1,17 @@
 // B5 in several fresh processes: one process's p99 moves by more than a millisecond from
 // run to run on a 2-core machine, so this runs bench/scenarios.mjs's B5 as `npm run bench`
-// runs it for toolhost (1,000 calls, 5 runs, the median of runs 2-5) in each of K child
-// processes, one after another, and prints each process's p99 and their median.
+// runs it for toolhost (1,000 calls; the median of the p99s of five runs after a warm-up
+// of 200) in each of K child processes, one after another, and prints each process's p99
+// and their median.
 //   node bench/b5-procs.mjs [--procs 8] [--calls 1000]
 // Node flags for the children (diagnostics, such as --no-opt) go in TOOLHOST_B5_NODE_FLAGS.
+//
+// `--by-run` (4 processes unless --procs says) shows B5 run by run instead, beside what V8
+// did during each run: how much it compiled (TurboFan jobs, their background time), how
+// often it threw optimized code away (deopts), and its collections; `npm run bench`
+// prints it after B5's split. The children then run under `--trace-opt --trace-deopt
+// --trace-gc`, which slows V8 a little; with `--plain` too they run without, and only
+// each run's p99 is printed.
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
@@ -11,21 +19,82 @@ const argv = process.argv.slice(2)
 const opt = (name, fallback) => (argv.includes(name) ? +argv[argv.indexOf(name) + 1] : fallback)
 const CALLS = opt('--calls', 1000)
 
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = s.length >> 1
+  return s.length === 0 ? NaN : s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
+}
+
+/** The runs of one child's output: each run's p99 and what V8's trace says it did. */
+function runsOf(stdout, proc) {
+  const rows = []
+  let row
+  for (const line of stdout.split('\n')) {
+    const marker = /^=== B5 run (\d+) (start|end) (\S+)/.exec(line)
+    if (marker !== null) {
+      if (marker[2] === 'start') row = { proc, run: +marker[1], calls: +marker[3], p99: NaN, compiles: 0, compileMs: 0, deopts: 0, scavenges: 0, scavengeMs: 0, fullGcs: 0, fullGcMs: 0 }
+      else {
+        row.p99 = +marker[3]
+        rows.push(row)
+        row = undefined
+      }
+      continue
+    }
+    if (row === undefined) continue
+    if (line.includes('completed compiling')) {
+      const took = /took ([\d.]+), ([\d.]+), ([\d.]+) ms/.exec(line)
+      row.compiles++
+      if (took !== null) row.compileMs += +took[1] + +took[2] + +took[3]
+    } else if (line.startsWith('[bailout (kind: deopt')) row.deopts++
+    else if (/: (Scavenge|Mark-Compact|Mark-sweep)/.test(line)) {
+      const pause = /, ([\d.]+) \/ ([\d.]+) ms/.exec(line)
+      if (line.includes('Scavenge')) { row.scavenges++; row.scavengeMs += pause ? +pause[1] : 0 } else { row.fullGcs++; row.fullGcMs += pause ? +pause[1] : 0 }
+    }
+  }
+  return rows
+}
+
 if (argv[0] === '--child') {
   const { SCENARIOS } = await import('./scenarios.mjs')
   const api = await import('../js/node.mjs')
-  const r = await SCENARIOS.B5(api, CALLS, 5)
+  let run = 0
+  // Markers between V8's own lines (when traced) on the same stdout, then the result.
+  const r = await SCENARIOS.B5(api, CALLS, 5, {
+    start: (k) => process.stdout.write(`\n=== B5 run ${run} start ${k}\n`),
+    end: (k, p99) => process.stdout.write(`\n=== B5 run ${run++} end ${p99}\n`),
+  })
   process.stdout.write(JSON.stringify({ p50: r.devP50Ms, p99: r.devP99Ms }) + '\n')
 } else {
-  const PROCS = opt('--procs', 8)
+  const byRun = argv.includes('--by-run')
+  const plain = argv.includes('--plain')
+  const PROCS = opt('--procs', byRun ? 4 : 8)
   const flags = (process.env.TOOLHOST_B5_NODE_FLAGS ?? '').split(' ').filter(Boolean)
+  if (byRun && !plain) flags.push('--trace-opt', '--trace-deopt', '--trace-gc')
   const p99s = []
+  const rows = []
   for (let k = 0; k < PROCS; k++) {
-    const child = spawnSync(process.execPath, [...flags, fileURLToPath(import.meta.url), '--child', '--calls', String(CALLS)], { encoding: 'utf8' })
+    const child = spawnSync(process.execPath, [...flags, fileURLToPath(import.meta.url), '--child', '--calls', String(CALLS)], { encoding: 'utf8', maxBuffer: 1 << 28 })
     if (child.status !== 0) throw new Error(`process ${k + 1} failed (exit ${child.status}): ${child.stderr.trim().slice(-1000)}`)
     p99s.push(JSON.parse(child.stdout.trim().split('\n').pop()).p99)
+    if (byRun) rows.push(...runsOf(child.stdout, k + 1))
   }
-  const sorted = [...p99s].sort((a, b) => a - b)
-  const median = sorted.length % 2 ? sorted[sorted.length >> 1] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2
-  console.log(`B5 p99 retry-delay deviation, ${PROCS} processes of ${CALLS} calls: median ${median.toFixed(2)} ms (each: ${p99s.map((x) => x.toFixed(2)).join(', ')})${flags.length ? ` with ${flags.join(' ')}` : ''}`)
+  const f = (x, d = 1) => x.toFixed(d)
+  if (!byRun) {
+    console.log(`B5 p99 retry-delay deviation, ${PROCS} processes of ${CALLS} calls: median ${f(median(p99s), 2)} ms (each: ${p99s.map((x) => f(x, 2)).join(', ')})${flags.length ? ` with ${flags.join(' ')}` : ''}`)
+  } else {
+    console.log(`### B5 run by run (${PROCS} process${PROCS === 1 ? '' : 'es'}; run 0 is the warm-up of ${Math.ceil(CALLS / 5)} calls, the benchmark takes the median of runs 1-5)\n`)
+    if (plain) {
+      console.log('| process | ' + [0, 1, 2, 3, 4, 5].map((r) => `run ${r} p99 ms`).join(' | ') + ' |')
+      console.log('|---|' + '---|'.repeat(6))
+      for (let k = 1; k <= PROCS; k++) console.log(`| ${k} | ${rows.filter((r) => r.proc === k).map((r) => f(r.p99, 2)).join(' | ')} |`)
+    } else {
+      console.log('| process | run | p99 ms | TurboFan jobs | their ms | deopts | scavenges | their pause ms | full GCs | their pause ms |')
+      console.log('|---|---|---|---|---|---|---|---|---|---|')
+      for (const r of rows) console.log(`| ${r.proc} | ${r.run} | ${f(r.p99, 2)} | ${r.compiles} | ${f(r.compileMs)} | ${r.deopts} | ${r.scavenges} | ${f(r.scavengeMs)} | ${r.fullGcs} | ${f(r.fullGcMs)} |`)
+      const measured = rows.filter((r) => r.run > 0)
+      const busy = measured.filter((r) => r.compileMs >= 10)
+      const quiet = measured.filter((r) => r.compileMs < 10)
+      console.log(`\nMeasured runs (1-5) with 10 ms of compiling or more: ${busy.length}, median p99 ${f(median(busy.map((r) => r.p99)), 2)} ms; with less: ${quiet.length}, median p99 ${f(median(quiet.map((r) => r.p99)), 2)} ms.`)
+    }
+  }
 }

@@ -153,8 +153,8 @@ async function main() {
       failed = true
       out.push('', `### B5 split: FAILED (exit ${split.status})`, '', '```', (split.stderr || split.stdout).trim().slice(-2000), '```')
     }
-    // And run by run, beside V8's compiling and collecting (bench/b5-runs.mjs).
-    const runs = spawnSync(process.execPath, [fileURLToPath(new URL('./b5-runs.mjs', import.meta.url)), ...(QUICK ? ['--procs', '1', '--calls', '200'] : [])], { encoding: 'utf8' })
+    // And run by run, beside V8's compiling and collecting (bench/b5-procs.mjs --by-run).
+    const runs = spawnSync(process.execPath, [fileURLToPath(new URL('./b5-procs.mjs', import.meta.url)), '--by-run', ...(QUICK ? ['--procs', '1', '--calls', '200'] : [])], { encoding: 'utf8' })
     if (runs.status === 0) out.push('', runs.stdout.trimEnd())
     else {
       failed = true

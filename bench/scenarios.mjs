@@ -203,7 +203,7 @@ async function B4(api, n, runs) {
 }
 
 // ---- B5: retry timing accuracy ----
-// `hooks` (bench/b5-runs.mjs): `start(k)` before each run of k calls, the warm-up
+// `hooks` (bench/b5-procs.mjs): `start(k)` before each run of k calls, the warm-up
 // included, and `end(k, p99)` after it.
 async function B5(api, n, runs, hooks) {
   const retry = { maxAttempts: 3, baseDelay: 2, maxDelay: 1000, backoffMultiplier: 2, jitter: 'none', retryableCategories: ['transient', 'timeout'] }
