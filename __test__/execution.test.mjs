@@ -4,6 +4,8 @@
 import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
 import { getEventListeners } from 'node:events'
+import { readdirSync, readFileSync } from 'node:fs'
+import { release } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ToolRegistry, ToolExecutionManager, transientError, permanentError } from 'toolhost'
 
@@ -1478,4 +1480,21 @@ test('argument strings of every length around the 256-byte read buffer arrive wh
       assert.equal(recorded[s], s, `value of ${byteLength(s)} bytes`)
     }
   }
+})
+
+describe('the timer thread (Linux)', () => {
+  // The thread behind timeouts and backoff delays asks for a 0.1 ms time slice, so it
+  // fires on time while V8's threads hold the CPU (crates/toolhost/src/deadline.rs).
+  // Per-thread slices are in Linux 6.12 and later; elsewhere there is nothing to check.
+  const [major, minor] = (process.platform === 'linux' ? release() : '').split(/[.-]/).map(Number)
+  const hasSlices = major > 6 || (major === 6 && minor >= 12)
+  test('runs with a 0.1 ms slice, after a retry has used it', { skip: !hasSlices && 'per-thread slices need Linux 6.12 or later' }, async () => {
+    let attempts = 0
+    const { manager } = setup([{ name: 'flaky', handler: () => { if (++attempts < 2) throw transientError('again'); return 'ok' } }])
+    assert.equal((await manager.execute('flaky', {})).result, 'ok')
+    const slices = readdirSync('/proc/self/task')
+      .filter((tid) => readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === 'toolhost-deadli')
+      .map((tid) => /^se\.slice\s*:\s*(\d+)/m.exec(readFileSync(`/proc/self/task/${tid}/sched`, 'utf8'))?.[1])
+    assert.deepEqual(slices, ['100000'], 'one timer thread, with its own slice')
+  })
 })
