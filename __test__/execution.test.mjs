@@ -1486,7 +1486,7 @@ describe('the timer thread (Linux)', () => {
   // The thread behind timeouts and backoff delays asks for a 0.1 ms time slice, so it
   // fires on time while V8's threads hold the CPU (crates/toolhost/src/deadline.rs).
   // Per-thread slices are in Linux 6.12 and later; elsewhere there is nothing to check.
-  const [major, minor] = (process.platform === 'linux' ? release() : '').split(/[.-]/).map(Number)
+  const [major, minor] = (globalThis.process?.platform === 'linux' ? release() : '').split(/[.-]/).map(Number)
   const hasSlices = major > 6 || (major === 6 && minor >= 12)
   test('runs with a 0.1 ms slice, after a retry has used it', { skip: !hasSlices && 'per-thread slices need Linux 6.12 or later' }, async () => {
     let attempts = 0
