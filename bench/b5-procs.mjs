@@ -8,11 +8,14 @@
 //
 // `--by-run` (4 processes unless --procs says) shows B5 run by run instead, beside what V8
 // did during each run: how much it compiled (TurboFan jobs, their background time), how
-// often it threw optimized code away (deopts), and its collections; `npm run bench`
-// prints it after B5's split. The children then run under `--trace-opt --trace-deopt
+// often it threw optimized code away (deopts), and its collections; and, on Linux, how
+// long the JS thread waited for a CPU while it could have run, and how long the deadline
+// thread ran (the kernel's per-thread counters in /proc/self/task/*/schedstat). `npm run
+// bench` prints it after B5's split. The children then run under `--trace-opt --trace-deopt
 // --trace-gc`, which slows V8 a little; with `--plain` too they run without, and only
 // each run's p99 is printed.
 import { spawnSync } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 const argv = process.argv.slice(2)
@@ -30,11 +33,13 @@ function runsOf(stdout, proc) {
   const rows = []
   let row
   for (const line of stdout.split('\n')) {
-    const marker = /^=== B5 run (\d+) (start|end) (\S+)/.exec(line)
+    const marker = /^=== B5 run (\d+) (start|end) (\S+)(?: (\S+) (\S+))?/.exec(line)
     if (marker !== null) {
-      if (marker[2] === 'start') row = { proc, run: +marker[1], calls: +marker[3], p99: NaN, compiles: 0, compileMs: 0, deopts: 0, scavenges: 0, scavengeMs: 0, fullGcs: 0, fullGcMs: 0 }
+      if (marker[2] === 'start') row = { proc, run: +marker[1], calls: +marker[3], p99: NaN, compiles: 0, compileMs: 0, deopts: 0, scavenges: 0, scavengeMs: 0, fullGcs: 0, fullGcMs: 0, jsWaitMs: NaN, deadlineMs: NaN }
       else {
         row.p99 = +marker[3]
+        row.jsWaitMs = marker[4] === undefined || marker[4] === '-' ? NaN : +marker[4]
+        row.deadlineMs = marker[5] === undefined || marker[5] === '-' ? NaN : +marker[5]
         rows.push(row)
         row = undefined
       }
@@ -54,14 +59,43 @@ function runsOf(stdout, proc) {
   return rows
 }
 
+/** Per thread of this process, by name ('main' for the JS thread): [ms on a CPU, ms
+ * waiting for one while runnable], summed over threads of one name; {} where the kernel
+ * does not say (not Linux, or schedstats off). */
+function schedTimes() {
+  const times = {}
+  try {
+    for (const tid of readdirSync('/proc/self/task')) {
+      const [run, wait] = readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ').map(Number)
+      const name = +tid === process.pid ? 'main' : readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim()
+      const t = (times[name] ??= [0, 0])
+      t[0] += run / 1e6
+      t[1] += wait / 1e6
+    }
+  } catch {
+    return {}
+  }
+  return times
+}
+
 if (argv[0] === '--child') {
   const { SCENARIOS } = await import('./scenarios.mjs')
   const api = await import('../js/node.mjs')
   let run = 0
-  // Markers between V8's own lines (when traced) on the same stdout, then the result.
+  let before
+  // Markers between V8's own lines (when traced) on the same stdout, then the result;
+  // the end marker carries the run's p99, the JS thread's wait for a CPU and the
+  // deadline thread's time on one, in ms ('-' where unknown).
   const r = await SCENARIOS.B5(api, CALLS, 5, {
-    start: (k) => process.stdout.write(`\n=== B5 run ${run} start ${k}\n`),
-    end: (k, p99) => process.stdout.write(`\n=== B5 run ${run++} end ${p99}\n`),
+    start: (k) => {
+      process.stdout.write(`\n=== B5 run ${run} start ${k}\n`)
+      before = schedTimes()
+    },
+    end: (k, p99) => {
+      const now = schedTimes()
+      const delta = (name, i) => (now[name] === undefined ? '-' : (now[name][i] - (before[name]?.[i] ?? 0)).toFixed(1))
+      process.stdout.write(`\n=== B5 run ${run++} end ${p99} ${delta('main', 1)} ${delta('toolhost-deadli', 0)}\n`)
+    },
   })
   process.stdout.write(JSON.stringify({ p50: r.devP50Ms, p99: r.devP99Ms }) + '\n')
 } else {
@@ -88,9 +122,10 @@ if (argv[0] === '--child') {
       console.log('|---|' + '---|'.repeat(6))
       for (let k = 1; k <= PROCS; k++) console.log(`| ${k} | ${rows.filter((r) => r.proc === k).map((r) => f(r.p99, 2)).join(' | ')} |`)
     } else {
-      console.log('| process | run | p99 ms | TurboFan jobs | their ms | deopts | scavenges | their pause ms | full GCs | their pause ms |')
-      console.log('|---|---|---|---|---|---|---|---|---|---|')
-      for (const r of rows) console.log(`| ${r.proc} | ${r.run} | ${f(r.p99, 2)} | ${r.compiles} | ${f(r.compileMs)} | ${r.deopts} | ${r.scavenges} | ${f(r.scavengeMs)} | ${r.fullGcs} | ${f(r.fullGcMs)} |`)
+      const ms = (x) => (Number.isNaN(x) ? '-' : f(x))
+      console.log('| process | run | p99 ms | TurboFan jobs | their ms | deopts | scavenges | their pause ms | full GCs | their pause ms | JS thread waited for a CPU, ms | deadline thread ran, ms |')
+      console.log('|---|---|---|---|---|---|---|---|---|---|---|---|')
+      for (const r of rows) console.log(`| ${r.proc} | ${r.run} | ${f(r.p99, 2)} | ${r.compiles} | ${f(r.compileMs)} | ${r.deopts} | ${r.scavenges} | ${f(r.scavengeMs)} | ${r.fullGcs} | ${f(r.fullGcMs)} | ${ms(r.jsWaitMs)} | ${ms(r.deadlineMs)} |`)
       const measured = rows.filter((r) => r.run > 0)
       const busy = measured.filter((r) => r.compileMs >= 10)
       const quiet = measured.filter((r) => r.compileMs < 10)
