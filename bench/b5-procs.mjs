@@ -64,16 +64,23 @@ function runsOf(stdout, proc) {
  * does not say (not Linux, or schedstats off). */
 function schedTimes() {
   const times = {}
+  let tids
   try {
-    for (const tid of readdirSync('/proc/self/task')) {
-      const [run, wait] = readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ').map(Number)
-      const name = +tid === process.pid ? 'main' : readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim()
-      const t = (times[name] ??= [0, 0])
-      t[0] += run / 1e6
-      t[1] += wait / 1e6
-    }
+    tids = readdirSync('/proc/self/task')
   } catch {
-    return {}
+    return times
+  }
+  for (const tid of tids) {
+    let run, wait, name
+    try {
+      ;[run, wait] = readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ').map(Number)
+      name = +tid === process.pid ? 'main' : readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim()
+    } catch {
+      continue // a thread that ended meanwhile, or no schedstat
+    }
+    const t = (times[name] ??= [0, 0])
+    t[0] += run / 1e6
+    t[1] += wait / 1e6
   }
   return times
 }
