@@ -17,16 +17,11 @@
 import { spawnSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { median } from './scenarios.mjs'
 
 const argv = process.argv.slice(2)
 const opt = (name, fallback) => (argv.includes(name) ? +argv[argv.indexOf(name) + 1] : fallback)
 const CALLS = opt('--calls', 1000)
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = s.length >> 1
-  return s.length === 0 ? NaN : s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
-}
 
 /** The runs of one child's output: each run's p99 and what V8's trace says it did. */
 function runsOf(stdout, proc) {

@@ -14,6 +14,7 @@ import { createRequire } from 'node:module'
 import { writeFileSync } from 'node:fs'
 import { performance, PerformanceObserver } from 'node:perf_hooks'
 import * as api from '../js/node.mjs'
+import { pct } from './scenarios.mjs'
 
 const argv = process.argv.slice(2)
 const opt = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback)
@@ -22,7 +23,6 @@ const RUNS = +opt('--runs', 5)
 const binding = createRequire(import.meta.url)('../index.js')
 
 export const PARTS = ['JS: to arm', 'timer', 'hop', 'JS: to run']
-const pct = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s[Math.max(0, Math.ceil(q * s.length) - 1)] }
 
 // As bench/scenarios.mjs B5: fails transiently twice, 2 then 4 ms backoff, no jitter.
 const retry = { maxAttempts: 3, baseDelay: 2, maxDelay: 1000, backoffMultiplier: 2, jitter: 'none', retryableCategories: ['transient', 'timeout'] }

@@ -12,10 +12,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { median } from './scenarios.mjs'
 
 const QUICK = process.argv.includes('--quick')
 const RUNS = 5
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2 }
 
 async function child(mode, config) {
   const api = mode === 'peer' ? await import('./peer.mjs') : await import('../js/node.mjs')

@@ -22,6 +22,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { ToolExecutionManager, ToolRegistry } from '../js/node.mjs'
 import { createMcpServer, serveHttp } from '../js/mcp.mjs'
+import { median } from './scenarios.mjs'
 
 // The SDK's HTTP client passes one AbortSignal to every fetch of a connection, and
 // fetch lets go of its listener on it only when the Request is garbage collected: many
@@ -57,12 +58,6 @@ function registryWithEcho() {
   const registry = new ToolRegistry()
   registry.register(ECHO)
   return registry
-}
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = s.length >> 1
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
 }
 
 function check(value, n) {

@@ -17,8 +17,10 @@ export const TITLES = {
 export const EVENT_TYPES = ['started', 'validating', 'executing', 'retrying', 'succeeded', 'failed', 'cancelled']
   .map((s) => `tool-execution-${s}`)
 
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2 }
-const pct = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s[Math.max(0, Math.ceil(q * s.length) - 1)] }
+/** The median (the mean of the middle two for an even count; NaN for none). */
+export const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2 }
+/** The q-quantile, nearest rank. */
+export const pct = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s[Math.max(0, Math.ceil(q * s.length) - 1)] }
 const flush = () => new Promise((r) => setTimeout(r, 20)) // let asynchronously delivered events land
 function expect(cond, what) { if (!cond) throw new Error(`wrong result: ${what}`) }
 function summary(wallMs, n) {
