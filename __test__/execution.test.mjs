@@ -150,6 +150,72 @@ describe('handler and context', () => {
     assert.match(r.error.message, /bad species/)
   })
 
+  // A promise library's promise, or any object with a `then` method, is followed as
+  // `await` follows it. `later(settle)` calls settle(resolve, reject) a tick after `then`.
+  const later = (settle) => ({ then(resolve, reject) { setTimeout(() => settle(resolve, reject), 1) } })
+  const once = (handler) => setup([{ name: 'h', handler }], { retry: { ...FAST_RETRY, maxAttempts: 1 } }).manager
+
+  test('a thenable a handler returns is awaited: what it resolves to is the result', async () => {
+    const r = await once(() => later((resolve) => resolve({ paid: 5 }))).execute('h', {})
+    assert.equal(r.success, true)
+    assert.deepEqual(r.result, { paid: 5 })
+  })
+
+  test('a thenable that rejects fails its attempt, classified as a throw is: a transient rejection is retried', async () => {
+    let calls = 0
+    const { manager } = setup([{ name: 'h', handler: () => later((resolve, reject) => (++calls < 3 ? reject(transientError(`busy ${calls}`)) : resolve('done'))) }])
+    const r = await manager.execute('h', {})
+    assert.equal(r.result, 'done')
+    assert.equal(r.execution.retry.attemptNumber, 3)
+    assert.deepEqual(r.execution.retry.previousErrors.map((e) => [e.category, e.message]), [['transient', "tool 'h' failed: busy 1"], ['transient', "tool 'h' failed: busy 2"]])
+    const failed = await once(() => later((resolve, reject) => reject(permanentError('card declined')))).execute('h', {})
+    assert.equal(failed.success, false)
+    assert.equal(failed.error.category, 'permanent')
+    assert.equal(failed.error.message, "tool 'h' failed: card declined")
+  })
+
+  test('a thenable is followed to its end, and the first of its callbacks to be called wins', async () => {
+    const handler = () => ({
+      then(resolve, reject) {
+        resolve(later((inner) => inner('inner value')))
+        reject(new Error('too late'))
+        resolve('too late as well')
+      },
+    })
+    const r = await once(handler).execute('h', {})
+    assert.equal(r.success, true)
+    assert.equal(r.result, 'inner value')
+  })
+
+  test('a then method that throws, or a then or async-iterator getter that throws, fails the attempt with that error', async () => {
+    const cases = [
+      [() => ({ then() { throw new Error('then broke') } }), 'then broke'],
+      [() => ({ get then() { throw new Error('then getter broke') } }), 'then getter broke'],
+      [() => ({ get [Symbol.asyncIterator]() { throw new Error('iterator getter broke') } }), 'iterator getter broke'],
+      [async () => ({ get then() { throw new Error('then getter broke, after an await') } }), 'then getter broke, after an await'],
+    ]
+    for (const [handler, message] of cases) {
+      const manager = once(handler)
+      const r = await manager.execute('h', {})
+      assert.equal(r.success, false, message)
+      assert.equal(r.error.message, `tool 'h' failed: ${message}`)
+      assert.equal(manager.inFlight, 0)
+    }
+  })
+
+  test('a then that is not a function is data: the object is the result', async () => {
+    const r = await once(() => ({ then: 'tomorrow', at: 9 })).execute('h', {})
+    assert.equal(r.success, true)
+    assert.deepEqual(r.result, { then: 'tomorrow', at: 9 })
+  })
+
+  test('a thenable that never calls back is bounded by timeoutMs', async () => {
+    const { manager } = setup([{ name: 'h', handler: () => ({ then() {} }) }], { timeoutMs: 30, retry: { ...FAST_RETRY, maxAttempts: 1 } })
+    const r = await manager.execute('h', {})
+    assert.equal(r.success, false)
+    assert.equal(r.error.category, 'timeout')
+  })
+
   test('ctx holds executionId, toolCallId, attemptNumber, maxAttempts and an AbortSignal', async () => {
     const contexts = []
     const { manager } = setup([{

@@ -25,6 +25,22 @@ describe('request context (AsyncLocalStorage)', () => {
     for (const [asked, store] of seen) assert.equal(store, asked)
   })
 
+  test('a thenable a retried attempt returns has its then called in the caller\'s context', async () => {
+    const als = new AsyncLocalStorage()
+    const registry = new ToolRegistry()
+    registry.register({
+      name: 'later', description: 'Answers through a thenable', inputSchema: ID,
+      handler: (args, ctx) => {
+        if (ctx.attemptNumber === 1) throw transientError('busy')
+        return { then: (resolve) => resolve(als.getStore()?.request) }
+      },
+    })
+    const manager = new ToolExecutionManager(registry, { retry: { baseDelay: 2, jitter: 'none' } })
+    const calls = [1, 2, 3].map((request) => als.run({ request }, () => manager.execute('later', { request, n: 0 })))
+    const results = await Promise.all(calls)
+    assert.deepEqual(results.map((r) => [r.execution.retry.attemptNumber, r.result]), [[2, 1], [2, 2], [2, 3]])
+  })
+
   test('1,000 concurrent calls from 50 requests, with retries, queueing and approvals: every attempt sees its own store and ctx.context', async () => {
     const als = new AsyncLocalStorage()
     const registry = new ToolRegistry()

@@ -60,6 +60,24 @@ describe('issue 23: approval fails closed', () => {
     assert.equal(runs.length, 1)
   })
 
+  test('a needsApproval thenable (a promise library\'s promise) is followed: what it resolves to decides, under the same rule', async () => {
+    const thenable = (value) => ({ then(resolve) { setTimeout(() => resolve(value), 1) } })
+    const runs = []
+    const manager = new ToolExecutionManager(payTool((args) => thenable(args.amount > 100), runs))
+    assert.equal((await manager.execute('pay', { amount: 5 })).result.paid, 5)
+    const requested = new Promise((resolve) => manager.on('tool-execution-approval-requested', resolve))
+    const big = manager.execute('pay', { amount: 500 })
+    await requested
+    manager.deny(manager.pendingApprovals()[0].approvalId)
+    assert.equal((await big).error.code, 'APPROVAL_DENIED')
+    assert.deepEqual(runs, [{ amount: 5 }])
+    const refusing = new ToolExecutionManager(payTool(() => thenable('yes'), runs))
+    const r = await refusing.execute('pay', { amount: 5 })
+    assert.equal(r.error.code, 'INVALID_APPROVAL_POLICY')
+    assert.equal(r.error.message, `tool 'pay' was not run: its needsApproval function returned the string "yes", not true or false`)
+    assert.equal(runs.length, 1)
+  })
+
   test('finding 16: a needsApproval promise that never settles is bounded by approvalTimeoutMs', async () => {
     const runs = []
     const manager = new ToolExecutionManager(payTool(() => new Promise(() => {}), runs), { approvalTimeoutMs: 40 })

@@ -380,6 +380,14 @@ export async function inferredResults() {
   })
   const s = await m.execute(stream)
   if (s.success) assertType<Equal<typeof s.result, 'half' | 'done'>>()
+  // A promise library's promise (any PromiseLike) is awaited, and types the result.
+  const later = r.register({
+    name: 'later', description: 'A thenable',
+    handler: (): PromiseLike<{ paid: number }> => ({ then: (ok) => Promise.resolve(ok?.({ paid: 5 })) as never }),
+    needsApproval: () => ({ then: (ok) => Promise.resolve(ok?.(false)) as never }),
+  })
+  const l = await m.execute(later)
+  if (l.success) assertType<Equal<typeof l.result, { paid: number }>>()
   // toModelOutput gets the inferred type too.
   r.register({
     name: 'described', description: 'x',

@@ -133,14 +133,15 @@ export interface ToolCallContext {
 }
 
 /**
- * A tool's handler: may return a value or a Promise; throw to fail. An async generator
+ * A tool's handler: may return a value, a Promise or another thenable (a promise library's
+ * promise, followed as `await` follows it); throw or reject to fail. An async generator
  * (or a handler returning an async iterable) yields preliminary results, each a
  * `tool-execution-preliminary-result` event; its last one is the result.
  */
 export type ToolHandler<Args = unknown, Result = unknown> = (
   args: Args,
   context: ToolCallContext,
-) => Result | Promise<Result> | AsyncIterable<Result> | (unknown extends Result ? unknown : never)
+) => Result | PromiseLike<Result> | AsyncIterable<Result> | (unknown extends Result ? unknown : never)
 
 export type ErrorCategory =
   | 'validation'
@@ -266,7 +267,7 @@ export interface ToolDefinition<S extends InputSchema = NoInputSchema, O extends
   metadata?: ToolMetadata
   /** Calls wait for a person's `approve()` / `deny()` before running: always, or when
    * this function says so for the call (it may be async). */
-  needsApproval?: boolean | ((args: InferArgs<S>, context: ApprovalContext) => boolean | Promise<boolean>)
+  needsApproval?: boolean | ((args: InferArgs<S>, context: ApprovalContext) => boolean | PromiseLike<boolean>)
   /** What `executeToolCalls` sends the model for a result (the record and events keep
    * the full value): a string, or text and image parts. */
   toModelOutput?: (result: ToolResult<O, R>) => string | ContentPart[]
@@ -463,7 +464,7 @@ export interface ManagerOptions {
    * per record). @default 'flush' */
   auditSync?: 'flush' | 'fsync'
   /** Whether calls wait for approval, for tools that do not say: true, false, or a function deciding per call. @default false */
-  needsApproval?: boolean | ((args: unknown, context: ApprovalContext) => boolean | Promise<boolean>)
+  needsApproval?: boolean | ((args: unknown, context: ApprovalContext) => boolean | PromiseLike<boolean>)
   /** An unanswered approval ends the call denied after this long; `null` for never. @default null */
   approvalTimeoutMs?: number | null
   /** Each progress report restarts the attempt's timeout. @default false */

@@ -278,6 +278,22 @@ function withArgsAsText(record, text) {
   return copy
 }
 
+/** A native promise that follows `value` when it is a thenable (an object or function
+ * with a `then` method, as a promise library's promises are), and `undefined` when it is
+ * not one. As `await` does, its `then` is read once and called once, the first of its
+ * callbacks to be called settles the promise, and one that throws rejects it; it runs in
+ * `scope`, the execution's async context. A native promise is followed without this (its
+ * own `then` is not looked up: see `#outcome`). Throws what reading `then` throws. */
+function thenableOf(value, scope) {
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return undefined
+  const thenMethod = value.then
+  if (typeof thenMethod !== 'function') return undefined
+  return new Promise((resolve, reject) => {
+    if (scope === undefined) thenMethod.call(value, resolve, reject)
+    else scope.runInAsyncScope(thenMethod, value, resolve, reject)
+  })
+}
+
 /** Reads a record's extras (`{ approval?, progress? }`) at `ops[i]`: the flag, and its
  * text from `text` at `at`. Returns [extras, next op index, next text index]. */
 function extrasAt(ops, i, text, at) {
@@ -1133,8 +1149,8 @@ export class ToolExecutionManager extends ToolEventTarget {
     return this.#interceptors.length === 0 ? handler(args, ctx) : runChain(this.#interceptors, handler, args, ctx)
   }
 
-  /** Follows what a handler returned: a value, a promise, or an async iterable whose
-   * yields are preliminary results and whose last one is the result. */
+  /** Follows what a handler returned: a value, a promise or other thenable, or an async
+   * iterable whose yields are preliminary results and whose last one is the result. */
   #outcome(exec, attempt, value) {
     if (value instanceof Promise) {
       try {
@@ -1143,9 +1159,20 @@ export class ToolExecutionManager extends ToolEventTarget {
         // A broken species constructor: the attempt fails with that error.
         this.#failed(exec, attempt, err)
       }
-    } else if (value !== null && typeof value === 'object' && typeof value[Symbol.asyncIterator] === 'function') {
-      this.#iterate(exec, attempt, value)
-    } else this.#settled(exec, attempt, value)
+      return
+    }
+    let adopted
+    let iterable = false
+    try {
+      adopted = thenableOf(value, exec.scope)
+      iterable = adopted === undefined && value !== null && typeof value === 'object' && typeof value[Symbol.asyncIterator] === 'function'
+    } catch (err) {
+      // Reading its `then` or its async iterator threw.
+      return this.#failed(exec, attempt, err)
+    }
+    if (adopted !== undefined) this.#outcome(exec, attempt, adopted)
+    else if (iterable) this.#iterate(exec, attempt, value)
+    else this.#settled(exec, attempt, value)
   }
 
   #iterate(exec, attempt, iterable) {
@@ -1231,13 +1258,15 @@ export class ToolExecutionManager extends ToolEventTarget {
     }
     if (typeof policy !== 'function') return answer(true)
     let verdict
+    let adopted
     try {
       const ctx = { executionId: exec.id, toolCallId: exec.toolCallId, sessionId: exec.sessionId, toolName: exec.toolName, context: exec.context, authInfo: exec.authInfo }
       verdict = exec.scope === undefined ? policy(exec.value(), ctx) : exec.scope.runInAsyncScope(policy, undefined, exec.value(), ctx)
+      adopted = verdict instanceof Promise ? verdict : thenableOf(verdict, exec.scope)
     } catch (err) {
       return failed(err)
     }
-    if (verdict instanceof Promise) then.call(verdict, answer, failed)
+    if (adopted !== undefined) then.call(adopted, answer, failed)
     else answer(verdict)
   }
 
