@@ -94,6 +94,11 @@ export declare class EngineCore {
   /** The running attempt yielded a preliminary result. */
   preliminary(key: number, attempt: number): string
   fail(key: number, attempt: number, thrown: string): string
+  /**
+   * `use()` interceptors changed the running attempt's arguments (see
+   * `HostEngine::intercepted_args`).
+   */
+  interceptedArgs(key: number, attempt: number, text: string, unreadable: string): string
   cancel(executionId: string): string
   cancelKeys(keys: Array<number>): string
   cancelAll(session?: string | undefined | null): string

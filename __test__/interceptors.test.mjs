@@ -374,6 +374,103 @@ describe('JS interceptors (manager.use)', () => {
     assert.equal(r.result, 40)
   })
 
+  describe('arguments an interceptor changes are validated again', () => {
+    const COUNT = { type: 'object', properties: { n: { type: 'integer', minimum: 0 }, when: { type: 'string' } }, required: ['n'], additionalProperties: false }
+    /** A manager whose one tool checks `COUNT`, `change(ctx)` run by an interceptor that
+     * keeps what `next()` rejected with; the handler's calls, and that rejection. */
+    function changing(change, options = {}) {
+      const calls = []
+      const seen = { rejection: undefined }
+      const { manager } = setup([tool('count', (args) => { calls.push(args); return args.n }, { inputSchema: COUNT })], options)
+      manager.use(async (ctx, next) => {
+        change(ctx)
+        try {
+          return await next()
+        } catch (err) {
+          seen.rejection = err
+          throw err
+        }
+      })
+      return { manager, calls, seen }
+    }
+
+    test('arguments the schema refuses fail the attempt, not retried: the handler never runs, next() rejects with the error', async () => {
+      const { manager, calls, seen } = changing((ctx) => { ctx.args = { n: -1 } })
+      const r = await manager.execute('count', { n: 4 })
+      assert.equal(r.success, false)
+      assert.equal(r.error.category, 'validation')
+      assert.equal(r.error.code, 'INVALID_ARGUMENTS')
+      assert.match(r.error.message, /^invalid arguments for tool 'count' from an interceptor: .*minimum/)
+      assert.equal(r.error.validationErrors.length, 1)
+      assert.equal(r.error.retryable, false)
+      assert.equal(r.execution.retry.attemptNumber, 1)
+      assert.deepEqual(r.execution.args, { n: 4 }, 'the record keeps the arguments the call was made with')
+      assert.deepEqual(calls, [])
+      // The call settles as the engine fails the attempt; the interceptor hears of it after.
+      await sleep(1)
+      assert.equal(seen.rejection.code, 'INVALID_ARGUMENTS')
+      assert.equal(seen.rejection.message, r.error.message)
+      assert.deepEqual(seen.rejection.validationErrors, r.error.validationErrors)
+      assert.equal(manager.inFlight, 0)
+    })
+
+    test('arguments changed in place are checked too', async () => {
+      const { manager, calls } = changing((ctx) => { ctx.args.extra = true })
+      const r = await manager.execute('count', { n: 4 })
+      assert.equal(r.error.code, 'INVALID_ARGUMENTS')
+      assert.match(r.error.message, /extra/)
+      assert.deepEqual(calls, [])
+    })
+
+    test('arguments JSON cannot hold are refused, saying what and where', async () => {
+      const { manager, calls } = changing((ctx) => { ctx.args = { n: 1, when: new Map() } })
+      const r = await manager.execute('count', { n: 4 })
+      assert.equal(r.error.code, 'INVALID_ARGUMENTS')
+      assert.equal(r.error.message, "invalid arguments for tool 'count' from an interceptor: a Map is not JSON (pass a plain object or array instead) at /when")
+      assert.deepEqual(calls, [])
+    })
+
+    test('valid changed arguments reach the handler as their JSON, as a call\'s arguments do', async () => {
+      const { manager, calls } = changing((ctx) => { ctx.args = { n: ctx.args.n + 1, when: new Date(0) } })
+      const r = await manager.execute('count', { n: 4 })
+      assert.equal(r.result, 5)
+      assert.deepEqual(calls, [{ n: 5, when: '1970-01-01T00:00:00.000Z' }])
+    })
+
+    test('an interceptor that swallows the rejection does not bring the attempt back', async () => {
+      const calls = []
+      const { manager } = setup([tool('count', (args) => { calls.push(args); return args.n }, { inputSchema: COUNT })])
+      manager.use(async (ctx, next) => {
+        ctx.args = { n: 'many' }
+        try {
+          return await next()
+        } catch {
+          return 'swallowed'
+        }
+      })
+      const r = await manager.execute('count', { n: 4 })
+      assert.equal(r.success, false)
+      assert.equal(r.error.code, 'INVALID_ARGUMENTS')
+      assert.deepEqual(calls, [])
+    })
+
+    test('with validation: false the schema is not applied to them either', async () => {
+      const { manager, calls } = changing((ctx) => { ctx.args = { n: -1 } }, { validation: false })
+      const r = await manager.execute('count', { n: 4 })
+      assert.equal(r.result, -1)
+      assert.deepEqual(calls, [{ n: -1 }])
+    })
+
+    test('redacted fields stay masked in the refusal', async () => {
+      const schema = { type: 'object', properties: { pin: { type: 'string', pattern: '^[0-9]{4}$' } } }
+      const { manager } = setup([tool('login', () => 'in', { inputSchema: schema })], { redact: ['pin'] })
+      manager.use((ctx, next) => { ctx.args = { pin: 'secret-pin' }; return next() })
+      const r = await manager.execute('login', { pin: '1234' })
+      assert.equal(r.error.code, 'INVALID_ARGUMENTS')
+      assert.doesNotMatch(JSON.stringify(r.error), /secret-pin/)
+    })
+  })
+
   test('may short-circuit with its own result: the handler and later interceptors do not run', async () => {
     let calls = 0
     let laterRan = false

@@ -53,6 +53,11 @@ export class ToolCallContext {
     return this.#bound
   }
 
+  /** The execution and attempt number `ctx` was made for. */
+  static attemptOf(ctx) {
+    return [ctx.#exec, ctx.#attempt]
+  }
+
   static abort(ctx, reason) {
     if (ctx.#reason !== undefined) return
     ctx.#reason = reason
@@ -69,8 +74,10 @@ export class ToolCallContext {
 // calling back) still settles the attempt.
 export const then = Promise.prototype.then
 
-/** `manager.use()` interceptors around one attempt, in the order they were added. */
-export function runChain(interceptors, handler, args, ctx) {
+/** `manager.use()` interceptors around one attempt, in the order they were added.
+ * `passOn(ctx, args)` is what the handler receives for the arguments they pass on
+ * (checked again by the engine when they changed); it throws when they may not run. */
+export function runChain(interceptors, handler, args, ctx, passOn) {
   const ictx = {
     toolName: ctx.toolName, args, executionId: ctx.executionId, toolCallId: ctx.toolCallId,
     sessionId: ctx.sessionId, attemptNumber: ctx.attemptNumber, maxAttempts: ctx.maxAttempts, context: ctx.context, authInfo: ctx.authInfo, idempotencyKey: ctx.idempotencyKey,
@@ -85,7 +92,7 @@ export function runChain(interceptors, handler, args, ctx) {
       // calling next() does not get the handler run.
       const aborted = ToolCallContext.abortReason(ctx)
       if (aborted !== undefined) throw aborted
-      return handler(ictx.args, ctx)
+      return handler(passOn(ctx, ictx.args), ctx)
     }
     // `next()` always returns a promise, whether the handler is sync or async.
     return interceptors[i](ictx, () => {

@@ -1146,7 +1146,24 @@ export class ToolExecutionManager extends ToolEventTarget {
   }
 
   #invoke(handler, args, ctx) {
-    return this.#interceptors.length === 0 ? handler(args, ctx) : runChain(this.#interceptors, handler, args, ctx)
+    return this.#interceptors.length === 0 ? handler(args, ctx) : runChain(this.#interceptors, handler, args, ctx, this.#passOn)
+  }
+
+  /** What a handler receives for the arguments `use()` interceptors pass on (`value`):
+   * unchanged ones (the call's JSON text) as they are; changed ones checked by the
+   * engine as arguments are, then parsed from their JSON text, as a call's arguments
+   * are. Arguments that may not run fail the attempt (INVALID_ARGUMENTS), and the
+   * interceptors' `next()` rejects with that error. */
+  #passOn = (ctx, value) => {
+    const [exec, attempt] = ToolCallContext.attemptOf(ctx)
+    const converted = argumentsText(value)
+    if (converted.error === undefined && converted.text === exec.text) return value
+    this.#apply(this.#core.interceptedArgs(exec.key, attempt, converted.error === undefined ? converted.text : '', converted.error ?? ''))
+    if (exec.current === attempt) return JSON.parse(converted.text)
+    // The engine failed the attempt: its error is the last of a retried execution's,
+    // or a finished one's.
+    const error = this.#live.get(exec.key) === exec ? exec.previousErrors?.at(-1) : this.#lastErrors.get(exec.toolName)
+    throw toolhostError(error?.code ?? 'INVALID_ARGUMENTS', error?.message ?? `invalid arguments for tool '${exec.toolName}' from an interceptor`, error?.validationErrors === undefined ? undefined : { validationErrors: error.validationErrors })
   }
 
   /** Follows what a handler returned: a value, a promise or other thenable, or an async

@@ -242,6 +242,10 @@ export function wasmEngineCore(glue, host) {
       return (this.#core.fail(key, attempt, thrown), this.#after())
     }
 
+    interceptedArgs(key, attempt, text, unreadable) {
+      return (this.#core.interceptedArgs(key, attempt, text, unreadable), this.#after())
+    }
+
     cancel(id) {
       return (this.#core.cancel(id), this.#after())
     }

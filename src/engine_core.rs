@@ -387,6 +387,13 @@ impl EngineCore {
         self.inner.call(env.raw(), |h| h.fail(key as u64, attempt, &thrown))
     }
 
+    /// `use()` interceptors changed the running attempt's arguments (see
+    /// `HostEngine::intercepted_args`).
+    #[napi(ts_return_type = "string")]
+    pub fn intercepted_args(&self, env: Env, key: f64, attempt: u32, text: String, unreadable: String) -> Js {
+        self.inner.call(env.raw(), |h| h.intercepted_args(key as u64, attempt, &text, &unreadable))
+    }
+
     #[napi(ts_return_type = "string")]
     pub fn cancel(&self, env: Env, execution_id: String) -> Js {
         self.inner.call(env.raw(), |h| {

@@ -281,6 +281,11 @@ impl EngineCore {
         self.call(|h| h.fail(key as u64, attempt, thrown))
     }
 
+    #[wasm_bindgen(js_name = interceptedArgs)]
+    pub fn intercepted_args(&mut self, key: f64, attempt: u32, text: &str, unreadable: &str) {
+        self.call(|h| h.intercepted_args(key as u64, attempt, text, unreadable))
+    }
+
     #[wasm_bindgen(js_name = timedOut)]
     pub fn timed_out(&mut self, key: f64, attempt: u32) {
         self.call(|h| h.timed_out(key as u64, attempt))

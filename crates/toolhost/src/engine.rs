@@ -1100,6 +1100,27 @@ impl ExecutionEngine {
         (spec, events)
     }
 
+    /// Checks arguments an interceptor of the host (`use()` in JS) hands the handler of
+    /// execution `key`'s running attempt instead of the validated ones, as edited
+    /// arguments of an approval are checked: their depth, then the tool's schema unless
+    /// validation is off. `Err` is the attempt's error (`INVALID_ARGUMENTS`), to finish it
+    /// with ([`ExecutionEngine::attempt_finished`]). The record keeps the arguments the
+    /// call was made with: an interceptor's are the attempt's own.
+    pub fn check_intercepted_args(&self, key: u64, args: &Value) -> Result<(), ToolError> {
+        let Some(a) = self.active.get(&key) else { return Ok(()) };
+        let tool = &a.record.tool_name;
+        if let Err(e) = crate::arguments::check_depth(tool, args) {
+            return Err(ToolError::invalid_intercepted_arguments(tool, Vec::new(), Some(&ToolError::from(e).message)));
+        }
+        if self.config.validation {
+            let issues = a.tool.schema.validate_redacting(args, &self.config.redact);
+            if !issues.is_empty() {
+                return Err(ToolError::invalid_intercepted_arguments(tool, issues, None));
+            }
+        }
+        Ok(())
+    }
+
     /// Whether `attempt` is the running attempt of execution `key`.
     pub fn is_current(&self, key: u64, attempt: u32) -> bool {
         matches!(self.active.get(&key), Some(a) if a.phase == Phase::Running && a.record.attempt_number == attempt)

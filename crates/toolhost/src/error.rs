@@ -235,6 +235,20 @@ impl ToolError {
         e
     }
 
+    /// Arguments an interceptor of the host (`use()` in JS) passed on to the handler
+    /// instead of the validated ones do not validate: `INVALID_ARGUMENTS`, with every
+    /// failure, or `detail` alone when they are not JSON (no issues).
+    pub fn invalid_intercepted_arguments(tool: &str, issues: Vec<ValidationIssue>, detail: Option<&str>) -> Self {
+        let detail = detail.map_or_else(|| issues_text(&issues), str::to_string);
+        let mut e = Self::new(
+            ErrorCategory::Validation,
+            "INVALID_ARGUMENTS",
+            format!("invalid arguments for tool '{tool}' from an interceptor: {detail}"),
+        );
+        e.validation_errors = issues;
+        e
+    }
+
     /// The call was refused by whoever had to approve it: `APPROVAL_DENIED`, with the
     /// reason given (or that nobody answered in time).
     /// A `once` call whose process died while it ran: `interrupted`, never run again.

@@ -66,3 +66,37 @@ fn cancelling_every_execution_in_in_flight_order_admits_none_of_them() {
     }
     assert_eq!(e.running(), 0);
 }
+
+#[test]
+fn arguments_an_interceptor_changed_are_checked_as_arguments_are() {
+    let registry = ToolRegistry::new();
+    let schema = json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}, "pin": {"type": "string"}}, "required": ["n"]});
+    registry.register(ToolDeclaration::new("t", "a tool", schema), handler_fn(|a, _| async move { Ok(a) })).unwrap();
+    let config = |validation| ManagerConfig { validation, redact: vec!["pin".into()], ..ManagerConfig::default() };
+    let mut e = ExecutionEngine::new(registry.clone(), config(true)).unwrap();
+    let (key, attempt, id) = run(&e.start("t", Ok(json!({"n": 1})), CallOptions::default()));
+
+    assert!(e.check_intercepted_args(key, &json!({"n": 2})).is_ok());
+    let refused = e.check_intercepted_args(key, &json!({"n": -1, "pin": 1234})).unwrap_err();
+    assert_eq!((refused.category.as_str(), refused.code.as_str()), ("validation", "INVALID_ARGUMENTS"));
+    assert!(refused.message.starts_with("invalid arguments for tool 't' from an interceptor: "), "{}", refused.message);
+    assert_eq!(refused.validation_errors.len(), 2, "{:?}", refused.validation_errors);
+    assert!(!refused.message.contains("1234"), "redacted fields stay masked: {}", refused.message);
+    let too_deep = (0..200).fold(json!(0), |v, _| json!([v]));
+    let deep = e.check_intercepted_args(key, &json!({"n": 1, "pin": too_deep})).unwrap_err();
+    assert_eq!(deep.code, "INVALID_ARGUMENTS", "{}", deep.message);
+
+    // The attempt fails with it, is not retried, and the record keeps the call's arguments.
+    let done = e.attempt_finished(key, attempt, Err(refused));
+    assert!(matches!(done.step, Step::Finished(_)));
+    let record = e.execution(&id).unwrap();
+    assert_eq!(record.status.as_str(), "failed");
+    assert_eq!(record.attempt_number, 1);
+    assert_eq!(record.error.as_ref().map(|e| e.code.as_str()), Some("INVALID_ARGUMENTS"));
+
+    // Validation off: the schema is not applied, the depth still is.
+    let mut lax = ExecutionEngine::new(registry, config(false)).unwrap();
+    let (key, _, _) = run(&lax.start("t", Ok(json!({"n": 1})), CallOptions::default()));
+    assert!(lax.check_intercepted_args(key, &json!({"n": -1})).is_ok());
+    assert!(lax.check_intercepted_args(key, &json!({"n": 1, "pin": too_deep})).is_err());
+}

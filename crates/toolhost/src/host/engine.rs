@@ -294,6 +294,31 @@ impl HostEngine {
         self.apply(t, None);
     }
 
+    /// Interceptors of the host (`use()` in JS) changed the running attempt's arguments
+    /// to `text` (JSON), or to a value JSON cannot hold (`unreadable` says why; '' when
+    /// they are JSON). Arguments that may not run fail the attempt with
+    /// `INVALID_ARGUMENTS`, written as any failure; arguments that may run write nothing.
+    pub fn intercepted_args(&mut self, key: u64, attempt: u32, text: &str, unreadable: &str) {
+        self.wire.clear();
+        if !self.engine.is_current(key, attempt) {
+            return;
+        }
+        let tool = self.engine.timeout_of(key).map(|(t, _)| t.to_string()).unwrap_or_default();
+        let refused = if unreadable.is_empty() {
+            match serde_json::from_str::<serde_json::Value>(text) {
+                Ok(args) => self.engine.check_intercepted_args(key, &args).err(),
+                Err(e) => Some(ToolError::invalid_intercepted_arguments(&tool, Vec::new(), Some(&format!("they are not JSON ({e})")))),
+            }
+        } else {
+            Some(ToolError::invalid_intercepted_arguments(&tool, Vec::new(), Some(unreadable)))
+        };
+        if let Some(error) = refused {
+            self.clear_timer(key, TimerKind::Attempt);
+            let t = self.engine.attempt_finished(key, attempt, Err(error));
+            self.apply(t, None);
+        }
+    }
+
     /// The timeout timer of an attempt fired.
     pub fn timed_out(&mut self, key: u64, attempt: u32) {
         self.wire.clear();
