@@ -560,3 +560,45 @@ test('a pattern no engine runs is refused at registration, not at call time', ()
   )
   assert.equal(registry.has('x'), false)
 })
+
+describe('maxSchemaCost: a bound on the validation cost of the schemas registered here', () => {
+  // Each level's anyOf applies the next level twice: 2^levels steps for one value.
+  const doubling = (levels) => {
+    const $defs = { [`l${levels}`]: { type: 'string' } }
+    for (let i = 0; i < levels; i++) $defs[`l${i}`] = { anyOf: [{ $ref: `#/$defs/l${i + 1}` }, { $ref: `#/$defs/l${i + 1}` }] }
+    return { type: 'object', properties: { x: { $ref: '#/$defs/l0' } }, required: ['x'], $defs }
+  }
+  const tool = (name, schemas) => ({ name, description: 'd', handler: () => 'ok', ...schemas })
+
+  test('a schema over the bound is refused, naming the tool, the schema and the bound; one under it registers and runs', async () => {
+    const registry = new ToolRegistry({ maxSchemaCost: 1000 })
+    assert.throws(() => registry.register(tool('costly', { inputSchema: doubling(12) })), {
+      code: 'INVALID_SCHEMA',
+      message: "tool 'costly': inputSchema could take more than 1000 validation steps for one value, over this registry's maxSchemaCost: its applicators (anyOf, allOf, $ref...) multiply",
+    })
+    assert.throws(() => registry.register(tool('costly_out', { inputSchema: { type: 'object' }, outputSchema: doubling(12) })), { code: 'INVALID_SCHEMA', message: /^tool 'costly_out': outputSchema could take more than 1000/ })
+    assert.equal(registry.has('costly') || registry.has('costly_out'), false)
+    registry.register(tool('cheap', { inputSchema: doubling(5) }))
+    const r = await new ToolExecutionManager(registry).execute('cheap', { x: 'y' })
+    assert.equal(r.result, 'ok')
+  })
+
+  test('it holds in sessions too', () => {
+    const registry = new ToolRegistry({ maxSchemaCost: 1000 })
+    const session = registry.createSession()
+    assert.throws(() => session.register(tool('costly', { inputSchema: doubling(12) })), { code: 'INVALID_SCHEMA', message: /over this registry's maxSchemaCost/ })
+    assert.equal(session.has('costly'), false)
+  })
+
+  test('without it, or with Infinity, no bound applies', () => {
+    new ToolRegistry().register(tool('deep', { inputSchema: doubling(19) }))
+    new ToolRegistry({ maxSchemaCost: Infinity }).register(tool('deep', { inputSchema: doubling(19) }))
+  })
+
+  test('a mistyped or misspelt maxSchemaCost is refused', () => {
+    for (const bad of [0, -5, 1.5, '1000', true]) {
+      assert.throws(() => new ToolRegistry({ maxSchemaCost: bad }), { code: 'INVALID_CONFIG', message: 'new ToolRegistry: maxSchemaCost must be a whole number >= 1' }, String(bad))
+    }
+    assert.throws(() => new ToolRegistry({ maxSchemaCosts: 1000 }), { code: 'INVALID_CONFIG', message: /unknown option `maxSchemaCosts` in registry options; did you mean `maxSchemaCost`\?/ })
+  })
+})

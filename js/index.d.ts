@@ -840,6 +840,13 @@ export interface ToolRegistryOptions {
    * checked. @default true
    */
   strictSchemas?: boolean
+  /**
+   * The most validation steps one value may take against a schema registered here
+   * (`inputSchema`, `outputSchema`), counted at registration: a schema over it is refused
+   * with `INVALID_SCHEMA`, in sessions too. Tools a mounted MCP server declares are held
+   * to the mount's own `maxSchemaCost`. @default Infinity (no bound)
+   */
+  maxSchemaCost?: number
 }
 
 export declare class ToolRegistry extends EventTarget {

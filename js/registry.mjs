@@ -205,12 +205,14 @@ function toolsOut(state, session, format, options) {
 /** A set of tools, with JSON Schema validation in the engine. */
 export class ToolRegistry extends ToolEventTarget {
   /** `options.strictSchemas` (default true): refuse schema keywords the schema's draft
-   * does not know (`requried`), which JSON Schema would ignore. Throws `INVALID_CONFIG`. */
+   * does not know (`requried`), which JSON Schema would ignore. `options.maxSchemaCost`
+   * (default none): refuse a schema one value could take more validation steps than that
+   * against. Throws `INVALID_CONFIG`. */
   constructor(options) {
     super()
     const state = new RegistryState(this)
     if (options !== undefined && options !== null) {
-      if (typeof options !== 'object') throw toolhostError('INVALID_CONFIG', 'new ToolRegistry(options): options must be an object { strictSchemas?: boolean }')
+      if (typeof options !== 'object') throw toolhostError('INVALID_CONFIG', 'new ToolRegistry(options): options must be an object { strictSchemas?: boolean, maxSchemaCost?: number }')
       // A value JSON would drop (a function) is sent as its typeof, for the engine to refuse.
       const text = JSON.stringify(options, (key, v) => (key !== '' && (typeof v === 'function' || typeof v === 'symbol' || typeof v === 'bigint') ? typeof v : v))
       answered(state.core.configure(text), 'new ToolRegistry: ')

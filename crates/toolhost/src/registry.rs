@@ -243,9 +243,9 @@ impl ToolRegistry {
         max_schema_cost: Option<u64>,
     ) -> Result<ToolDeclaration, RegistryError> {
         if let Some(limit) = max_schema_cost {
-            crate::schema_cost::check(&declaration.name, "inputSchema", &declaration.input_schema, limit)?;
+            crate::schema_cost::check(&declaration.name, "inputSchema", &declaration.input_schema, limit, crate::schema_cost::Bound::Mounted)?;
             if let Some(output) = &declaration.output_schema {
-                crate::schema_cost::check(&declaration.name, "outputSchema", output, limit)?;
+                crate::schema_cost::check(&declaration.name, "outputSchema", output, limit, crate::schema_cost::Bound::Mounted)?;
             }
         }
         self.register_from(scope, declaration, handler, Origin::Mounted { may_shadow })

@@ -58,22 +58,32 @@ pub fn cost(schema: &Value, limit: u64) -> Cost {
     graph.steps(limit)
 }
 
+/// Whose bound a schema is held to, as a refusal names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    /// A mounted server's schema (the mount's `maxSchemaCost`).
+    Mounted,
+    /// A schema registered in a registry created with `maxSchemaCost`.
+    Registry,
+}
+
 /// Refuses a schema over `limit` with `INVALID_SCHEMA` naming the tool, its cost and the
 /// bound. `what` is `inputSchema` or `outputSchema`.
 ///
 /// # Errors
 /// `INVALID_SCHEMA` when the schema's cost is over `limit` or cannot be bounded.
-pub fn check(tool: &str, what: &str, schema: &Value, limit: u64) -> Result<(), RegistryError> {
+pub fn check(tool: &str, what: &str, schema: &Value, limit: u64, bound: Bound) -> Result<(), RegistryError> {
+    let (over, unbounded) = match bound {
+        Bound::Mounted => (" (maxSchemaCost), which a mounted server's schema may not", "which a mounted server's schema may not"),
+        Bound::Registry => (", over this registry's maxSchemaCost", "which this registry's maxSchemaCost does not allow"),
+    };
     match cost(schema, limit) {
         Cost::Steps(_) => Ok(()),
         Cost::Over => Err(RegistryError::invalid_schema(
-            format!("tool '{tool}': {what} could take more than {limit} validation steps for one value (maxSchemaCost), which a mounted server's schema may not: its applicators (anyOf, allOf, $ref...) multiply"),
+            format!("tool '{tool}': {what} could take more than {limit} validation steps for one value{over}: its applicators (anyOf, allOf, $ref...) multiply"),
             "",
         )),
-        Cost::Unfollowed(r) => Err(RegistryError::invalid_schema(
-            format!("tool '{tool}': {what} has a $ref ({r:?}) whose validation cost cannot be bounded, which a mounted server's schema may not"),
-            "",
-        )),
+        Cost::Unfollowed(r) => Err(RegistryError::invalid_schema(format!("tool '{tool}': {what} has a $ref ({r:?}) whose validation cost cannot be bounded, {unbounded}"), "")),
     }
 }
 
@@ -626,9 +636,12 @@ mod tests {
 
     #[test]
     fn check_names_the_tool_and_the_bound() {
-        let e = check("deep", "inputSchema", &doubling(19), DEFAULT_MAX_SCHEMA_COST).unwrap_err();
+        let e = check("deep", "inputSchema", &doubling(19), DEFAULT_MAX_SCHEMA_COST, Bound::Mounted).unwrap_err();
         assert!(e.message.contains("tool 'deep': inputSchema could take more than 10000 validation steps"), "{}", e.message);
-        assert!(check("ok", "inputSchema", &doubling(5), DEFAULT_MAX_SCHEMA_COST).is_ok());
+        assert!(e.message.contains("which a mounted server's schema may not"), "{}", e.message);
+        let own = check("deep", "inputSchema", &doubling(19), 500, Bound::Registry).unwrap_err();
+        assert!(own.message.contains("more than 500 validation steps for one value, over this registry's maxSchemaCost: its applicators"), "{}", own.message);
+        assert!(check("ok", "inputSchema", &doubling(5), DEFAULT_MAX_SCHEMA_COST, Bound::Mounted).is_ok());
     }
 
     #[test]

@@ -181,7 +181,7 @@ pub fn retry_overrides(v: &Value) -> Result<RetryOverrides, RegistryError> {
     Ok(r)
 }
 
-const REGISTRY_KEYS: &[&str] = &["strictSchemas"];
+const REGISTRY_KEYS: &[&str] = &["strictSchemas", "maxSchemaCost"];
 
 /// A registry's options, as `new ToolRegistry(options)` takes them.
 #[derive(Clone, Copy, Debug)]
@@ -189,11 +189,14 @@ pub struct RegistryOptions {
     /// Refuse schema keywords the schema's draft does not know (see
     /// [`crate::schema_keywords`]). Default `true`.
     pub strict_schemas: bool,
+    /// The most validation steps one value may take against a schema registered here
+    /// (see [`crate::schema_cost`]). Default `None`: no bound.
+    pub max_schema_cost: Option<u64>,
 }
 
 impl Default for RegistryOptions {
     fn default() -> Self {
-        Self { strict_schemas: true }
+        Self { strict_schemas: true, max_schema_cost: None }
     }
 }
 
@@ -209,7 +212,11 @@ pub fn registry_options(json: &str) -> Result<RegistryOptions, RegistryError> {
         _ => return Err(invalid_config("registry options must be an object")),
     };
     check_keys(&o, REGISTRY_KEYS, "registry options", RegistryErrorCode::InvalidConfig)?;
-    Ok(RegistryOptions { strict_schemas: flag(&o, "strictSchemas")?.unwrap_or(true) })
+    Ok(RegistryOptions {
+        strict_schemas: flag(&o, "strictSchemas")?.unwrap_or(true),
+        // `Infinity` (sent as null) or absent: no bound.
+        max_schema_cost: count(&o, "maxSchemaCost", 1.0)?.filter(|n| *n != usize::MAX).map(|n| n as u64),
+    })
 }
 
 const MANAGER_KEYS: &[&str] = &[

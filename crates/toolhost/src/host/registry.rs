@@ -6,7 +6,7 @@
 //! any more, so the host can drop the handler too.
 
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
@@ -102,6 +102,8 @@ pub struct HostRegistry {
     /// Whether the schemas of tools registered here (not mounted) are checked for
     /// keywords their draft does not know ([`crate::schema_keywords`]).
     strict_schemas: Arc<AtomicBool>,
+    /// `maxSchemaCost` of the registry's options for its own tools' schemas; 0: none.
+    max_schema_cost: Arc<AtomicU64>,
 }
 
 impl Default for HostRegistry {
@@ -152,6 +154,7 @@ impl HostRegistry {
             released: Arc::default(),
             next_tool: Arc::new(AtomicU32::new(1)),
             strict_schemas: Arc::new(AtomicBool::new(true)),
+            max_schema_cost: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -162,6 +165,7 @@ impl HostRegistry {
     pub fn configure(&self, options: &str) -> Result<Value, RegistryError> {
         let o = super::options::registry_options(options)?;
         self.strict_schemas.store(o.strict_schemas, Ordering::Relaxed);
+        self.max_schema_cost.store(o.max_schema_cost.unwrap_or(0), Ordering::Relaxed);
         Ok(Value::Null)
     }
 
@@ -257,6 +261,14 @@ impl HostRegistry {
             crate::schema_keywords::check(&name, &declaration.input_schema, "inputSchema")?;
             if let Some(output) = &declaration.output_schema {
                 crate::schema_keywords::check(&name, output, "outputSchema")?;
+            }
+        }
+        let own_bound = self.max_schema_cost.load(Ordering::Relaxed);
+        if matches!(origin, Origin::Local) && own_bound > 0 {
+            use crate::schema_cost::{check, Bound};
+            check(&name, "inputSchema", &declaration.input_schema, own_bound, Bound::Registry)?;
+            if let Some(output) = &declaration.output_schema {
+                check(&name, "outputSchema", output, own_bound, Bound::Registry)?;
             }
         }
         let id = self.next_tool.fetch_add(1, Ordering::Relaxed);
