@@ -427,6 +427,10 @@ describe('JS interceptors (manager.use)', () => {
       const r = await manager.execute('count', { n: 4 })
       assert.equal(r.error.code, 'INVALID_ARGUMENTS')
       assert.equal(r.error.message, "invalid arguments for tool 'count' from an interceptor: a Map is not JSON (pass a plain object or array instead) at /when")
+      let deep = 0
+      for (let i = 0; i < 300; i++) deep = [deep]
+      const nested = await changing((ctx) => { ctx.args = { n: 1, when: deep } }).manager.execute('count', { n: 4 })
+      assert.equal(nested.error.message, "invalid arguments for tool 'count' from an interceptor: nested deeper than 128 levels")
       assert.deepEqual(calls, [])
     })
 

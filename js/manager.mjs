@@ -1159,7 +1159,7 @@ export class ToolExecutionManager extends ToolEventTarget {
     const converted = argumentsText(value)
     if (converted.error === undefined && converted.text === exec.text) return value
     this.#apply(this.#core.interceptedArgs(exec.key, attempt, converted.error === undefined ? converted.text : '', converted.error ?? ''))
-    if (exec.current === attempt) return JSON.parse(converted.text)
+    if (exec.current === attempt && converted.error === undefined) return JSON.parse(converted.text)
     // The engine failed the attempt: its error is the last of a retried execution's,
     // or a finished one's.
     const error = this.#live.get(exec.key) === exec ? exec.previousErrors?.at(-1) : this.#lastErrors.get(exec.toolName)

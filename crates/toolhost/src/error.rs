@@ -239,7 +239,9 @@ impl ToolError {
     /// instead of the validated ones do not validate: `INVALID_ARGUMENTS`, with every
     /// failure, or `detail` alone when they are not JSON (no issues).
     pub fn invalid_intercepted_arguments(tool: &str, issues: Vec<ValidationIssue>, detail: Option<&str>) -> Self {
-        let detail = detail.map_or_else(|| issues_text(&issues), str::to_string);
+        // A refusal of the arguments' text (size, depth) says what, after its own prefix.
+        let prefix = format!("invalid arguments for tool '{tool}': ");
+        let detail = detail.map_or_else(|| issues_text(&issues), |d| d.strip_prefix(prefix.as_str()).unwrap_or(d).to_string());
         let mut e = Self::new(
             ErrorCategory::Validation,
             "INVALID_ARGUMENTS",

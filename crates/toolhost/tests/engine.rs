@@ -85,6 +85,7 @@ fn arguments_an_interceptor_changed_are_checked_as_arguments_are() {
     let too_deep = (0..200).fold(json!(0), |v, _| json!([v]));
     let deep = e.check_intercepted_args(key, &json!({"n": 1, "pin": too_deep})).unwrap_err();
     assert_eq!(deep.code, "INVALID_ARGUMENTS", "{}", deep.message);
+    assert!(deep.message.starts_with("invalid arguments for tool 't' from an interceptor: ") && deep.message.matches("invalid arguments").count() == 1, "{}", deep.message);
 
     // The attempt fails with it, is not retried, and the record keeps the call's arguments.
     let done = e.attempt_finished(key, attempt, Err(refused));

@@ -305,9 +305,10 @@ impl HostEngine {
         }
         let tool = self.engine.timeout_of(key).map(|(t, _)| t.to_string()).unwrap_or_default();
         let refused = if unreadable.is_empty() {
-            match serde_json::from_str::<serde_json::Value>(text) {
+            // Read as a call's argument text is (its size, depth, lone surrogates).
+            match crate::arguments::parse_arguments(&tool, text) {
                 Ok(args) => self.engine.check_intercepted_args(key, &args).err(),
-                Err(e) => Some(ToolError::invalid_intercepted_arguments(&tool, Vec::new(), Some(&format!("they are not JSON ({e})")))),
+                Err(e) => Some(ToolError::invalid_intercepted_arguments(&tool, Vec::new(), Some(&e.message))),
             }
         } else {
             Some(ToolError::invalid_intercepted_arguments(&tool, Vec::new(), Some(unreadable)))
