@@ -422,6 +422,23 @@ describe('JS interceptors (manager.use)', () => {
       assert.deepEqual(calls, [])
     })
 
+    test('what an interceptor changes in place is its attempt\'s alone: the next attempt and the record start from the call\'s arguments', async () => {
+      const calls = []
+      const { manager } = setup([tool('count', (args, ctx) => {
+        calls.push(args.n)
+        if (ctx.attemptNumber === 1) throw transientError('once more')
+        return args.n
+      }, { inputSchema: COUNT })])
+      manager.use((ctx, next) => {
+        ctx.args.n += 1
+        return next()
+      })
+      const r = await manager.execute('count', { n: 4 })
+      assert.deepEqual(calls, [5, 5])
+      assert.equal(r.result, 5)
+      assert.deepEqual(r.execution.args, { n: 4 })
+    })
+
     test('arguments JSON cannot hold are refused, saying what and where', async () => {
       const { manager, calls } = changing((ctx) => { ctx.args = { n: 1, when: new Map() } })
       const r = await manager.execute('count', { n: 4 })

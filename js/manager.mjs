@@ -294,6 +294,14 @@ function thenableOf(value, scope) {
   })
 }
 
+/** The arguments `use()` interceptors get for the attempt `ctx` is for: a copy of their
+ * own, parsed from the call's text, so that what they change in place is the attempt's
+ * alone, not the record's nor the next attempt's. */
+function ownArgs(ctx) {
+  const [exec] = ToolCallContext.attemptOf(ctx)
+  return exec.text.trim() === '' ? {} : JSON.parse(exec.text)
+}
+
 /** Reads a record's extras (`{ approval?, progress? }`) at `ops[i]`: the flag, and its
  * text from `text` at `at`. Returns [extras, next op index, next text index]. */
 function extrasAt(ops, i, text, at) {
@@ -1146,7 +1154,7 @@ export class ToolExecutionManager extends ToolEventTarget {
   }
 
   #invoke(handler, args, ctx) {
-    return this.#interceptors.length === 0 ? handler(args, ctx) : runChain(this.#interceptors, handler, args, ctx, this.#passOn)
+    return this.#interceptors.length === 0 ? handler(args, ctx) : runChain(this.#interceptors, handler, ownArgs(ctx), ctx, this.#passOn)
   }
 
   /** What a handler receives for the arguments `use()` interceptors pass on (`value`):
