@@ -204,9 +204,21 @@ pub struct AttemptSpec {
     pub attempt_number: u32,
     pub max_attempts: u32,
     pub timeout: Option<Duration>,
+    /// The call's idempotency key when it has one of its own (a caller's, or the
+    /// journal's); else it is the tool-call id, else the execution id
+    /// ([`AttemptSpec::idempotency_key`]).
+    pub own_idempotency_key: Option<String>,
     /// On an execution's first attempt, the bound on the whole execution
     /// (`maxTotalTimeoutMs`): call [`ExecutionEngine::total_timed_out`] when it passes.
     pub total_timeout: Option<Duration>,
+}
+
+impl AttemptSpec {
+    /// The call's idempotency key: its own, else its tool-call id, else its execution id
+    /// (the same on every attempt, as JS `ctx.idempotencyKey`).
+    pub fn idempotency_key(&self) -> &str {
+        self.own_idempotency_key.as_deref().or(self.tool_call_id.as_deref()).unwrap_or(&self.execution_id)
+    }
 }
 
 /// What the driver must do next for the execution the call was about.
@@ -354,6 +366,8 @@ struct Active {
     journal: Option<Box<durable::Journaled>>,
     /// [`CallOptions::given_args_chars`], until the arguments are replaced.
     given_args_chars: Option<usize>,
+    /// The caller's [`CallOptions::idempotency_key`].
+    caller_key: Option<String>,
 }
 
 /// How many attempt timeouts bound a whole execution that restarts its timeout on
@@ -657,6 +671,7 @@ impl ExecutionEngine {
             approval_timeout,
             journal: None,
             given_args_chars: options.given_args_chars,
+            caller_key: options.idempotency_key.clone(),
         };
         active.record.max_attempts = active.backoff.config().max_attempts;
         self.active.insert(key, active);
@@ -1095,6 +1110,7 @@ impl ExecutionEngine {
             attempt_number: a.record.attempt_number,
             max_attempts: a.record.max_attempts,
             timeout: a.timeout,
+            own_idempotency_key: a.record.idempotency_key.clone().or_else(|| a.caller_key.clone()),
             total_timeout: if first { a.total_timeout } else { None },
         };
         (spec, events)

@@ -422,6 +422,7 @@ impl ToolExecutor {
             tool_name: tool_name.clone(),
             attempt_number: spec.attempt_number,
             max_attempts: spec.max_attempts,
+            idempotency_key: spec.idempotency_key().to_string(),
             cancellation: attempt_token.clone(),
             progress: Some(sink),
         };

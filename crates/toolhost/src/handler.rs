@@ -26,6 +26,9 @@ pub struct ToolContext {
     /// 1-based number of this attempt.
     pub attempt_number: u32,
     pub max_attempts: u32,
+    /// The call's idempotency key (its `idempotency_key` option, else its tool-call id,
+    /// else its execution id): the same on every attempt, to pass on to an API that takes one.
+    pub idempotency_key: String,
     /// Cancelled when the execution is cancelled or this attempt times out.
     pub cancellation: CancellationToken,
     /// Where [`ToolContext::report_progress`] goes (set by the executor).
