@@ -24,6 +24,7 @@ pub mod ids;
 pub mod journal;
 pub mod json_text;
 pub mod log_lines;
+pub mod mcp;
 pub mod pattern_dialect;
 pub mod pattern_rewrite;
 pub mod providers;

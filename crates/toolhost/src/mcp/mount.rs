@@ -1,0 +1,678 @@
+//! Mounting a remote MCP server (feature `mcp`): its tools registered in a
+//! [`ToolRegistry`] as tools whose handlers send `tools/call` through `rmcp`, so the
+//! local executor validates first, then applies its retries, timeouts, cancellation
+//! (sent on as `notifications/cancelled`), events and audit as for any tool.
+//!
+//! As in JS (`mountMcp`), a mounted server is untrusted: its tools never take the place
+//! of a tool already visible where they are mounted (`shadow` allows it by name), their
+//! schemas are bounded in size and validation cost, a listing is bounded in tools and
+//! time, and a tool that cannot be mounted is skipped and listed in
+//! [`McpMount::skipped`], never failing the mount.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex as StdMutex, Weak};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientConfig, ClientRequest, ErrorCode, Implementation, ListToolsRequest,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, RequestMetaObject, ServerResult,
+};
+use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService, ServiceError};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Map, Value};
+
+use super::{declaration_of, defaults, is_tool_name, local_name, meta, remote_error, value_of_result};
+use crate::error::{ErrorCategory, ToolError};
+use crate::handler::{BoxFuture, ProgressSink, ToolContext, ToolHandler};
+use crate::registry::{Scope, ToolRegistry};
+
+/// How a mount is made: where its tools go, which it takes, and what it takes at most.
+/// Fields left out take [`MountOptions::default`].
+#[derive(Clone, Debug)]
+pub struct MountOptions {
+    /// Put before each remote name (then characters a name may not have become `_`).
+    pub prefix: String,
+    /// Mount into this session of the registry instead of its global tools.
+    pub session_id: Option<String>,
+    /// Only these remote tools (by remote name), when given.
+    pub include: Option<Vec<String>>,
+    /// Not these remote tools (by remote name).
+    pub exclude: Vec<String>,
+    /// Local names allowed to shadow a global tool in the session (see `session_id`).
+    pub shadow: Vec<String>,
+    /// How long one `tools/call` may wait for its answer (`None`: no bound here; the
+    /// executor's timeout still applies).
+    pub request_timeout: Option<Duration>,
+    /// Whether the server's progress notifications are reported as the call's progress.
+    pub progress: bool,
+    /// The most tools taken from one listing.
+    pub max_tools: usize,
+    /// How long one listing (all its pages) may take; what was listed by then is used.
+    pub list_timeout: Duration,
+    /// A longer description is cut to this many characters.
+    pub max_description_chars: usize,
+    /// A tool whose schemas are more characters of JSON than this is skipped.
+    pub max_schema_chars: usize,
+    /// A tool whose schemas cost more validation steps than this is skipped (`None`: no bound).
+    pub max_schema_cost: Option<u64>,
+}
+
+impl Default for MountOptions {
+    fn default() -> Self {
+        Self {
+            prefix: String::new(),
+            session_id: None,
+            include: None,
+            exclude: Vec::new(),
+            shadow: Vec::new(),
+            request_timeout: None,
+            progress: true,
+            max_tools: defaults::MAX_TOOLS,
+            list_timeout: Duration::from_millis(defaults::LIST_TIMEOUT_MS),
+            max_description_chars: defaults::MAX_DESCRIPTION_CHARS,
+            max_schema_chars: defaults::MAX_SCHEMA_CHARS,
+            max_schema_cost: Some(defaults::MAX_SCHEMA_COST),
+        }
+    }
+}
+
+/// A remote tool that could not be mounted, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    pub name: String,
+    pub reason: String,
+}
+
+/// What a refresh changed, by local name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MountChanges {
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    pub updated: Vec<String>,
+}
+
+/// A mounted server: [`mount_mcp`] makes one. Keep it while its tools should be there:
+/// dropping its last clone unmounts (the tools are removed and the connection closes),
+/// as [`McpMount::unmount`] does.
+#[derive(Clone)]
+pub struct McpMount {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    registry: ToolRegistry,
+    options: MountOptions,
+    /// The server as it names itself, else "over rmcp".
+    label: String,
+    peer: Peer<RoleClient>,
+    service: StdMutex<Option<RunningService<RoleClient, MountClient>>>,
+    progress: Progress,
+    /// Held through a refresh: refreshes run one at a time.
+    state: tokio::sync::Mutex<State>,
+    /// What the last refresh left, readable without waiting for one.
+    seen: StdMutex<Seen>,
+    /// The registry listener that unmounts when the session goes.
+    follows_session: StdMutex<Option<u64>>,
+}
+
+#[derive(Default)]
+struct State {
+    unmounted: bool,
+    /// Local name, in the server's order, with what it was mounted from.
+    mounted: Vec<(String, Mounted)>,
+}
+
+struct Mounted {
+    /// The tool's JSON as listed (a refresh re-registers it only when this changed).
+    json: String,
+    /// Which handler this mount registered under the name (its address).
+    handler: usize,
+}
+
+#[derive(Default, Clone)]
+struct Seen {
+    tools: Vec<String>,
+    skipped: Vec<Skipped>,
+    warnings: Vec<String>,
+}
+
+/// Progress sinks of the calls in flight, by the progress token rmcp gave each request.
+type Progress = Arc<StdMutex<HashMap<ProgressToken, ProgressSink>>>;
+
+fn lock<T>(m: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The rmcp client side of a mount: it reports progress to the calls, and lists the
+/// tools again when the server says they changed.
+struct MountClient {
+    progress: Progress,
+    mount: Arc<StdMutex<Weak<Shared>>>,
+}
+
+impl ClientHandler for MountClient {
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        let sink = lock(&self.progress).get(&params.progress_token).cloned();
+        if let Some(sink) = sink {
+            (sink.0)(crate::record::Progress { progress: params.progress, total: params.total, message: params.message });
+        }
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let shared = lock(&self.mount).upgrade();
+        if let Some(shared) = shared {
+            // Not awaited here: the refresh's own requests are answered through the loop
+            // that called this.
+            tokio::spawn(async move {
+                let mount = McpMount { shared };
+                if let Err(e) = mount.refresh().await {
+                    if e.code != "MCP_UNMOUNTED" {
+                        tracing::warn!(server = %mount.shared.label, "toolhost: refreshing the tools of MCP server {} failed: {}", mount.shared.label, e.message);
+                    }
+                }
+            });
+        }
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let mut info = ClientConfig::default();
+        info.client_info = Implementation::new("toolhost", env!("CARGO_PKG_VERSION"));
+        info
+    }
+}
+
+/// Connects to an MCP server over `transport` (any rmcp client transport: a child
+/// process, Streamable HTTP, a pair of streams) and registers its tools in `registry`
+/// as `options` say.
+///
+/// # Errors
+/// `INVALID_CONFIG` for options that cannot work (a `max_*` or timeout of 0, a
+/// `session_id` the registry does not have, a `prefix` no name may start with); `MCP_CONNECTION_FAILED`,
+/// transient, when the server cannot be reached or its tools cannot be listed.
+pub async fn mount_mcp<T, E, A>(registry: &ToolRegistry, transport: T, options: MountOptions) -> Result<McpMount, ToolError>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    check_options(registry, &options)?;
+    let progress = Progress::default();
+    let back = Arc::new(StdMutex::new(Weak::new()));
+    let client = MountClient { progress: progress.clone(), mount: back.clone() };
+    let service = client.serve(transport).await.map_err(|e| connection_failed("over rmcp", &e.to_string()))?;
+    let peer = service.peer().clone();
+    let label = peer.peer_info().and_then(|i| i.server_info.as_ref().map(|s| s.name.clone())).filter(|n| !n.is_empty()).unwrap_or_else(|| "over rmcp".into());
+    let shared = Arc::new(Shared {
+        registry: registry.clone(),
+        options,
+        label,
+        peer,
+        service: StdMutex::new(Some(service)),
+        progress,
+        state: tokio::sync::Mutex::new(State::default()),
+        seen: StdMutex::new(Seen::default()),
+        follows_session: StdMutex::new(None),
+    });
+    *lock(&back) = Arc::downgrade(&shared);
+    if let Some(session) = shared.options.session_id.clone() {
+        let weak = Arc::downgrade(&shared);
+        let listener = registry.subscribe_without_names(move |change| {
+            if change.action == "session-destroyed" && change.session_id.as_deref() == Some(session.as_str()) {
+                // The session's tools went with it: the connection goes too.
+                if let (Some(shared), Ok(runtime)) = (weak.upgrade(), tokio::runtime::Handle::try_current()) {
+                    runtime.spawn(async move { McpMount { shared }.unmount().await });
+                }
+            }
+        });
+        *lock(&shared.follows_session) = Some(listener);
+    }
+    let mount = McpMount { shared };
+    if let Err(e) = mount.refresh().await {
+        let label = mount.shared.label.clone();
+        mount.unmount().await;
+        return Err(connection_failed(&label, &e.message));
+    }
+    Ok(mount)
+}
+
+fn connection_failed(label: &str, why: &str) -> ToolError {
+    let label = if label == "over rmcp" { label.to_string() } else { format!("'{label}'") };
+    ToolError::new(ErrorCategory::Transient, "MCP_CONNECTION_FAILED", format!("mount_mcp: could not list the tools of MCP server {label}: {why}"))
+}
+
+fn invalid_config(message: String) -> ToolError {
+    let mut e = ToolError::new(ErrorCategory::Permanent, "INVALID_CONFIG", format!("mount_mcp: {message}"));
+    e.retryable = false;
+    e
+}
+
+fn check_options(registry: &ToolRegistry, o: &MountOptions) -> Result<(), ToolError> {
+    for (field, value) in [("max_tools", o.max_tools), ("max_description_chars", o.max_description_chars), ("max_schema_chars", o.max_schema_chars)] {
+        if value == 0 {
+            return Err(invalid_config(format!("{field} must be at least 1")));
+        }
+    }
+    if o.max_schema_cost == Some(0) || o.list_timeout.is_zero() || o.request_timeout.is_some_and(|t| t.is_zero()) {
+        return Err(invalid_config("max_schema_cost, list_timeout and request_timeout must be more than 0".into()));
+    }
+    if let Some(id) = &o.session_id {
+        if !registry.has_session(id) {
+            return Err(invalid_config(format!("session '{id}' does not exist or was destroyed")));
+        }
+    }
+    // A prefix that leaves no room for a name, or has a character no name may have,
+    // would skip every tool.
+    if !is_tool_name(&format!("{}x", o.prefix)) {
+        return Err(invalid_config(format!("prefix '{}' must be at most 63 letters, digits, _ or -, so that tool names can start with it", o.prefix)));
+    }
+    Ok(())
+}
+
+impl McpMount {
+    /// Local names of the mounted tools, in the server's order.
+    pub fn tools(&self) -> Vec<String> {
+        lock(&self.shared.seen).tools.clone()
+    }
+
+    /// Remote tools the last listing had that could not be mounted.
+    pub fn skipped(&self) -> Vec<Skipped> {
+        lock(&self.shared.seen).skipped.clone()
+    }
+
+    /// What the last listing cut (a listing stopped at a limit, a description cut).
+    pub fn warnings(&self) -> Vec<String> {
+        lock(&self.shared.seen).warnings.clone()
+    }
+
+    /// What the server said of itself at the handshake: its name, version and capabilities.
+    pub fn server_info(&self) -> Option<Arc<rmcp::model::ServerPeerInfo>> {
+        self.shared.peer.peer_info()
+    }
+
+    /// The rmcp peer, for requests toolhost does not make (resources, prompts).
+    pub fn peer(&self) -> &Peer<RoleClient> {
+        &self.shared.peer
+    }
+
+    /// Lists the remote tools again and updates the mounted set. A server's
+    /// `notifications/tools/list_changed` does this by itself.
+    ///
+    /// # Errors
+    /// The listing's error (nothing changes then); `MCP_UNMOUNTED` after [`McpMount::unmount`].
+    pub async fn refresh(&self) -> Result<MountChanges, ToolError> {
+        let shared = &self.shared;
+        let mut state = shared.state.lock().await;
+        if state.unmounted {
+            return Err(unmounted("refresh"));
+        }
+        let mut notes = Vec::new();
+        let (listed, mut skipped) = shared.list(&mut notes).await?;
+        let o = &shared.options;
+        let mut wanted: Vec<(String, Value, String)> = Vec::new();
+        for mut tool in listed {
+            let remote = tool["name"].as_str().unwrap_or_default().to_string();
+            if o.include.as_ref().is_some_and(|names| !names.contains(&remote)) || o.exclude.contains(&remote) {
+                continue;
+            }
+            let name = local_name(&o.prefix, &remote);
+            if !is_tool_name(&name) {
+                let shown: String = name.chars().take(80).collect();
+                skipped.push(Skipped { name: cut(&remote, 200), reason: format!("its local name '{shown}' is not 1 to 64 letters, digits, _ or -") });
+                continue;
+            }
+            if let Some((_, taken, _)) = wanted.iter().find(|(n, _, _)| *n == name) {
+                skipped.push(Skipped { name: remote.clone(), reason: format!("its local name '{name}' is taken by the remote tool '{}'", taken["name"].as_str().unwrap_or_default()) });
+                continue;
+            }
+            let schema_chars = ["inputSchema", "outputSchema"].iter().filter_map(|k| tool.get(*k)).map(|s| js_len(&s.to_string())).sum::<usize>();
+            if schema_chars > o.max_schema_chars {
+                skipped.push(Skipped { name: remote.clone(), reason: format!("its schemas are {schema_chars} characters of JSON, more than max_schema_chars ({})", o.max_schema_chars) });
+                continue;
+            }
+            if let Some(description) = tool.get("description").and_then(Value::as_str) {
+                let chars = js_len(description);
+                if chars > o.max_description_chars {
+                    notes.push(format!(
+                        "the description of tool '{remote}' of MCP server {} is {chars} characters: cut to max_description_chars ({})",
+                        shared.label, o.max_description_chars
+                    ));
+                    let kept = cut_utf16(description, o.max_description_chars - 1);
+                    tool["description"] = Value::String(format!("{kept}…"));
+                }
+            }
+            let json = tool.to_string();
+            wanted.push((name, tool, json));
+        }
+        let scope = match &o.session_id {
+            Some(id) => Scope::Session(id),
+            None => Scope::Global,
+        };
+        let mut changes = MountChanges::default();
+        let mut changed = Vec::new();
+        let old = std::mem::take(&mut state.mounted);
+        let mut kept: HashMap<String, Mounted> = HashMap::new();
+        for (name, m) in old {
+            match wanted.iter().find(|(n, _, _)| *n == name) {
+                Some((_, _, json)) if *json == m.json => {
+                    kept.insert(name, m);
+                }
+                found => {
+                    shared.unregister(scope, &name, m.handler);
+                    if found.is_some() {
+                        changed.push(name);
+                    } else {
+                        changes.removed.push(name);
+                    }
+                }
+            }
+        }
+        let mut mounted = Vec::new();
+        for (name, tool, json) in wanted {
+            if let Some(m) = kept.remove(&name) {
+                mounted.push((name, m));
+                continue;
+            }
+            let remote = tool["name"].as_str().unwrap_or_default().to_string();
+            let declaration = declaration_of(&tool, &name, &shared.label);
+            let handler: Arc<dyn ToolHandler> = Arc::new(MountedTool { shared: Arc::downgrade(shared), remote: remote.clone() });
+            let address = address_of(&handler);
+            // Never in the place of a tool already visible here, unless allowed by name.
+            let may_shadow = o.shadow.contains(&name);
+            match shared.registry.register_mounted_in(scope, declaration, handler, may_shadow, o.max_schema_cost) {
+                Ok(_) => {
+                    let was_changed = changed.contains(&name);
+                    mounted.push((name.clone(), Mounted { json, handler: address }));
+                    if was_changed { changes.updated.push(name) } else { changes.added.push(name) }
+                }
+                Err(e) => {
+                    skipped.push(Skipped { name: remote, reason: format!("{}: {}", e.code.as_str(), e.message) });
+                    if changed.contains(&name) {
+                        changes.removed.push(name);
+                    }
+                }
+            }
+        }
+        let tools = mounted.iter().map(|(n, _)| n.clone()).collect();
+        state.mounted = mounted;
+        for note in &notes {
+            tracing::warn!(server = %shared.label, "toolhost: {note}");
+        }
+        if !skipped.is_empty() {
+            tracing::warn!(server = %shared.label, skipped = skipped.len(), "toolhost: tools of MCP server {} could not be mounted (see McpMount::skipped)", shared.label);
+        }
+        *lock(&shared.seen) = Seen { tools, skipped, warnings: notes };
+        Ok(changes)
+    }
+
+    /// Removes the tools this mount registered (a tool registered later under one of
+    /// their names stays) and closes the connection. Calling it again does nothing.
+    pub async fn unmount(&self) {
+        let shared = &self.shared;
+        {
+            let mut state = shared.state.lock().await;
+            if state.unmounted {
+                return;
+            }
+            state.unmounted = true;
+            let scope = match &shared.options.session_id {
+                Some(id) => Scope::Session(id),
+                None => Scope::Global,
+            };
+            for (name, m) in std::mem::take(&mut state.mounted) {
+                shared.unregister(scope, &name, m.handler);
+            }
+            lock(&shared.seen).tools.clear();
+        }
+        if let Some(listener) = lock(&shared.follows_session).take() {
+            shared.registry.unsubscribe(listener);
+        }
+        let service = lock(&shared.service).take();
+        if let Some(service) = service {
+            let _ = service.cancel().await;
+        }
+    }
+
+    /// Whether [`McpMount::unmount`] was called.
+    pub fn is_unmounted(&self) -> bool {
+        lock(&self.shared.service).is_none()
+    }
+}
+
+fn unmounted(what: &str) -> ToolError {
+    let mut e = ToolError::new(ErrorCategory::Permanent, "MCP_UNMOUNTED", format!("{what}: the MCP server was unmounted"));
+    e.retryable = false;
+    e
+}
+
+fn address_of(handler: &Arc<dyn ToolHandler>) -> usize {
+    Arc::as_ptr(handler).cast::<()>() as usize
+}
+
+/// JS string length (UTF-16 units), which the limits are counted in, as in JS.
+fn js_len(s: &str) -> usize {
+    s.encode_utf16().count()
+}
+
+/// The first `n` characters of `s`.
+fn cut(s: &str, n: usize) -> String {
+    s.chars().take(n).collect()
+}
+
+/// The longest start of `s` of at most `n` UTF-16 units that does not split a character.
+fn cut_utf16(s: &str, n: usize) -> &str {
+    let mut units = 0;
+    for (at, c) in s.char_indices() {
+        units += c.len_utf16();
+        if units > n {
+            return &s[..at];
+        }
+    }
+    s
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        let mounted = std::mem::take(&mut self.state.get_mut().mounted);
+        let scope = match &self.options.session_id {
+            Some(id) => Scope::Session(id),
+            None => Scope::Global,
+        };
+        for (name, m) in mounted {
+            self.unregister(scope, &name, m.handler);
+        }
+        if let Some(listener) = lock(&self.follows_session).take() {
+            self.registry.unsubscribe(listener);
+        }
+        // Dropping the service closes the connection.
+    }
+}
+
+impl Shared {
+    fn unregister(&self, scope: Scope<'_>, name: &str, handler: usize) {
+        let _ = self.registry.unregister_if(scope, name, |t| address_of(&t.handler) == handler);
+    }
+
+    /// The listed tools (JSON) within the limits, and those that are not MCP tools.
+    async fn list(&self, notes: &mut Vec<String>) -> Result<(Vec<Value>, Vec<Skipped>), ToolError> {
+        if self.peer.peer_info().is_some_and(|i| i.capabilities.tools.is_none()) {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let o = &self.options;
+        let label = &self.label;
+        let started = Instant::now();
+        let mut tools = Vec::new();
+        let mut skipped = Vec::new();
+        let mut cursors = std::collections::HashSet::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let Some(left) = o.list_timeout.checked_sub(started.elapsed()).filter(|d| !d.is_zero()) else {
+                notes.push(format!(
+                    "MCP server {label} took longer than list_timeout ({} ms) to list its tools: the {} listed by then are used",
+                    o.list_timeout.as_millis(),
+                    tools.len()
+                ));
+                break;
+            };
+            let mut params = PaginatedRequestParams::default();
+            params.cursor = cursor.clone();
+            // The request itself, not `Peer::list_tools`: that one answers from a cache.
+            let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
+            let page = match tokio::time::timeout(left, self.peer.send_request(request)).await {
+                Ok(Ok(page)) => page,
+                Ok(Err(e)) => return Err(self.classify(e)),
+                // Out of time on a later page: what was listed is used.
+                Err(_) if !tools.is_empty() => continue,
+                Err(_) => return Err(ToolError::new(ErrorCategory::Timeout, "MCP_REQUEST_TIMEOUT", format!("MCP server {label} did not list its tools within list_timeout"))),
+            };
+            // A page with a tool rmcp cannot read arrives as JSON: its tools are read
+            // one by one, so one bad tool is skipped rather than failing the listing.
+            let page = match page {
+                ServerResult::ListToolsResult(r) => serde_json::to_value(r).unwrap_or(Value::Null),
+                ServerResult::CustomResult(r) => r.0,
+                _ => Value::Null,
+            };
+            let Some(Value::Array(listed)) = page.get("tools") else {
+                return Err(self.protocol_error("a tools/list result must be an object with a tools array"));
+            };
+            for raw in listed {
+                if tools.len() == o.max_tools {
+                    notes.push(format!("MCP server {label} lists more than max_tools ({}) tools: the first {} are used", o.max_tools, o.max_tools));
+                    return Ok((tools, skipped));
+                }
+                match serde_json::from_value::<rmcp::model::Tool>(raw.clone()) {
+                    Ok(_) => tools.push(raw.clone()),
+                    Err(e) => {
+                        let name = raw.get("name").and_then(Value::as_str).unwrap_or("(no name)");
+                        skipped.push(Skipped { name: cut(name, 200), reason: format!("it is not a valid MCP tool: {e}") });
+                    }
+                }
+            }
+            cursor = match page.get("nextCursor") {
+                Some(Value::String(c)) => Some(c.clone()),
+                None | Some(Value::Null) => None,
+                Some(_) => return Err(self.protocol_error("nextCursor must be a string")),
+            };
+            let Some(c) = &cursor else { break };
+            if !cursors.insert(c.clone()) {
+                notes.push(format!("MCP server {label} sent a tools/list cursor it had sent before: the listing stopped there, with {} tools", tools.len()));
+                break;
+            }
+        }
+        Ok((tools, skipped))
+    }
+
+    fn protocol_error(&self, why: &str) -> ToolError {
+        let mut e = ToolError::new(ErrorCategory::Permanent, "MCP_PROTOCOL_ERROR", format!("MCP server {} answered with an error: {why}", self.label));
+        e.retryable = false;
+        e
+    }
+
+    fn classify(&self, error: ServiceError) -> ToolError {
+        let label = &self.label;
+        match error {
+            ServiceError::McpError(e) => self.protocol_error(&e.message),
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+                ToolError::new(ErrorCategory::Transient, "MCP_CONNECTION_CLOSED", format!("the connection to MCP server {label} closed during the call"))
+            }
+            ServiceError::Timeout { .. } => ToolError::new(ErrorCategory::Timeout, "MCP_REQUEST_TIMEOUT", format!("MCP server {label} did not answer in time")),
+            other => self.protocol_error(&other.to_string()),
+        }
+    }
+
+    async fn call(self: Arc<Self>, remote: &str, args: Value, ctx: ToolContext) -> Result<Value, ToolError> {
+        if lock(&self.service).is_none() {
+            return Err(unmounted(&format!("tool '{}'", ctx.tool_name)));
+        }
+        let arguments = match args {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
+        let mut params = CallToolRequestParams::new(remote.to_string());
+        params.arguments = Some(arguments);
+        // The local call's idempotency key travels with it: a toolhost server with a
+        // journal runs a call retried from another host at most once.
+        let mut request_meta = RequestMetaObject::default();
+        request_meta.insert(meta::IDEMPOTENCY_KEY.into(), Value::String(ctx.idempotency_key.clone()));
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let mut options = PeerRequestOptions::no_options();
+        options.timeout = self.options.request_timeout;
+        options.meta = Some(request_meta);
+        let handle = self.peer.send_request_with_option(request, options).await.map_err(|e| self.classify(e))?;
+        let mut guard = InFlight { shared: self.clone(), id: Some(handle.id.clone()), token: handle.progress_token.clone() };
+        if self.options.progress {
+            if let Some(sink) = ctx.progress.clone() {
+                lock(&self.progress).insert(handle.progress_token.clone(), sink);
+            }
+        }
+        let answer = tokio::select! {
+            answer = handle.await_response() => answer,
+            // The guard tells the server when it goes.
+            () = ctx.cancellation.cancelled() => return Err(ToolError::cancelled(&ctx.tool_name)),
+        };
+        guard.id = None;
+        match answer {
+            Ok(ServerResult::CallToolResult(result)) => {
+                let json = serde_json::to_value(&result).unwrap_or(Value::Null);
+                if result.is_error == Some(true) {
+                    Err(remote_error(&json, remote))
+                } else {
+                    Ok(value_of_result(&json))
+                }
+            }
+            Ok(_) => Err(self.protocol_error("a tools/call result must be a CallToolResult")),
+            Err(e) => {
+                if matches!(&e, ServiceError::McpError(m) if m.code == ErrorCode::INVALID_PARAMS) {
+                    // The tool may have changed: list again.
+                    let mount = McpMount { shared: self.clone() };
+                    tokio::spawn(async move {
+                        let _ = mount.refresh().await;
+                    });
+                }
+                Err(self.classify(e))
+            }
+        }
+    }
+}
+
+/// A `tools/call` in flight: when it goes before its answer came (cancelled, timed out,
+/// its future dropped), the server is told with `notifications/cancelled`.
+struct InFlight {
+    shared: Arc<Shared>,
+    id: Option<rmcp::model::RequestId>,
+    token: ProgressToken,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        lock(&self.shared.progress).remove(&self.token);
+        let Some(id) = self.id.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let peer = self.shared.peer.clone();
+        runtime.spawn(async move {
+            let params = CancelledNotificationParam::new(Some(id), Some("the call was cancelled or timed out".into()));
+            let _ = peer.notify_cancelled(params).await;
+        });
+    }
+}
+
+/// The handler of a mounted tool: a `tools/call` of its remote tool.
+struct MountedTool {
+    shared: Weak<Shared>,
+    remote: String,
+}
+
+impl ToolHandler for MountedTool {
+    fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<Result<Value, ToolError>> {
+        let shared = self.shared.upgrade();
+        let remote = self.remote.clone();
+        Box::pin(async move {
+            match shared {
+                Some(shared) => shared.call(&remote, args, ctx).await,
+                None => Err(unmounted(&format!("tool '{}'", ctx.tool_name))),
+            }
+        })
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
