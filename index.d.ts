@@ -148,6 +148,8 @@ export declare class RegistryCore {
   parseCalls(session: string | undefined | null, provider: string, response: string): string
   formatReplies(session: string | undefined | null, provider: string, replies: string): string
   modelErrorText(session: string | undefined | null, name: string, arguments: string, error: string): string
+  /** The definition a listed MCP tool is mounted with (`js/mcp-mount.mjs`). */
+  static mcpDeclaration(tool: string, name: string, server: string): string
   /** Ids of tools the engine no longer holds, as a JSON array. */
   takeReleased(): string
 }

@@ -14,7 +14,7 @@ import { checkOptions, toolhostError, transientError } from './errors.mjs'
 import { Connection, httpStatus, isClient, isTransport, messageOf } from './mcp-connection.mjs'
 import { CallToolResultSchema, ErrorCode, ListToolsResultSchema } from './mcp-sdk.mjs'
 import { IDEMPOTENCY_META, META, toolSet, fromCallToolResult } from './mcp-server.mjs'
-import { ToolRegistry, registerMounted, stateOf, unregisterMounted } from './registry.mjs'
+import { ToolRegistry, mountedDefinition, registerMounted, stateOf, unregisterMounted } from './registry.mjs'
 
 /** Defaults of what a mount takes from its server. */
 export const MOUNT_DEFAULTS = {
@@ -54,37 +54,6 @@ function filterOf(value, what) {
  * does not allow in a name replaced by `_`. */
 function localName(prefix, remote) {
   return prefix + remote.replace(/[^A-Za-z0-9_-]/g, '_')
-}
-
-/** `schema` with its root keys in `order` (keys it has that `order` lacks go last). */
-function inOrder(schema, order) {
-  if (!Array.isArray(order) || schema === null || typeof schema !== 'object') return schema
-  const out = {}
-  for (const k of order) if (typeof k === 'string' && Object.hasOwn(schema, k)) out[k] = schema[k]
-  for (const k of Object.keys(schema)) if (!Object.hasOwn(out, k)) out[k] = schema[k]
-  return out
-}
-
-/** The registration toolhost makes of a remote tool (the handler apart). */
-function definitionOf(tool, name, serverName) {
-  const metadata = {}
-  const a = tool.annotations ?? {}
-  const title = tool.title ?? a.title
-  if (typeof title === 'string') metadata.title = title
-  const hints = [['readOnlyHint', 'readOnly'], ['destructiveHint', 'destructive'], ['idempotentHint', 'idempotent'], ['openWorldHint', 'openWorld']]
-  for (const [hint, key] of hints) if (typeof a[hint] === 'boolean') metadata[key] = a[hint]
-  const kept = tool._meta?.[META.metadata]
-  if (kept !== null && typeof kept === 'object') {
-    if (typeof kept.category === 'string') metadata.category = kept.category
-    if (Array.isArray(kept.tags)) metadata.tags = kept.tags.filter((t) => typeof t === 'string')
-  }
-  // Where the tool lives, under `custom` (the engine keeps unknown metadata there).
-  metadata.custom = { mcp: { server: serverName, tool: tool.name } }
-  const description = typeof tool.description === 'string' && tool.description.trim() !== '' ? tool.description : typeof title === 'string' ? title : `The tool ${tool.name} of MCP server ${serverName}`
-  const order = tool._meta?.[META.keyOrder]
-  const def = { name, description, inputSchema: inOrder(tool.inputSchema, order?.inputSchema), metadata }
-  if (tool.outputSchema !== undefined) def.outputSchema = inOrder(tool.outputSchema, order?.outputSchema)
-  return def
 }
 
 /** The error a mounted tool throws for a remote `isError` result: category `execution`. */
@@ -355,7 +324,8 @@ export class McpMount {
         mounted.set(name, kept)
         continue
       }
-      const def = definitionOf(tool, name, serverName)
+      // Title, hints, toolhost metadata and key order, as the Rust mount reads them.
+      const def = mountedDefinition(tool, name, serverName)
       const remoteName = tool.name
       def.handler = (args, ctx) => this.#call(remoteName, args, ctx)
       let toolId

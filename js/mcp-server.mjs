@@ -13,11 +13,13 @@ import { ToolExecutionManager, isJournaled } from './manager.mjs'
 import { ApprovalRules, APPROVAL_MODES, inFlight, track } from './mcp-calls.mjs'
 import { CallToolRequestSchema, ElicitResultSchema, ErrorCode, ListToolsRequestSchema, RequestSchema, Server, sdk } from './mcp-sdk.mjs'
 import { modelErrorText } from './model-errors.mjs'
-import { ToolSession, stateOf } from './registry.mjs'
+import { ToolSession, servedMcpTools, stateOf } from './registry.mjs'
 import { modelErrorFor, modelOutputOf } from './tool-calls.mjs'
 import { JournalTaskStore, taskKey } from './mcp-tasks.mjs'
 
 /** `_meta` keys toolhost's server sets on results, and its mounts read back. */
+// These keys, and what a listed tool carries under them, are also the engine's
+// (crates/toolhost/src/mcp.rs): it writes a served listing and reads a mounted one.
 export const META = {
   /** On a result whose text is JSON of a non-object value (a number, an array, null). */
   json: 'toolhost/json',
@@ -32,17 +34,6 @@ export const META = {
    * change it (it puts `type`, `properties`, `required` first). Validation text shows
    * the schema, so a mount restores the order. */
   keyOrder: 'toolhost/keyOrder',
-}
-
-const ZOD_FIRST = ['type', 'properties', 'required']
-
-/** The root keys of `schema` if the SDK would reorder them, else undefined. */
-function keyOrderOf(schema) {
-  if (schema === null || typeof schema !== 'object') return undefined
-  const keys = Object.keys(schema)
-  const first = ZOD_FIRST.filter((k) => keys.includes(k))
-  const reordered = [...first, ...keys.filter((k) => !ZOD_FIRST.includes(k))]
-  return reordered.every((k, i) => k === keys[i]) ? undefined : keys
 }
 
 // tools/call read loosely first, so that the SDK's Server checks the params itself and
@@ -103,51 +94,6 @@ export function checkServerOptions(o, what) {
       throw toolhostError('INVALID_CONFIG', `${what}: ${key} must be a positive integer (or Infinity)`)
     }
   }
-}
-
-/**
- * A tool as MCP clients accept it: the SDK's client refuses a whole `tools/list` when a
- * tool's `outputSchema` lacks `type: 'object'` at its root, or when a property's schema
- * is `true`/`false` (the engine already makes every `inputSchema` an object's).
- */
-function mcpSafe(tool, metadata) {
-  const { inputSchema, outputSchema } = tool
-  const out = { ...tool }
-  if (hasBooleanProperty(inputSchema)) out.inputSchema = objectRooted(inputSchema)
-  if (outputSchema !== undefined) {
-    // An output that is not an object cannot be `structuredContent`: not declared.
-    if (outputSchema.type !== 'object') delete out.outputSchema
-    else if (hasBooleanProperty(outputSchema)) out.outputSchema = objectRooted(outputSchema)
-  }
-  const meta = {}
-  if (metadata !== undefined && (metadata.category !== undefined || metadata.tags !== undefined)) {
-    const kept = {}
-    if (metadata.category !== undefined) kept.category = metadata.category
-    if (metadata.tags !== undefined) kept.tags = metadata.tags
-    meta[META.metadata] = kept
-  }
-  const order = {}
-  const inputOrder = keyOrderOf(out.inputSchema)
-  if (inputOrder !== undefined) order.inputSchema = inputOrder
-  const outputOrder = keyOrderOf(out.outputSchema)
-  if (outputOrder !== undefined) order.outputSchema = outputOrder
-  if (Object.keys(order).length > 0) meta[META.keyOrder] = order
-  if (Object.keys(meta).length > 0) out._meta = meta
-  return out
-}
-
-function hasBooleanProperty(schema) {
-  const p = schema.properties
-  return p !== null && typeof p === 'object' && Object.values(p).some((s) => typeof s === 'boolean')
-}
-
-function objectRooted(schema) {
-  const out = { ...schema, type: 'object' }
-  if (hasBooleanProperty(schema)) {
-    out.properties = {}
-    for (const [k, s] of Object.entries(schema.properties)) out.properties[k] = s === true ? {} : s === false ? { not: {} } : s
-  }
-  return out
 }
 
 /** A successful execution's result as an MCP `CallToolResult`: an object is
@@ -399,9 +345,7 @@ export function buildServer(tools, manager, o, hooks) {
 
   server.setRequestHandler(ListToolsRequestSchema, () => {
     if (listed === null) {
-      const all = target.toMcpTools()
-      const decls = new Map((sessionId === undefined ? registry.all : target.declarations()).map((d) => [d.name, d.metadata]))
-      listed = all.map((t) => mcpSafe(t, decls.get(t.name)))
+      listed = servedMcpTools(target)
       if (tasks !== undefined) for (const t of listed) t.execution = { taskSupport: 'optional' }
     }
     return { tools: listed }

@@ -151,6 +151,19 @@ export function registerMounted(target, def, mayShadow, maxSchemaCost = Infinity
   return register(state, session, target, def, { mayShadow, maxSchemaCost })
 }
 
+/** The tools of `target` (a registry or a session) as an MCP server lists them, with
+ * `_meta` (crates/toolhost/src/mcp.rs `listed_tool`). */
+export function servedMcpTools(target) {
+  const [state, session] = scope(target, 'createMcpServer')
+  return answered(state.core.toolsOut(session, 'mcp-served', false))
+}
+
+/** The definition (handler apart) a listed MCP tool of server `server` is mounted with
+ * under `name` (crates/toolhost/src/mcp.rs `declaration_of`). */
+export function mountedDefinition(tool, name, server) {
+  return answered(backend.RegistryCore.mcpDeclaration(JSON.stringify(tool), name, server))
+}
+
 /** Removes `name` from `target`'s own tools only if it is still tool `toolId`: what a mount
  * registered, never a tool registered later under that name. */
 export function unregisterMounted(target, name, toolId) {

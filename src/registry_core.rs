@@ -133,6 +133,12 @@ impl RegistryCore {
         self.inner.model_error_text(session.as_deref(), &name, &arguments, &facts)
     }
 
+    /// The definition a listed MCP tool is mounted with (`js/mcp-mount.mjs`).
+    #[napi]
+    pub fn mcp_declaration(tool: String, name: String, server: String) -> String {
+        answer(HostRegistry::mcp_declaration(&tool, &name, &server))
+    }
+
     /// Ids of tools the engine no longer holds, as a JSON array.
     #[napi]
     pub fn take_released(&self) -> String {

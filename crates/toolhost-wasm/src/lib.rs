@@ -117,6 +117,11 @@ impl RegistryCore {
         self.inner.model_error_text(session.as_deref(), name, arguments, &facts)
     }
 
+    #[wasm_bindgen(js_name = mcpDeclaration)]
+    pub fn mcp_declaration(tool: &str, name: &str, server: &str) -> String {
+        answer(HostRegistry::mcp_declaration(tool, name, server))
+    }
+
     #[wasm_bindgen(js_name = takeReleased)]
     pub fn take_released(&self) -> String {
         json(self.inner.take_released())

@@ -147,6 +147,11 @@ impl ToolExecutor {
         Ok(Self { inner })
     }
 
+    /// The registry this executor runs the tools of.
+    pub fn registry(&self) -> ToolRegistry {
+        lock(&self.inner.engine).registry().clone()
+    }
+
     /// Calls `listener` for every lifecycle event (on the thread that caused it).
     pub fn on_event(&self, listener: impl Fn(&ExecutionEvent) + Send + Sync + 'static) {
         lock(&self.inner.listeners).push(Arc::new(listener));

@@ -3,17 +3,25 @@
 //! `isError` one. The JS mount (`js/mcp-mount.mjs`) reads MCP the same way; the test
 //! `tests/mcp_mount.rs` mounts one server with both and compares what they registered.
 //!
-//! With the `mcp` feature, [`mount`] connects these to a live server through `rmcp`.
+//! The other way, what a served tool is listed as and what a call of it answers is
+//! here too, as JS `createMcpServer` does it.
+//!
+//! With the `mcp` feature, [`mount`] and [`serve`] connect these to a live peer through `rmcp`.
 
 use serde_json::{Map, Value};
 
 use crate::declaration::{ToolDeclaration, ToolMetadata, MAX_TOOL_NAME_LEN};
 use crate::error::{ErrorCategory, ToolError};
+use crate::providers::{self, Provider, ToolReply};
 
 #[cfg(feature = "mcp")]
 pub mod mount;
 #[cfg(feature = "mcp")]
 pub use mount::{mount_mcp, McpMount, MountChanges, MountOptions, Skipped};
+#[cfg(feature = "mcp")]
+pub mod serve;
+#[cfg(feature = "mcp")]
+pub use serve::{McpServer, ServeOptions};
 /// The `rmcp` this crate mounts with: its transports are what [`mount_mcp`] takes.
 #[cfg(feature = "mcp")]
 pub use rmcp;
@@ -38,6 +46,7 @@ pub mod meta {
 pub mod defaults {
     pub const MAX_TOOLS: usize = 1000;
     pub const LIST_TIMEOUT_MS: u64 = 30_000;
+    pub const CONNECT_TIMEOUT_MS: u64 = 10_000;
     pub const MAX_DESCRIPTION_CHARS: usize = 8192;
     pub const MAX_SCHEMA_CHARS: usize = 131_072;
     pub const MAX_SCHEMA_COST: u64 = 10_000;
@@ -187,6 +196,124 @@ pub fn remote_error(result: &Value, remote: &str) -> ToolError {
     error.with_cause(std::sync::Arc::new(result.clone()))
 }
 
+/// The root keys a schema goes out with when the TypeScript SDK has parsed it: these
+/// first. A listing that had them otherwise says so (`toolhost/keyOrder`).
+const SDK_FIRST: [&str; 3] = ["type", "properties", "required"];
+
+/// The root keys of `schema` when the SDK would reorder them.
+fn key_order(schema: &Value) -> Option<Value> {
+    let keys: Vec<&String> = schema.as_object()?.keys().collect();
+    let first = SDK_FIRST.iter().filter(|k| keys.iter().any(|key| key == *k)).map(|k| k.to_string());
+    let reordered: Vec<String> = first.chain(keys.iter().filter(|k| !SDK_FIRST.contains(&k.as_str())).map(|k| k.to_string())).collect();
+    (reordered.iter().zip(&keys).any(|(a, b)| a != *b)).then(|| Value::Array(keys.into_iter().map(|k| Value::String(k.clone())).collect()))
+}
+
+fn has_boolean_property(schema: &Value) -> bool {
+    schema.get("properties").and_then(Value::as_object).is_some_and(|p| p.values().any(Value::is_boolean))
+}
+
+/// `schema` with `type: "object"` at its root, and `true`/`false` property schemas as
+/// `{}`/`{ "not": {} }`: the SDK's client refuses a whole listing otherwise.
+fn object_rooted(schema: &Value) -> Value {
+    let mut out = schema.clone();
+    out["type"] = Value::String("object".into());
+    if let Some(Value::Object(properties)) = out.get_mut("properties") {
+        for s in properties.values_mut() {
+            match s {
+                Value::Bool(true) => *s = Value::Object(Map::new()),
+                Value::Bool(false) => *s = serde_json::json!({ "not": {} }),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// A tool as a served `tools/list` lists it: the MCP format
+/// ([`providers::mcp_tool`]) as MCP clients accept it (an `outputSchema` only when
+/// its root is an object's; no boolean property schemas), with the metadata MCP has no
+/// field for, and the root key order the SDK would change, in `_meta`.
+pub fn listed_tool(declaration: &ToolDeclaration) -> Value {
+    let mut out = providers::mcp_tool(declaration);
+    if has_boolean_property(&out["inputSchema"]) {
+        out["inputSchema"] = object_rooted(&out["inputSchema"]);
+    }
+    if let Some(output) = out.get("outputSchema").cloned() {
+        let map = out.as_object_mut().expect("an MCP tool is an object");
+        if output.get("type").and_then(Value::as_str) != Some("object") {
+            map.remove("outputSchema");
+        } else if has_boolean_property(&output) {
+            map.insert("outputSchema".into(), object_rooted(&output));
+        }
+    }
+    let mut tool_meta = Map::new();
+    let m = &declaration.metadata;
+    if m.category.is_some() || !m.tags.is_empty() {
+        let mut kept = Map::new();
+        if let Some(c) = &m.category {
+            kept.insert("category".into(), c.clone().into());
+        }
+        if !m.tags.is_empty() {
+            kept.insert("tags".into(), m.tags.clone().into());
+        }
+        tool_meta.insert(meta::METADATA.into(), Value::Object(kept));
+    }
+    let mut order = Map::new();
+    for key in ["inputSchema", "outputSchema"] {
+        if let Some(keys) = out.get(key).and_then(key_order) {
+            order.insert(key.into(), keys);
+        }
+    }
+    if !order.is_empty() {
+        tool_meta.insert(meta::KEY_ORDER.into(), Value::Object(order));
+    }
+    if !tool_meta.is_empty() {
+        out["_meta"] = Value::Object(tool_meta);
+    }
+    out
+}
+
+/// A successful call's `CallToolResult` (JSON) for its `value`: an object is
+/// `structuredContent` and its JSON text, a string is text, other JSON is its text marked
+/// as JSON. The text is what a model reads: within the tool's `max_output_chars` (the
+/// note names `execution_id`); when that is not the value's own text, the value goes in
+/// `_meta` for a mount.
+pub fn success_result(value: &Value, tool: Option<&ToolDeclaration>, execution_id: &str) -> Value {
+    let text = match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let mut result = serde_json::json!({ "content": [{ "type": "text", "text": text }] });
+    match value {
+        Value::String(_) => {}
+        Value::Object(_) => result["structuredContent"] = value.clone(),
+        _ => result["_meta"] = serde_json::json!({ meta::JSON: true }),
+    }
+    let mut reply = ToolReply::ok("", tool.map_or("", |t| t.name.as_str()), value.clone());
+    reply.max_chars = tool.and_then(|t| t.metadata.max_output_chars).map(|n| n as usize);
+    reply.execution_id = Some(execution_id.to_string());
+    reply.structured = tool.is_some_and(|t| t.output_schema.is_some());
+    let content = providers::format_replies(Provider::Mcp, &[reply]).swap_remove(0)["content"].take();
+    let same = content.as_array().is_some_and(|c| c.len() == 1 && c[0]["type"] == "text" && c[0]["text"] == result["content"][0]["text"]);
+    if !same && result.get("structuredContent").is_none() {
+        result["_meta"] = serde_json::json!({ meta::VALUE: value });
+    }
+    result["content"] = content;
+    result
+}
+
+/// A failed call's `CallToolResult` (JSON): `isError`, `text` (written for the model),
+/// and the error as facts a mount reads back (`toolhost/error`).
+pub fn error_result(text: &str, error: &ToolError) -> Value {
+    let mut facts = serde_json::json!({
+        "category": error.category.as_str(), "code": error.code, "message": error.message, "retryable": error.retryable,
+    });
+    if !error.validation_errors.is_empty() {
+        facts["validationErrors"] = serde_json::to_value(&error.validation_errors).unwrap_or(Value::Null);
+    }
+    serde_json::json!({ "isError": true, "content": [{ "type": "text", "text": text }], "_meta": { meta::ERROR: facts } })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,5 +366,17 @@ mod tests {
         let e = remote_error(&sent, "w");
         assert_eq!((e.code.as_str(), e.message.as_str()), ("NOPE", "no"));
         assert_eq!(e.cause.unwrap().downcast_ref::<Value>(), Some(&sent));
+    }
+    #[test]
+    fn a_listed_tool_is_one_mcp_clients_accept() {
+        let mut d = ToolDeclaration::new("t", "d", json!({ "properties": { "any": true, "none": false }, "type": "object" }));
+        d.output_schema = Some(json!({ "type": "array" }));
+        let listed = listed_tool(&d);
+        assert_eq!(listed["inputSchema"]["properties"], json!({ "any": {}, "none": { "not": {} } }));
+        assert!(listed.get("outputSchema").is_none(), "an output that is not an object is not declared");
+        // The SDK would put `type` first: the order goes along.
+        assert_eq!(listed["_meta"]["toolhost/keyOrder"]["inputSchema"], json!(["properties", "type"]));
+        let plain = listed_tool(&ToolDeclaration::new("p", "d", json!({ "type": "object", "properties": {} })));
+        assert!(plain.get("_meta").is_none());
     }
 }

@@ -290,6 +290,13 @@ async fn options_that_cannot_work_are_refused_and_dropping_the_mount_unmounts() 
         assert_eq!(e.code, "INVALID_CONFIG");
         assert!(e.message.contains(says), "{}", e.message);
     }
+    // A peer that never answers initialize: refused after connect_timeout, not a hang.
+    let (near, _far) = tokio::io::duplex(1024);
+    let quick = MountOptions { connect_timeout: Duration::from_millis(200), ..MountOptions::default() };
+    let e = mount_mcp(&registry, tokio::io::split(near), quick).await.err().expect("refused");
+    assert_eq!((e.code.as_str(), e.category), ("MCP_CONNECTION_FAILED", ErrorCategory::Transient));
+    assert!(e.message.contains("did not answer initialize within connect_timeout (200 ms)"), "{}", e.message);
+
     let (mount, _) = mounted(&registry, MountOptions { max_tools: 2, ..MountOptions::default() }).await;
     assert_eq!(mount.tools(), ["add", "echo_text"]);
     assert_eq!(mount.warnings(), ["MCP server sdk-fixture lists more than max_tools (2) tools: the first 2 are used"]);

@@ -379,7 +379,8 @@ impl HostRegistry {
     }
 
     /// Declarations visible in the scope in a provider's format: `openai`,
-    /// `openai-responses`, `anthropic`, `gemini`, `ag-ui` or `mcp`.
+    /// `openai-responses`, `anthropic`, `gemini`, `ag-ui` or `mcp` (`mcp-served`: as an
+    /// MCP server lists them, with `_meta`).
     ///
     /// # Errors
     /// `INVALID_SCHEMA` when strict mode or Gemini's dialect cannot take a schema.
@@ -393,6 +394,8 @@ impl HostRegistry {
             "gemini" => providers::gemini_tools(&decls),
             "ag-ui" => Ok(Value::Array(providers::ag_ui_tools(&decls))),
             "mcp" => Ok(Value::Array(providers::mcp_tools(&decls))),
+            // As a server lists them (`crate::mcp::listed_tool`).
+            "mcp-served" => Ok(Value::Array(decls.iter().map(crate::mcp::listed_tool).collect())),
             other => return Err(RegistryError::new(RegistryErrorCode::InvalidConfig, format!("unknown tool format '{other}'"))),
         };
         out.map_err(|e| RegistryError::invalid_schema(e.to_string(), ""))
@@ -499,31 +502,21 @@ impl HostRegistry {
         Ok(Value::Array(calls.collect()))
     }
 
+    /// The definition (JSON) a listed MCP tool (`tool`, its JSON) of server `server` is
+    /// mounted with under `name`: [`crate::mcp::declaration_of`].
+    ///
+    /// # Errors
+    /// `INVALID_DEFINITION` when `tool` is not JSON.
+    pub fn mcp_declaration(tool: &str, name: &str, server: &str) -> Result<Value, RegistryError> {
+        let tool = crate::json_text::parse(tool).map_err(|e| RegistryError::new(RegistryErrorCode::InvalidDefinition, format!("a listed MCP tool is not JSON: {e}")))?;
+        serde_json::to_value(crate::mcp::declaration_of(&tool, name, server)).map_err(|e| RegistryError::new(RegistryErrorCode::InvalidDefinition, e.to_string()))
+    }
+
     /// The text a model reads for a failed call: validation issues with the expected
     /// schema, the tools it could have called, the parse error of malformed text, or the
     /// failure's category and message.
     pub fn model_error_text(&self, session: Option<&str>, name: &str, arguments: &str, error: &ErrorFacts) -> String {
-        let scope = scope(session);
-        match error.code.as_str() {
-            "TOOL_NOT_FOUND" => {
-                let available: Vec<String> = self.registry.visible(scope).unwrap_or_default().iter().map(|t| t.name().to_string()).collect();
-                model_errors::unknown_tool(name, &available)
-            }
-            "INVALID_ARGUMENTS" => match (error.validation_errors.is_empty(), self.registry.resolve(scope, name)) {
-                (false, Ok(tool)) => model_errors::validation_failed(name, &error.validation_errors, &tool.declaration.input_schema),
-                _ => model_errors::malformed_arguments(name, arguments, &error.message),
-            },
-            "INTERRUPTED" => model_errors::interrupted(name),
-            "IDEMPOTENCY_CONFLICT" => model_errors::idempotency_conflict(name, &error.message),
-            _ => {
-                // The reply names the tool itself; drop the engine's own "tool 'x' failed: "
-                // (or "tool 'x' " before "timed out ...").
-                let failed = format!("tool '{name}' failed: ");
-                let named = format!("tool '{name}' ");
-                let message = error.message.strip_prefix(&failed).or_else(|| error.message.strip_prefix(&named)).unwrap_or(&error.message);
-                model_errors::tool_failed(name, &error.category, &error.code, message, error.retryable)
-            }
-        }
+        model_errors::for_failure(&self.registry, scope(session), name, arguments, &error.category, &error.code, &error.message, error.retryable, &error.validation_errors)
     }
 
     /// The replies to send back, in the provider's format, for calls and their outcomes

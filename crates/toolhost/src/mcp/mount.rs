@@ -43,6 +43,8 @@ pub struct MountOptions {
     /// How long one `tools/call` may wait for its answer (`None`: no bound here; the
     /// executor's timeout still applies).
     pub request_timeout: Option<Duration>,
+    /// How long the handshake (`initialize`) may take.
+    pub connect_timeout: Duration,
     /// Whether the server's progress notifications are reported as the call's progress.
     pub progress: bool,
     /// The most tools taken from one listing.
@@ -66,6 +68,7 @@ impl Default for MountOptions {
             exclude: Vec::new(),
             shadow: Vec::new(),
             request_timeout: None,
+            connect_timeout: Duration::from_millis(defaults::CONNECT_TIMEOUT_MS),
             progress: true,
             max_tools: defaults::MAX_TOOLS,
             list_timeout: Duration::from_millis(defaults::LIST_TIMEOUT_MS),
@@ -198,7 +201,11 @@ where
     let progress = Progress::default();
     let back = Arc::new(StdMutex::new(Weak::new()));
     let client = MountClient { progress: progress.clone(), mount: back.clone() };
-    let service = client.serve(transport).await.map_err(|e| connection_failed("over rmcp", &e.to_string()))?;
+    let service = match tokio::time::timeout(options.connect_timeout, client.serve(transport)).await {
+        Ok(Ok(service)) => service,
+        Ok(Err(e)) => return Err(connection_failed("over rmcp", &e.to_string())),
+        Err(_) => return Err(connection_failed("over rmcp", &format!("it did not answer initialize within connect_timeout ({} ms)", options.connect_timeout.as_millis()))),
+    };
     let peer = service.peer().clone();
     let label = peer.peer_info().and_then(|i| i.server_info.as_ref().map(|s| s.name.clone())).filter(|n| !n.is_empty()).unwrap_or_else(|| "over rmcp".into());
     let shared = Arc::new(Shared {
@@ -251,8 +258,8 @@ fn check_options(registry: &ToolRegistry, o: &MountOptions) -> Result<(), ToolEr
             return Err(invalid_config(format!("{field} must be at least 1")));
         }
     }
-    if o.max_schema_cost == Some(0) || o.list_timeout.is_zero() || o.request_timeout.is_some_and(|t| t.is_zero()) {
-        return Err(invalid_config("max_schema_cost, list_timeout and request_timeout must be more than 0".into()));
+    if o.max_schema_cost == Some(0) || o.list_timeout.is_zero() || o.connect_timeout.is_zero() || o.request_timeout.is_some_and(|t| t.is_zero()) {
+        return Err(invalid_config("max_schema_cost, list_timeout, connect_timeout and request_timeout must be more than 0".into()));
     }
     if let Some(id) = &o.session_id {
         if !registry.has_session(id) {

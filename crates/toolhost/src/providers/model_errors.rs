@@ -6,6 +6,7 @@
 
 use serde_json::Value;
 
+use crate::registry::{Scope, ToolRegistry};
 use crate::schema::ValidationIssue;
 
 /// Raw argument text longer than this is cut in error messages.
@@ -130,6 +131,44 @@ fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
+}
+
+/// The text a model reads for a failed call of `name` in `scope` of `registry`:
+/// validation issues with the expected schema, the tools it could have called, the parse
+/// error of malformed text, or the failure's category and message. `arguments` is the
+/// call's argument text, quoted when it was not JSON.
+#[allow(clippy::too_many_arguments)]
+pub fn for_failure(
+    registry: &ToolRegistry,
+    scope: Scope<'_>,
+    name: &str,
+    arguments: &str,
+    category: &str,
+    code: &str,
+    message: &str,
+    retryable: bool,
+    issues: &[ValidationIssue],
+) -> String {
+    match code {
+        "TOOL_NOT_FOUND" => {
+            let available: Vec<String> = registry.visible(scope).unwrap_or_default().iter().map(|t| t.name().to_string()).collect();
+            unknown_tool(name, &available)
+        }
+        "INVALID_ARGUMENTS" => match (issues.is_empty(), registry.resolve(scope, name)) {
+            (false, Ok(tool)) => validation_failed(name, issues, &tool.declaration.input_schema),
+            _ => malformed_arguments(name, arguments, message),
+        },
+        "INTERRUPTED" => interrupted(name),
+        "IDEMPOTENCY_CONFLICT" => idempotency_conflict(name, message),
+        _ => {
+            // The reply names the tool itself; drop the engine's own "tool 'x' failed: "
+            // (or "tool 'x' " before "timed out ...").
+            let failed = format!("tool '{name}' failed: ");
+            let named = format!("tool '{name}' ");
+            let message = message.strip_prefix(&failed).or_else(|| message.strip_prefix(&named)).unwrap_or(message);
+            tool_failed(name, category, code, message, retryable)
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,189 @@
+//! `McpServer` against the official TypeScript SDK's own `Client`
+//! (tests/fixtures/mcp-sdk-client.mjs, run by Node), served over the client process's
+//! stdin and stdout; the same process then mounts the server with toolhost's JS
+//! `mountMcp`, so values, metadata and errors make the round trip. Needs `node` and the
+//! repository's `npm install`, as `npm test` has.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::io::AsyncBufReadExt;
+use toolhost::mcp::rmcp::ServiceExt;
+use toolhost::mcp::{McpServer, ServeOptions};
+use toolhost::{ExecutionEvent, ManagerConfig, ToolDeclaration, ToolError, ToolExecutor, ToolRegistry};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn tools() -> ToolRegistry {
+    let registry = ToolRegistry::new();
+    let mut add = ToolDeclaration::new(
+        "add",
+        "Adds a and b",
+        json!({ "type": "object", "properties": { "a": { "type": "integer" }, "b": { "type": "integer" } }, "required": ["a", "b"] }),
+    );
+    add.output_schema = Some(json!({ "type": "object", "properties": { "sum": { "type": "number" } }, "required": ["sum"] }));
+    add.metadata.read_only = Some(true);
+    add.metadata.title = Some("Addition".into());
+    add.metadata.category = Some("math".into());
+    add.metadata.tags = vec!["pure".into()];
+    registry.register_async(add, |args: Value, _| async move { Ok(json!({ "sum": args["a"].as_i64().unwrap() + args["b"].as_i64().unwrap() })) }).unwrap();
+    let words = ToolDeclaration::new("words", "n words", json!({ "type": "object", "properties": { "n": { "type": "integer" } } }));
+    registry.register_async(words, |args: Value, _| async move { Ok(json!(vec!["word"; args["n"].as_u64().unwrap_or(1) as usize].join(" "))) }).unwrap();
+    registry.register_async(ToolDeclaration::new("count", "A number", json!({ "type": "object" })), |_, _| async { Ok(json!(42)) }).unwrap();
+    registry.register_async(ToolDeclaration::new("fails", "Fails", json!({ "type": "object" })), |_, _| async { Err::<Value, _>(ToolError::execution("the disk is full")) }).unwrap();
+    let mut long = ToolDeclaration::new("long", "A long text", json!({ "type": "object" }));
+    long.metadata.max_output_chars = Some(40);
+    registry.register_async(long, |_, _| async { Ok(json!("x".repeat(500))) }).unwrap();
+    let mut steps = ToolDeclaration::new("steps", "Three steps", json!({ "type": "object" }));
+    steps.metadata.self_instrumented = true;
+    registry
+        .register_async(steps, |_, ctx| async move {
+            for i in 1..=3 {
+                ctx.report_progress(f64::from(i), Some(3.0), Some(&format!("step {i}")));
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Ok(json!("done"))
+        })
+        .unwrap();
+    registry
+        .register_async(ToolDeclaration::new("slow", "Waits until cancelled", json!({ "type": "object" })), |_, ctx| async move {
+            ctx.cancellation.cancelled().await;
+            Ok(json!("cancelled"))
+        })
+        .unwrap();
+    registry
+}
+
+#[tokio::test]
+async fn the_sdk_client_lists_calls_cancels_and_mounts_the_rust_server() {
+    assert!(repo().join("node_modules/@modelcontextprotocol/sdk").is_dir(), "the MCP SDK is not in node_modules: run `npm install` first");
+    let registry = tools();
+    let executor = ToolExecutor::new(registry.clone(), ManagerConfig::default()).unwrap();
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let seen = cancelled.clone();
+    executor.on_event(move |e| {
+        if matches!(e, ExecutionEvent::Cancelled { tool_name, .. } if tool_name == "slow") {
+            seen.store(true, Ordering::SeqCst);
+        }
+    });
+    let options = ServeOptions { name: "rust-tools".into(), version: "2.0.0".into(), ..ServeOptions::default() };
+    let server = McpServer::new(&executor, options).unwrap();
+
+    let mut child = tokio::process::Command::new("node")
+        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp-sdk-client.mjs"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let (from_client, to_client) = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let serving = tokio::spawn(async move { server.serve((from_client, to_client)).await.unwrap().waiting().await });
+
+    let mut reports: HashMap<String, Value> = HashMap::new();
+    let read = async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(json) = line.strip_prefix("report ") {
+                let r: Value = serde_json::from_str(json).unwrap();
+                reports.insert(r["what"].as_str().unwrap().to_string(), r["value"].clone());
+            } else if line == "wants late" {
+                // Registered while the client is connected: it hears of it.
+                registry.register_async(ToolDeclaration::new("late", "Came later", json!({ "type": "object" })), |_, _| async { Ok(json!("late")) }).unwrap();
+            } else {
+                eprintln!("client: {line}");
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), read).await.expect("the client finished");
+    assert!(child.wait().await.unwrap().success(), "the client exited 0");
+    let _ = serving.await;
+
+    assert_eq!(reports["server"], json!({ "name": "rust-tools", "version": "2.0.0" }));
+    let listed = reports["tools"].as_array().unwrap();
+    let names: Vec<&str> = listed.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["add", "words", "count", "fails", "long", "steps", "slow"]);
+    assert_eq!(listed[0]["annotations"], json!({ "title": "Addition", "readOnlyHint": true }));
+    assert_eq!(listed[0]["_meta"]["toolhost/metadata"], json!({ "category": "math", "tags": ["pure"] }));
+    assert_eq!(listed[0]["outputSchema"]["required"], json!(["sum"]));
+
+    assert_eq!(reports["add"]["structuredContent"], json!({ "sum": 5 }));
+    assert_eq!(reports["add"]["content"], json!([{ "type": "text", "text": "{\"sum\":5}" }]));
+    assert_eq!(reports["words"]["content"], json!([{ "type": "text", "text": "word word" }]));
+    assert_eq!(reports["count"]["_meta"], json!({ "toolhost/json": true }));
+    let fails = &reports["fails"];
+    assert_eq!(fails["isError"], json!(true));
+    assert_eq!(fails["_meta"]["toolhost/error"], json!({ "category": "execution", "code": "EXECUTION_ERROR", "message": "the disk is full", "retryable": false }));
+    assert!(fails["content"][0]["text"].as_str().unwrap().starts_with("Tool `fails` failed: the disk is full"), "{fails}");
+    let invalid = &reports["invalid"];
+    assert_eq!(invalid["_meta"]["toolhost/error"]["code"], json!("INVALID_ARGUMENTS"));
+    assert!(invalid["content"][0]["text"].as_str().unwrap().contains("/a"), "{invalid}");
+    assert_eq!(reports["unknown"]["thrown"]["code"], json!(-32602));
+    assert!(reports["unknown"]["thrown"]["message"].as_str().unwrap().contains("nope"), "{}", reports["unknown"]);
+    // Cut for the model within maxOutputChars; the value whole in _meta for a mount.
+    let long = &reports["long"];
+    assert!(long["content"][0]["text"].as_str().unwrap().len() < 500, "{long}");
+    assert_eq!(long["_meta"]["toolhost/value"].as_str().unwrap().len(), 500);
+    assert_eq!(reports["steps"]["content"][0]["text"], json!("done"));
+    let progress = reports["progress"].as_array().unwrap();
+    assert_eq!(progress.len(), 3, "{progress:?}");
+    assert_eq!(progress[2], json!({ "progress": 3, "total": 3, "message": "step 3" }));
+    assert!(reports["slow"]["thrown"].is_object(), "the client gave up: {}", reports["slow"]);
+    assert!(cancelled.load(Ordering::SeqCst), "notifications/cancelled cancelled the execution");
+
+    let mounted = &reports["mounted"];
+    assert_eq!(mounted["tools"], json!(["rs_add", "rs_words", "rs_count", "rs_fails", "rs_long", "rs_steps", "rs_slow"]));
+    assert_eq!(mounted["add"]["metadata"]["category"], json!("math"));
+    assert_eq!(mounted["add"]["metadata"]["readOnly"], json!(true));
+    assert_eq!(reports["mounted-add"], json!({ "result": { "sum": 42 } }));
+    assert_eq!(reports["mounted-count"], json!({ "result": 42 }));
+    assert_eq!(reports["mounted-fails"]["error"]["code"], json!("EXECUTION_ERROR"));
+    assert_eq!(reports["mounted-fails"]["error"]["message"], json!("tool 'rs_fails' failed: the disk is full"));
+    assert_eq!(reports["late"], json!({ "result": "late" }), "the client heard of the new tool and mounted it");
+}
+
+#[tokio::test]
+async fn a_server_of_a_session_that_does_not_exist_is_refused() {
+    let executor = ToolExecutor::new(ToolRegistry::new(), ManagerConfig::default()).unwrap();
+    let e = McpServer::new(&executor, ServeOptions { session_id: Some("gone".into()), ..ServeOptions::default() }).err().unwrap();
+    assert_eq!(e.code, "INVALID_CONFIG");
+}
+
+/// The Rust mount of the Rust server, in one process over an in-memory pipe: what one
+/// writes the other reads back whole.
+#[tokio::test]
+async fn the_rust_mount_reads_the_rust_server_back_whole() {
+    let executor = ToolExecutor::new(tools(), ManagerConfig::default()).unwrap();
+    let server = McpServer::new(&executor, ServeOptions::default()).unwrap();
+    let (near, far) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(tokio::io::split(far)).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let local = ToolRegistry::new();
+    let options = toolhost::mcp::MountOptions { prefix: "rs_".into(), ..Default::default() };
+    let mount = toolhost::mcp::mount_mcp(&local, tokio::io::split(near), options).await.unwrap();
+    let add = local.get("rs_add").unwrap();
+    assert_eq!((add.metadata.category.as_deref(), add.metadata.tags.as_slice(), add.metadata.read_only), (Some("math"), &["pure".to_string()][..], Some(true)));
+    let caller = ToolExecutor::new(local, ManagerConfig::default()).unwrap();
+    let run = |tool: &'static str, args: Value| {
+        let caller = caller.clone();
+        async move { caller.execute(tool, args, toolhost::CallOptions::default()).await }
+    };
+    assert_eq!(run("rs_add", json!({ "a": 1, "b": 2 })).await.result().unwrap(), &json!({ "sum": 3 }));
+    assert_eq!(run("rs_words", json!({ "n": 3 })).await.result().unwrap(), &json!("word word word"));
+    assert_eq!(run("rs_count", json!({})).await.result().unwrap(), &json!(42));
+    assert_eq!(run("rs_long", json!({})).await.result().unwrap(), &json!("x".repeat(500)), "cut for a model, whole for a mount");
+    let failed = run("rs_fails", json!({})).await;
+    let e = failed.result().unwrap_err();
+    assert_eq!((e.code.as_str(), e.message.as_str(), e.retryable), ("EXECUTION_ERROR", "the disk is full", false));
+    mount.unmount().await;
+}
