@@ -1,7 +1,8 @@
 //! What a mounted MCP server's tools become here, as JSON in and out: the declaration
 //! a listed tool is registered with, the value of a `tools/call` result, the error of an
-//! `isError` one. The JS mount (`js/mcp-mount.mjs`) reads MCP the same way; the test
-//! `tests/mcp_mount.rs` mounts one server with both and compares what they registered.
+//! `isError` one. The JS mount (`js/mcp-mount.mjs`) takes its declarations from
+//! [`declaration_of`] too; it reads results and errors in JS, the same way, which
+//! `tests/mcp_serve.rs` checks by mounting a Rust server from JS.
 //!
 //! The other way, what a served tool is listed as and what a call of it answers is
 //! here too, as JS `createMcpServer` does it.

@@ -305,7 +305,9 @@ async fn options_that_cannot_work_are_refused_and_dropping_the_mount_unmounts() 
 }
 
 /// The JS mount (`mountMcp`) and this one register the same declarations for the same
-/// server: each reads MCP on its own side, and this fails when they drift apart.
+/// server. Both make them with the engine's `declaration_of`, each from what its own
+/// client (the TypeScript SDK's, rmcp's) read of the listing, and each skips on its own:
+/// this fails when those drift apart.
 #[tokio::test]
 async fn the_js_mount_registers_the_same_declarations() {
     let script = format!(
