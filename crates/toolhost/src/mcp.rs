@@ -18,7 +18,7 @@ use crate::providers::{self, Provider, ToolReply};
 #[cfg(feature = "mcp")]
 pub mod mount;
 #[cfg(feature = "mcp")]
-pub use mount::{mount_mcp, McpMount, MountChanges, MountOptions, Skipped};
+pub use mount::{mount_mcp, mount_mcp_with, McpMount, MountChanges, MountOptions, Skipped};
 #[cfg(feature = "mcp")]
 pub mod serve;
 #[cfg(feature = "mcp")]

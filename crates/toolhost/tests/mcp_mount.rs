@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use toolhost::mcp::rmcp::transport::TokioChildProcess;
-use toolhost::mcp::{mount_mcp, McpMount, MountOptions};
-use toolhost::{CallOptions, ErrorCategory, ExecutionEvent, ManagerConfig, Scope, ToolDeclaration, ToolError, ToolExecutor, ToolRegistry};
+use toolhost::mcp::{mount_mcp, mount_mcp_with, McpMount, MountOptions};
+use toolhost::{CallOptions, ErrorCategory, ExecutionEvent, ManagerConfig, RetryOverrides, Scope, ToolDeclaration, ToolError, ToolExecutor, ToolRegistry};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -75,7 +75,7 @@ async fn a_servers_tools_are_registered_with_what_it_declared_and_over_limits_sk
     let registry = ToolRegistry::new();
     let (mount, _) = mounted(&registry, sdk()).await;
     // `echo.text` has a character a name may not have; `costly`'s schema is over the cost bound.
-    assert_eq!(mount.tools(), ["sdk_add", "sdk_echo_text", "sdk_fails", "sdk_slow", "sdk_shadow_me", "sdk_steps"]);
+    assert_eq!(mount.tools(), ["sdk_add", "sdk_echo_text", "sdk_fails", "sdk_slow", "sdk_shadow_me", "sdk_steps", "sdk_crash"]);
     assert_eq!(registry.names(), mount.tools());
     let skipped = mount.skipped();
     assert_eq!(skipped.len(), 1, "{skipped:?}");
@@ -336,5 +336,45 @@ async fn the_js_mount_registers_the_same_declarations() {
         }
     }
     assert_eq!(js["skipped"], json!(mount.skipped().iter().map(|s| s.name.clone()).collect::<Vec<_>>()));
+    mount.unmount().await;
+}
+
+#[tokio::test]
+async fn a_mount_with_connect_reconnects_after_its_server_died_and_one_without_does_not() {
+    let once = || CallOptions { retry: Some(RetryOverrides { max_attempts: Some(1), ..Default::default() }), ..CallOptions::default() };
+    let add = json!({ "a": 1, "b": 2 });
+
+    let registry = ToolRegistry::new();
+    let started = Arc::new(Mutex::new(0));
+    let count = started.clone();
+    let connect = move || {
+        *count.lock().unwrap() += 1;
+        let mut command = tokio::process::Command::new("node");
+        command.arg(fixture());
+        async move { TokioChildProcess::new(command) }
+    };
+    let mount = mount_mcp_with(&registry, connect, sdk()).await.unwrap();
+    let executor = ToolExecutor::new(registry.clone(), ManagerConfig::default()).unwrap();
+    let crashed = executor.execute("sdk_crash", json!({}), once()).await;
+    let e = crashed.result().unwrap_err();
+    assert_eq!((e.code.as_str(), e.category), ("MCP_CONNECTION_CLOSED", ErrorCategory::Transient), "{}", e.message);
+    // The next call starts the server again.
+    let out = executor.execute("sdk_add", add.clone(), once()).await;
+    assert_eq!(out.result().unwrap(), &json!({ "sum": 3 }));
+    assert_eq!(*started.lock().unwrap(), 2);
+    // The tools were listed again on the new connection.
+    eventually("the tools are listed again", || mount.tools().len() == 7).await;
+    // With retries (the default), a call in flight when the server died is sent again on
+    // a new connection: `crash` ends each server it reaches, so all three attempts do.
+    let crashed = executor.execute("sdk_crash", json!({}), CallOptions::default()).await;
+    assert_eq!(crashed.record.attempt_number, 3);
+    assert_eq!(*started.lock().unwrap(), 4);
+    mount.unmount().await;
+    assert_eq!(executor.execute("sdk_add", add.clone(), once()).await.result().unwrap_err().code, "TOOL_NOT_FOUND");
+
+    // Without `connect`, the connection stays closed.
+    let (mount, _) = mounted(&registry, sdk()).await;
+    assert_eq!(executor.execute("sdk_crash", json!({}), once()).await.result().unwrap_err().code, "MCP_CONNECTION_CLOSED");
+    assert_eq!(executor.execute("sdk_add", add, once()).await.result().unwrap_err().code, "MCP_CONNECTION_CLOSED");
     mount.unmount().await;
 }

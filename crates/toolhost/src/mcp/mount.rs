@@ -107,8 +107,16 @@ struct Shared {
     options: MountOptions,
     /// The server as it names itself, else "over rmcp".
     label: String,
-    peer: Peer<RoleClient>,
+    /// The connection in use (another after a reconnection) with its number, and its
+    /// service (`None` once unmounted).
+    peer: StdMutex<(Peer<RoleClient>, u64)>,
     service: StdMutex<Option<RunningService<RoleClient, MountClient>>>,
+    /// Makes a new connection ([`mount_mcp_with`]); `None`: the first one is the only one.
+    reconnect: Option<Connect>,
+    /// Held while reconnecting: one reconnection at a time.
+    reconnecting: tokio::sync::Mutex<()>,
+    /// The client side's shared parts, for a new connection's client.
+    back: Arc<StdMutex<Weak<Shared>>>,
     progress: Progress,
     /// Held through a refresh: refreshes run one at a time.
     state: tokio::sync::Mutex<State>,
@@ -142,6 +150,9 @@ struct Seen {
 /// Progress sinks of the calls in flight, by the progress token rmcp gave each request.
 type Progress = Arc<StdMutex<HashMap<ProgressToken, ProgressSink>>>;
 
+/// Connects a new client to the server: [`mount_mcp_with`]'s `connect`, typed away.
+type Connect = Box<dyn Fn(MountClient) -> BoxFuture<Result<RunningService<RoleClient, MountClient>, String>> + Send + Sync>;
+
 fn lock<T>(m: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -166,14 +177,7 @@ impl ClientHandler for MountClient {
         if let Some(shared) = shared {
             // Not awaited here: the refresh's own requests are answered through the loop
             // that called this.
-            tokio::spawn(async move {
-                let mount = McpMount { shared };
-                if let Err(e) = mount.refresh().await {
-                    if e.code != "MCP_UNMOUNTED" {
-                        tracing::warn!(server = %mount.shared.label, "toolhost: refreshing the tools of MCP server {} failed: {}", mount.shared.label, e.message);
-                    }
-                }
-            });
+            tokio::spawn(McpMount { shared }.refresh_in_background());
         }
     }
 
@@ -186,34 +190,102 @@ impl ClientHandler for MountClient {
 
 /// Connects to an MCP server over `transport` (any rmcp client transport: a child
 /// process, Streamable HTTP, a pair of streams) and registers its tools in `registry`
-/// as `options` say.
+/// as `options` say. A connection that closes stays closed: each call then fails
+/// `MCP_CONNECTION_CLOSED` (transient). [`mount_mcp_with`] reconnects.
 ///
 /// # Errors
 /// `INVALID_CONFIG` for options that cannot work (a `max_*` or timeout of 0, a
-/// `session_id` the registry does not have, a `prefix` no name may start with); `MCP_CONNECTION_FAILED`,
-/// transient, when the server cannot be reached or its tools cannot be listed.
+/// `session_id` the registry does not have, a `prefix` no name may start with);
+/// `MCP_CONNECTION_FAILED`, transient, when the server cannot be reached or its tools
+/// cannot be listed.
 pub async fn mount_mcp<T, E, A>(registry: &ToolRegistry, transport: T, options: MountOptions) -> Result<McpMount, ToolError>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
     check_options(registry, &options)?;
-    let progress = Progress::default();
-    let back = Arc::new(StdMutex::new(Weak::new()));
+    let (progress, back) = (Progress::default(), Arc::new(StdMutex::new(Weak::new())));
     let client = MountClient { progress: progress.clone(), mount: back.clone() };
-    let service = match tokio::time::timeout(options.connect_timeout, client.serve(transport)).await {
-        Ok(Ok(service)) => service,
-        Ok(Err(e)) => return Err(connection_failed("over rmcp", &e.to_string())),
-        Err(_) => return Err(connection_failed("over rmcp", &format!("it did not answer initialize within connect_timeout ({} ms)", options.connect_timeout.as_millis()))),
-    };
+    let service = handshake(client.serve(transport), options.connect_timeout).await?;
+    mount_over(registry, service, None, options, progress, back).await
+}
+
+/// [`mount_mcp`] over the transports `connect` makes, one now and another whenever the
+/// connection in use has closed (the server's process died, say): the next call, or
+/// [`McpMount::refresh`], reconnects, and the tools are listed again. A call in flight
+/// when the connection closed fails `MCP_CONNECTION_CLOSED` (transient), so the
+/// executor's retries send it again on the new connection.
+///
+/// ```no_run
+/// # async fn f(registry: toolhost::ToolRegistry) -> Result<(), toolhost::ToolError> {
+/// use toolhost::mcp::{mount_mcp_with, rmcp::transport::TokioChildProcess, MountOptions};
+/// let mount = mount_mcp_with(&registry, || async {
+///     TokioChildProcess::new(tokio::process::Command::new("my-mcp-server"))
+/// }, MountOptions::default()).await?;
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+/// As [`mount_mcp`]; `connect`'s error is `MCP_CONNECTION_FAILED`.
+pub async fn mount_mcp_with<F, Fut, T, E, A>(registry: &ToolRegistry, connect: F, options: MountOptions) -> Result<McpMount, ToolError>
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = std::io::Result<T>> + Send + 'static,
+    T: rmcp::transport::IntoTransport<RoleClient, E, A> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+    A: Send + 'static,
+{
+    check_options(registry, &options)?;
+    let timeout = options.connect_timeout;
+    let connect: Connect = Box::new(move |client: MountClient| {
+        let transport = connect();
+        Box::pin(async move {
+            let transport = transport.await.map_err(|e| e.to_string())?;
+            match tokio::time::timeout(timeout, client.serve(transport)).await {
+                Ok(Ok(service)) => Ok(service),
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(_) => Err(format!("it did not answer initialize within connect_timeout ({} ms)", timeout.as_millis())),
+            }
+        })
+    });
+    let (progress, back) = (Progress::default(), Arc::new(StdMutex::new(Weak::new())));
+    let client = MountClient { progress: progress.clone(), mount: back.clone() };
+    let service = connect(client).await.map_err(|why| connection_failed("over rmcp", &why))?;
+    mount_over(registry, service, Some(connect), options, progress, back).await
+}
+
+/// The handshake, within `timeout`.
+async fn handshake<S, E: std::fmt::Display>(serve: impl std::future::Future<Output = Result<S, E>>, timeout: Duration) -> Result<S, ToolError> {
+    match tokio::time::timeout(timeout, serve).await {
+        Ok(Ok(service)) => Ok(service),
+        Ok(Err(e)) => Err(connection_failed("over rmcp", &e.to_string())),
+        Err(_) => Err(connection_failed("over rmcp", &format!("it did not answer initialize within connect_timeout ({} ms)", timeout.as_millis()))),
+    }
+}
+
+fn label_of(peer: &Peer<RoleClient>) -> String {
+    peer.peer_info().and_then(|i| i.server_info.as_ref().map(|s| s.name.clone())).filter(|n| !n.is_empty()).unwrap_or_else(|| "over rmcp".into())
+}
+
+async fn mount_over(
+    registry: &ToolRegistry,
+    service: RunningService<RoleClient, MountClient>,
+    reconnect: Option<Connect>,
+    options: MountOptions,
+    progress: Progress,
+    back: Arc<StdMutex<Weak<Shared>>>,
+) -> Result<McpMount, ToolError> {
     let peer = service.peer().clone();
-    let label = peer.peer_info().and_then(|i| i.server_info.as_ref().map(|s| s.name.clone())).filter(|n| !n.is_empty()).unwrap_or_else(|| "over rmcp".into());
+    let label = label_of(&peer);
     let shared = Arc::new(Shared {
         registry: registry.clone(),
         options,
         label,
-        peer,
+        peer: StdMutex::new((peer, 0)),
         service: StdMutex::new(Some(service)),
+        reconnect,
+        reconnecting: tokio::sync::Mutex::new(()),
+        back: back.clone(),
         progress,
         state: tokio::sync::Mutex::new(State::default()),
         seen: StdMutex::new(Seen::default()),
@@ -292,12 +364,12 @@ impl McpMount {
 
     /// What the server said of itself at the handshake: its name, version and capabilities.
     pub fn server_info(&self) -> Option<Arc<rmcp::model::ServerPeerInfo>> {
-        self.shared.peer.peer_info()
+        self.shared.peer().peer_info()
     }
 
-    /// The rmcp peer, for requests toolhost does not make (resources, prompts).
-    pub fn peer(&self) -> &Peer<RoleClient> {
-        &self.shared.peer
+    /// The rmcp peer in use, for requests toolhost does not make (resources, prompts).
+    pub fn peer(&self) -> Peer<RoleClient> {
+        self.shared.peer()
     }
 
     /// Lists the remote tools again and updates the mounted set. A server's
@@ -410,6 +482,18 @@ impl McpMount {
         Ok(changes)
     }
 
+    /// [`McpMount::refresh`] as a task of its own (its failure only logged). Boxed: the
+    /// refresh may reconnect, and a reconnection starts one of these.
+    fn refresh_in_background(self) -> BoxFuture<()> {
+        Box::pin(async move {
+            if let Err(e) = self.refresh().await {
+                if e.code != "MCP_UNMOUNTED" {
+                    tracing::warn!(server = %self.shared.label, "toolhost: refreshing the tools of MCP server {} failed: {}", self.shared.label, e.message);
+                }
+            }
+        })
+    }
+
     /// Removes the tools this mount registered (a tool registered later under one of
     /// their names stays) and closes the connection. Calling it again does nothing.
     pub async fn unmount(&self) {
@@ -494,13 +578,62 @@ impl Drop for Shared {
 }
 
 impl Shared {
+    fn peer(&self) -> Peer<RoleClient> {
+        lock(&self.peer).0.clone()
+    }
+
+    /// The connection to use and its number: the one in use, or (with
+    /// [`mount_mcp_with`]) a new one when it has closed or is connection number `stale`
+    /// (a request could not be sent on it), its tools then listed again.
+    async fn ready(self: &Arc<Self>, stale: Option<u64>) -> Result<(Peer<RoleClient>, u64), ToolError> {
+        let current = lock(&self.peer).clone();
+        let closed = |(peer, number): &(Peer<RoleClient>, u64)| peer.is_transport_closed() || stale == Some(*number);
+        let Some(connect) = self.reconnect.as_ref().filter(|_| closed(&current)) else { return Ok(current) };
+        let _one = self.reconnecting.lock().await;
+        let current = lock(&self.peer).clone();
+        if !closed(&current) {
+            return Ok(current);
+        }
+        if lock(&self.service).is_none() {
+            return Err(unmounted("reconnect"));
+        }
+        let client = MountClient { progress: self.progress.clone(), mount: self.back.clone() };
+        let service = connect(client).await.map_err(|why| {
+            ToolError::new(ErrorCategory::Transient, "MCP_CONNECTION_FAILED", format!("the connection to MCP server {} closed, and reconnecting failed: {why}", self.label))
+        })?;
+        let next = (service.peer().clone(), current.1 + 1);
+        *lock(&self.peer) = next.clone();
+        // Unmounted while connecting: the new connection is closed (`Err`).
+        let replaced = {
+            let mut current = lock(&self.service);
+            match current.as_mut() {
+                Some(old) => Ok(std::mem::replace(old, service)),
+                None => Err(service),
+            }
+        };
+        match replaced {
+            Ok(old) => {
+                let _ = old.cancel().await;
+            }
+            Err(new) => {
+                let _ = new.cancel().await;
+                return Err(unmounted("reconnect"));
+            }
+        }
+        // The server may have changed (a new version was started): list again, not
+        // awaited, since a refresh may be what asked for this connection.
+        tokio::spawn(McpMount { shared: self.clone() }.refresh_in_background());
+        Ok(next)
+    }
+
     fn unregister(&self, scope: Scope<'_>, name: &str, handler: usize) {
         let _ = self.registry.unregister_if(scope, name, |t| address_of(&t.handler) == handler);
     }
 
     /// The listed tools (JSON) within the limits, and those that are not MCP tools.
-    async fn list(&self, notes: &mut Vec<String>) -> Result<(Vec<Value>, Vec<Skipped>), ToolError> {
-        if self.peer.peer_info().is_some_and(|i| i.capabilities.tools.is_none()) {
+    async fn list(self: &Arc<Self>, notes: &mut Vec<String>) -> Result<(Vec<Value>, Vec<Skipped>), ToolError> {
+        let (peer, _) = self.ready(None).await?;
+        if peer.peer_info().is_some_and(|i| i.capabilities.tools.is_none()) {
             return Ok((Vec::new(), Vec::new()));
         }
         let o = &self.options;
@@ -523,7 +656,7 @@ impl Shared {
             params.cursor = cursor.clone();
             // The request itself, not `Peer::list_tools`: that one answers from a cache.
             let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
-            let page = match tokio::time::timeout(left, self.peer.send_request(request)).await {
+            let page = match tokio::time::timeout(left, peer.send_request(request)).await {
                 Ok(Ok(page)) => page,
                 Ok(Err(e)) => return Err(self.classify(e)),
                 // Out of time on a later page: what was listed is used.
@@ -599,12 +732,24 @@ impl Shared {
         // journal runs a call retried from another host at most once.
         let mut request_meta = RequestMetaObject::default();
         request_meta.insert(meta::IDEMPOTENCY_KEY.into(), Value::String(ctx.idempotency_key.clone()));
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let mut options = PeerRequestOptions::no_options();
-        options.timeout = self.options.request_timeout;
-        options.meta = Some(request_meta);
-        let handle = self.peer.send_request_with_option(request, options).await.map_err(|e| self.classify(e))?;
-        let mut guard = InFlight { shared: self.clone(), id: Some(handle.id.clone()), token: handle.progress_token.clone() };
+        let send = |peer: Peer<RoleClient>| {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            let mut options = PeerRequestOptions::no_options();
+            options.timeout = self.options.request_timeout;
+            options.meta = Some(request_meta.clone());
+            async move { peer.send_request_with_option(request, options).await }
+        };
+        let (mut peer, number) = self.ready(None).await?;
+        let handle = match send(peer.clone()).await {
+            // Not sent: the connection had closed. Sent again on a new one, if it can be made.
+            Err(ServiceError::TransportClosed | ServiceError::TransportSend(_)) if self.reconnect.is_some() => {
+                (peer, _) = self.ready(Some(number)).await?;
+                send(peer.clone()).await
+            }
+            sent => sent,
+        }
+        .map_err(|e| self.classify(e))?;
+        let mut guard = InFlight { shared: self.clone(), peer, id: Some(handle.id.clone()), token: handle.progress_token.clone() };
         if self.options.progress {
             if let Some(sink) = ctx.progress.clone() {
                 lock(&self.progress).insert(handle.progress_token.clone(), sink);
@@ -629,10 +774,7 @@ impl Shared {
             Err(e) => {
                 if matches!(&e, ServiceError::McpError(m) if m.code == ErrorCode::INVALID_PARAMS) {
                     // The tool may have changed: list again.
-                    let mount = McpMount { shared: self.clone() };
-                    tokio::spawn(async move {
-                        let _ = mount.refresh().await;
-                    });
+                    tokio::spawn(McpMount { shared: self.clone() }.refresh_in_background());
                 }
                 Err(self.classify(e))
             }
@@ -644,6 +786,8 @@ impl Shared {
 /// its future dropped), the server is told with `notifications/cancelled`.
 struct InFlight {
     shared: Arc<Shared>,
+    /// The connection the call went on.
+    peer: Peer<RoleClient>,
     id: Option<rmcp::model::RequestId>,
     token: ProgressToken,
 }
@@ -653,7 +797,7 @@ impl Drop for InFlight {
         lock(&self.shared.progress).remove(&self.token);
         let Some(id) = self.id.take() else { return };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        let peer = self.shared.peer.clone();
+        let peer = self.peer.clone();
         runtime.spawn(async move {
             let params = CancelledNotificationParam::new(Some(id), Some("the call was cancelled or timed out".into()));
             let _ = peer.notify_cancelled(params).await;
