@@ -26,7 +26,8 @@ type AuditListener = Arc<dyn Fn(&AuditRecord) + Send + Sync>;
 
 struct Inner {
     engine: Mutex<ExecutionEngine>,
-    listeners: Mutex<Vec<Listener>>,
+    /// Event listeners with their ids ([`ToolExecutor::off_event`]).
+    listeners: Mutex<Vec<(u64, Listener)>>,
     /// Queued executions wait here for their slot.
     admissions: Mutex<HashMap<u64, oneshot::Sender<AttemptSpec>>>,
     /// The cancellation token of each execution in flight.
@@ -153,9 +154,25 @@ impl ToolExecutor {
     }
 
     /// Calls `listener` for every lifecycle event (on the thread that caused it).
-    pub fn on_event(&self, listener: impl Fn(&ExecutionEvent) + Send + Sync + 'static) {
-        lock(&self.inner.listeners).push(Arc::new(listener));
+    /// Returns an id for [`ToolExecutor::off_event`].
+    pub fn on_event(&self, listener: impl Fn(&ExecutionEvent) + Send + Sync + 'static) -> u64 {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        lock(&self.inner.listeners).push((id, Arc::new(listener)));
         lock(&self.inner.engine).set_wanted_events(EventMask::ALL);
+        id
+    }
+
+    /// Stops listener `id` ([`ToolExecutor::on_event`]); returns whether it was there.
+    /// With none left, the engine stops making events.
+    pub fn off_event(&self, id: u64) -> bool {
+        let mut listeners = lock(&self.inner.listeners);
+        let Some(at) = listeners.iter().position(|(l, _)| *l == id) else { return false };
+        listeners.remove(at);
+        if listeners.is_empty() {
+            lock(&self.inner.engine).set_wanted_events(EventMask::default());
+        }
+        true
     }
 
     /// Cancels an execution in flight. `false` when it already finished or is unknown.
@@ -494,7 +511,7 @@ impl ToolExecutor {
         if !t.events.is_empty() {
             let listeners = lock(&self.inner.listeners).clone();
             for event in &t.events {
-                for l in &listeners {
+                for (_, l) in &listeners {
                     l(event);
                 }
             }

@@ -228,3 +228,26 @@ async fn futures_join(handles: Vec<tokio::task::JoinHandle<toolhost::ExecutionOu
     }
     out
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_listener_taken_off_hears_nothing_more() {
+    let registry = ToolRegistry::new();
+    registry.register_async(ToolDeclaration::new("ok", "works", json!({"type": "object"})), |_, _| async { Ok(json!(1)) }).unwrap();
+    let executor = ToolExecutor::new(registry, ManagerConfig::default()).unwrap();
+    let heard = Arc::new(AtomicU32::new(0));
+    let (a, b) = (heard.clone(), heard.clone());
+    let first = executor.on_event(move |_| {
+        a.fetch_add(1, Ordering::SeqCst);
+    });
+    let second = executor.on_event(move |_| {
+        b.fetch_add(100, Ordering::SeqCst);
+    });
+    assert_ne!(first, second);
+    executor.execute("ok", json!({}), CallOptions::default()).await;
+    let both = heard.load(Ordering::SeqCst);
+    assert!(both > 0 && both % 101 == 0, "each event reached both: {both}");
+    assert!(executor.off_event(second));
+    assert!(!executor.off_event(second), "taken off once");
+    executor.execute("ok", json!({}), CallOptions::default()).await;
+    assert_eq!(heard.load(Ordering::SeqCst), both + both / 101, "only the first one heard the second call");
+}

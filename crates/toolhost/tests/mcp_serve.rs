@@ -187,3 +187,28 @@ async fn the_rust_mount_reads_the_rust_server_back_whole() {
     assert_eq!((e.code.as_str(), e.message.as_str(), e.retryable), ("EXECUTION_ERROR", "the disk is full", false));
     mount.unmount().await;
 }
+
+/// A server of a session answers, once the session is destroyed, that it was.
+#[tokio::test]
+async fn a_served_session_that_was_destroyed_says_so() {
+    let registry = tools();
+    let session = registry.create_session(false);
+    let executor = ToolExecutor::new(registry.clone(), ManagerConfig::default()).unwrap();
+    let server = McpServer::new(&executor, ServeOptions { session_id: Some(session.clone()), ..ServeOptions::default() }).unwrap();
+    let (near, far) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(tokio::io::split(far)).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let local = ToolRegistry::new();
+    let mount = toolhost::mcp::mount_mcp(&local, tokio::io::split(near), toolhost::mcp::MountOptions::default()).await.unwrap();
+    assert_eq!(mount.tools().len(), 7, "a session sees the global tools");
+    assert!(registry.destroy_session(&session));
+    let caller = ToolExecutor::new(local, ManagerConfig::default()).unwrap();
+    let out = caller.execute("count", json!({}), toolhost::CallOptions::default()).await;
+    let e = out.result().unwrap_err();
+    assert_eq!(e.code, "MCP_PROTOCOL_ERROR");
+    assert!(e.message.contains(&format!("session '{session}' was destroyed")), "{}", e.message);
+    mount.unmount().await;
+}

@@ -66,6 +66,8 @@ struct Shared {
     /// client), with its progress token, by its tool-call id.
     progress: Mutex<HashMap<String, (ProgressToken, mpsc::UnboundedSender<ProgressNotificationParam>)>>,
     follows_registry: Mutex<Option<u64>>,
+    /// The executor listener that sends progress ([`ToolExecutor::off_event`] when dropped).
+    follows_progress: Mutex<Option<u64>>,
     /// Calls served, for their tool-call ids.
     calls: AtomicU64,
 }
@@ -78,6 +80,9 @@ impl Drop for Shared {
     fn drop(&mut self) {
         if let Some(id) = lock(&self.follows_registry).take() {
             self.registry.unsubscribe(id);
+        }
+        if let Some(id) = lock(&self.follows_progress).take() {
+            self.executor.off_event(id);
         }
     }
 }
@@ -104,6 +109,7 @@ impl McpServer {
             notifying: AtomicBool::new(false),
             progress: Mutex::new(HashMap::new()),
             follows_registry: Mutex::new(None),
+            follows_progress: Mutex::new(None),
             calls: AtomicU64::new(1),
         });
         let weak = Arc::downgrade(&shared);
@@ -116,11 +122,12 @@ impl McpServer {
         });
         *lock(&shared.follows_registry) = Some(id);
         let weak: Weak<Shared> = Arc::downgrade(&shared);
-        executor.on_event(move |event| {
+        let id = executor.on_event(move |event| {
             if let (ExecutionEvent::Progress { execution_id, progress, .. }, Some(shared)) = (event, weak.upgrade()) {
                 shared.progressed(execution_id, progress);
             }
         });
+        *lock(&shared.follows_progress) = Some(id);
         Ok(Self { shared })
     }
 
@@ -159,6 +166,10 @@ impl Shared {
 
     /// Sends a call's progress to the client that asked for it.
     fn progressed(&self, execution_id: &str, progress: &crate::record::Progress) {
+        // Nobody here asked for progress: no lookup.
+        if lock(&self.progress).is_empty() {
+            return;
+        }
         let Some(record) = self.executor.execution(execution_id) else { return };
         let Some(call) = record.tool_call_id.as_deref() else { return };
         let Some((token, to_client)) = lock(&self.progress).get(call).cloned() else { return };
@@ -196,6 +207,9 @@ impl ServerHandler for McpServer {
         let shared = &self.shared;
         let name = request.name.to_string();
         let scope = self.scope();
+        if let Some(id) = shared.options.session_id.as_deref().filter(|id| !shared.registry.has_session(id)) {
+            return Err(ErrorData::invalid_request(format!("session '{id}' was destroyed"), None));
+        }
         if shared.registry.resolve(scope, &name).is_err() {
             let text = model_errors::for_failure(&shared.registry, scope, &name, "", "not_found", "TOOL_NOT_FOUND", "", false, &[]);
             return Err(ErrorData::invalid_params(text, None));
