@@ -75,7 +75,7 @@ async fn a_servers_tools_are_registered_with_what_it_declared_and_over_limits_sk
     let registry = ToolRegistry::new();
     let (mount, _) = mounted(&registry, sdk()).await;
     // `echo.text` has a character a name may not have; `costly`'s schema is over the cost bound.
-    assert_eq!(mount.tools(), ["sdk_add", "sdk_echo_text", "sdk_fails", "sdk_slow", "sdk_shadow_me", "sdk_steps", "sdk_crash"]);
+    assert_eq!(mount.tools(), ["sdk_add", "sdk_echo_text", "sdk_fails", "sdk_slow", "sdk_shadow_me", "sdk_steps", "sdk_crash", "sdk_huge"]);
     assert_eq!(registry.names(), mount.tools());
     let skipped = mount.skipped();
     assert_eq!(skipped.len(), 1, "{skipped:?}");
@@ -363,7 +363,7 @@ async fn a_mount_with_connect_reconnects_after_its_server_died_and_one_without_d
     assert_eq!(out.result().unwrap(), &json!({ "sum": 3 }));
     assert_eq!(*started.lock().unwrap(), 2);
     // The tools were listed again on the new connection.
-    eventually("the tools are listed again", || mount.tools().len() == 7).await;
+    eventually("the tools are listed again", || mount.tools().len() == 8).await;
     // With retries (the default), a call in flight when the server died is sent again on
     // a new connection: `crash` ends each server it reaches, so all three attempts do.
     let crashed = executor.execute("sdk_crash", json!({}), CallOptions::default()).await;
@@ -376,5 +376,22 @@ async fn a_mount_with_connect_reconnects_after_its_server_died_and_one_without_d
     let (mount, _) = mounted(&registry, sdk()).await;
     assert_eq!(executor.execute("sdk_crash", json!({}), once()).await.result().unwrap_err().code, "MCP_CONNECTION_CLOSED");
     assert_eq!(executor.execute("sdk_add", add, once()).await.result().unwrap_err().code, "MCP_CONNECTION_CLOSED");
+    mount.unmount().await;
+}
+
+/// rmcp bounds a message at 16 MiB (its `DEFAULT_MAX_LINE_LENGTH`): a larger answer is
+/// dropped, so its call ends at its timeout, and the connection goes on.
+#[tokio::test]
+async fn an_answer_over_rmcps_bound_times_the_call_out_and_the_mount_goes_on() {
+    let registry = ToolRegistry::new();
+    let (mount, seen) = mounted(&registry, MountOptions { request_timeout: Some(Duration::from_secs(3)), ..sdk() }).await;
+    let executor = ToolExecutor::new(registry.clone(), ManagerConfig::default()).unwrap();
+    let once = CallOptions { retry: Some(RetryOverrides { max_attempts: Some(1), ..Default::default() }), ..CallOptions::default() };
+    let out = executor.execute("sdk_huge", json!({}), once).await;
+    let e = out.result().unwrap_err();
+    assert_eq!((e.code.as_str(), e.category), ("MCP_REQUEST_TIMEOUT", ErrorCategory::Timeout), "{}", e.message);
+    assert!(seen.lock().unwrap().iter().any(|s| s["call"] == json!("huge")));
+    let out = executor.execute("sdk_add", json!({ "a": 1, "b": 2 }), CallOptions::default()).await;
+    assert_eq!(out.result().unwrap(), &json!({ "sum": 3 }));
     mount.unmount().await;
 }
