@@ -22,7 +22,7 @@ pub use mount::{mount_mcp, mount_mcp_with, McpMount, MountChanges, MountOptions,
 #[cfg(feature = "mcp")]
 pub mod serve;
 #[cfg(feature = "mcp")]
-pub use serve::{McpServer, ServeOptions};
+pub use serve::{Approval, McpServer, ServeOptions};
 /// The `rmcp` this crate mounts with: its transports are what [`mount_mcp`] takes.
 #[cfg(feature = "mcp")]
 pub use rmcp;

@@ -14,8 +14,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::io::AsyncBufReadExt;
 use toolhost::mcp::rmcp::ServiceExt;
-use toolhost::mcp::{McpServer, ServeOptions};
-use toolhost::{ExecutionEvent, ManagerConfig, ToolDeclaration, ToolError, ToolExecutor, ToolRegistry};
+use toolhost::mcp::{Approval, McpServer, ServeOptions};
+use toolhost::{ExecutionEvent, ManagerConfig, NeedsApproval, ToolDeclaration, ToolError, ToolExecutor, ToolRegistry};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -58,6 +58,9 @@ fn tools() -> ToolRegistry {
             Ok(json!("cancelled"))
         })
         .unwrap();
+    let mut pay = ToolDeclaration::new("pay", "Pays", json!({ "type": "object", "properties": { "cents": { "type": "integer" } }, "required": ["cents"] }));
+    pay.metadata.needs_approval = Some(NeedsApproval::Always);
+    registry.register_async(pay, |args: Value, _| async move { Ok(json!({ "paid": args["cents"] })) }).unwrap();
     registry
 }
 
@@ -73,7 +76,7 @@ async fn the_sdk_client_lists_calls_cancels_and_mounts_the_rust_server() {
             seen.store(true, Ordering::SeqCst);
         }
     });
-    let options = ServeOptions { name: "rust-tools".into(), version: "2.0.0".into(), ..ServeOptions::default() };
+    let options = ServeOptions { name: "rust-tools".into(), version: "2.0.0".into(), approval: Approval::Elicit, ..ServeOptions::default() };
     let server = McpServer::new(&executor, options).unwrap();
 
     let mut child = tokio::process::Command::new("node")
@@ -109,7 +112,7 @@ async fn the_sdk_client_lists_calls_cancels_and_mounts_the_rust_server() {
     assert_eq!(reports["server"], json!({ "name": "rust-tools", "version": "2.0.0" }));
     let listed = reports["tools"].as_array().unwrap();
     let names: Vec<&str> = listed.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["add", "words", "count", "fails", "long", "steps", "slow"]);
+    assert_eq!(names, ["add", "words", "count", "fails", "long", "steps", "slow", "pay"]);
     assert_eq!(listed[0]["annotations"], json!({ "title": "Addition", "readOnlyHint": true }));
     assert_eq!(listed[0]["_meta"]["toolhost/metadata"], json!({ "category": "math", "tags": ["pure"] }));
     assert_eq!(listed[0]["outputSchema"]["required"], json!(["sum"]));
@@ -138,8 +141,18 @@ async fn the_sdk_client_lists_calls_cancels_and_mounts_the_rust_server() {
     assert!(reports["slow"]["thrown"].is_object(), "the client gave up: {}", reports["slow"]);
     assert!(cancelled.load(Ordering::SeqCst), "notifications/cancelled cancelled the execution");
 
+    // Approval over elicitation: the client was asked, and its answer decided.
+    assert_eq!(reports["pay-small"]["structuredContent"], json!({ "paid": 5 }));
+    let large = &reports["pay-large"];
+    assert_eq!(large["isError"], json!(true), "{large}");
+    assert_eq!(large["_meta"]["toolhost/error"]["category"], json!("denied"), "{large}");
+    assert!(large["_meta"]["toolhost/error"]["message"].as_str().unwrap().contains("the MCP client answered decline"), "{large}");
+    let asked = reports["asked"].as_array().unwrap();
+    assert_eq!(asked.len(), 2);
+    assert_eq!(asked[0], json!("Allow the tool 'pay' to run with these arguments?\n{\"cents\":5}"));
+
     let mounted = &reports["mounted"];
-    assert_eq!(mounted["tools"], json!(["rs_add", "rs_words", "rs_count", "rs_fails", "rs_long", "rs_steps", "rs_slow"]));
+    assert_eq!(mounted["tools"], json!(["rs_add", "rs_words", "rs_count", "rs_fails", "rs_long", "rs_steps", "rs_slow", "rs_pay"]));
     assert_eq!(mounted["add"]["metadata"]["category"], json!("math"));
     assert_eq!(mounted["add"]["metadata"]["readOnly"], json!(true));
     assert_eq!(reports["mounted-add"], json!({ "result": { "sum": 42 } }));
@@ -203,12 +216,94 @@ async fn a_served_session_that_was_destroyed_says_so() {
     });
     let local = ToolRegistry::new();
     let mount = toolhost::mcp::mount_mcp(&local, tokio::io::split(near), toolhost::mcp::MountOptions::default()).await.unwrap();
-    assert_eq!(mount.tools().len(), 7, "a session sees the global tools");
+    assert_eq!(mount.tools().len(), 8, "a session sees the global tools");
     assert!(registry.destroy_session(&session));
     let caller = ToolExecutor::new(local, ManagerConfig::default()).unwrap();
     let out = caller.execute("count", json!({}), toolhost::CallOptions::default()).await;
     let e = out.result().unwrap_err();
     assert_eq!(e.code, "MCP_PROTOCOL_ERROR");
     assert!(e.message.contains(&format!("session '{session}' was destroyed")), "{}", e.message);
+    mount.unmount().await;
+}
+
+/// The approval rules of calls over MCP, with a Rust mount as the client (it cannot be
+/// asked through elicitation).
+#[tokio::test]
+async fn served_calls_that_need_approval_fail_closed() {
+    async fn pay_with(options: ServeOptions, then: impl FnOnce(ToolExecutor)) -> toolhost::ExecutionOutcome {
+        let executor = ToolExecutor::new(tools(), ManagerConfig::default()).unwrap();
+        then(executor.clone());
+        let server = McpServer::new(&executor, options).unwrap();
+        let (near, far) = tokio::io::duplex(64 * 1024);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(tokio::io::split(far)).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let local = ToolRegistry::new();
+        let mount = toolhost::mcp::mount_mcp(&local, tokio::io::split(near), toolhost::mcp::MountOptions::default()).await.unwrap();
+        let caller = ToolExecutor::new(local, ManagerConfig::default()).unwrap();
+        let out = caller.execute("pay", json!({ "cents": 7 }), toolhost::CallOptions::default()).await;
+        mount.unmount().await;
+        out
+    }
+    let denied = |out: &toolhost::ExecutionOutcome| out.result().unwrap_err().message.clone();
+
+    let out = pay_with(ServeOptions { approval: Approval::Allow, ..ServeOptions::default() }, |_| {}).await;
+    assert_eq!(out.result().unwrap(), &json!({ "paid": 7 }));
+    let out = pay_with(ServeOptions { approval: Approval::Deny, ..ServeOptions::default() }, |_| {}).await;
+    assert!(denied(&out).contains("this MCP server does not take approvals"), "{}", denied(&out));
+    let out = pay_with(ServeOptions { approval: Approval::Elicit, ..ServeOptions::default() }, |_| {}).await;
+    assert!(denied(&out).contains("the MCP client cannot be asked (it does not support elicitation)"), "{}", denied(&out));
+    // Nobody answers: denied after approval_timeout.
+    let quick = ServeOptions { approval_timeout: Some(Duration::from_millis(200)), ..ServeOptions::default() };
+    let out = pay_with(quick, |_| {}).await;
+    assert!(denied(&out).contains("nobody answered within 200 ms"), "{}", denied(&out));
+    // The executor's own approve() decides with approval: Manager.
+    let out = pay_with(ServeOptions::default(), |executor| {
+        let approver = executor.clone();
+        executor.on_event(move |e| {
+            if let ExecutionEvent::ApprovalRequested { approval_id, .. } = e {
+                let (approver, id) = (approver.clone(), approval_id.clone());
+                tokio::spawn(async move { approver.approve(&id, None, Some("grace".into())).unwrap() });
+            }
+        });
+    })
+    .await;
+    assert_eq!(out.result().unwrap(), &json!({ "paid": 7 }));
+}
+
+#[tokio::test]
+async fn more_served_calls_waiting_for_approval_than_allowed_are_denied() {
+    let executor = ToolExecutor::new(tools(), ManagerConfig::default()).unwrap();
+    let options = ServeOptions { max_pending_approvals: 1, approval_timeout: None, ..ServeOptions::default() };
+    let server = McpServer::new(&executor, options).unwrap();
+    let (near, far) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(tokio::io::split(far)).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let local = ToolRegistry::new();
+    let mount = toolhost::mcp::mount_mcp(&local, tokio::io::split(near), toolhost::mcp::MountOptions::default()).await.unwrap();
+    let caller = ToolExecutor::new(local, ManagerConfig::default()).unwrap();
+    let call = |cents: u32| {
+        let caller = caller.clone();
+        tokio::spawn(async move { caller.execute("pay", json!({ "cents": cents }), toolhost::CallOptions::default()).await })
+    };
+    let first = call(1);
+    for _ in 0..200 {
+        if executor.pending_approvals().len() == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let second = call(2).await.unwrap();
+    let e = second.result().unwrap_err();
+    assert!(e.message.contains("more than 1 calls of this MCP server wait for approval (max_pending_approvals)"), "{}", e.message);
+    let waiting = executor.pending_approvals();
+    assert_eq!(waiting.len(), 1);
+    executor.approve(&waiting[0].approval_id, None, None).unwrap();
+    assert_eq!(first.await.unwrap().result().unwrap(), &json!({ "paid": 1 }));
     mount.unmount().await;
 }

@@ -11,9 +11,10 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitationAction, Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
     ProgressToken, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
@@ -39,13 +40,48 @@ pub struct ServeOptions {
     pub session_id: Option<String>,
     /// The `instructions` of the `initialize` answer.
     pub instructions: Option<String>,
+    /// Who decides the approval of a served call that needs one.
+    pub approval: Approval,
+    /// How long a served call waits for approval when neither its tool nor the executor
+    /// bounds the wait (`None`: as long as they say).
+    pub approval_timeout: Option<Duration>,
+    /// The most served calls that wait for approval at once; the next is denied.
+    pub max_pending_approvals: usize,
+}
+
+/// Who decides the approval of a call that arrives over MCP (JS `approval`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Approval {
+    /// The executor's own `approve` and `deny`, as for any call.
+    #[default]
+    Manager,
+    /// The MCP client, asked through elicitation; a client that cannot be asked gets
+    /// the call denied, saying so.
+    Elicit,
+    /// Nobody: every such call is denied, with a reply saying why.
+    Deny,
+    /// Everybody: such calls run without asking.
+    Allow,
 }
 
 impl Default for ServeOptions {
     fn default() -> Self {
-        Self { name: "toolhost".into(), version: env!("CARGO_PKG_VERSION").into(), session_id: None, instructions: None }
+        Self {
+            name: "toolhost".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            session_id: None,
+            instructions: None,
+            approval: Approval::Manager,
+            approval_timeout: Some(Duration::from_millis(APPROVAL_TIMEOUT_MS)),
+            max_pending_approvals: MAX_PENDING_APPROVALS,
+        }
     }
 }
+
+/// How long a served call waits for approval by default (as JS `approvalTimeoutMs`).
+pub const APPROVAL_TIMEOUT_MS: u64 = 300_000;
+/// How many served calls may wait for approval at once by default (JS `maxPendingApprovals`).
+pub const MAX_PENDING_APPROVALS: usize = 16;
 
 /// An MCP server over an executor's tools: `server.serve(transport)` (rmcp's
 /// [`rmcp::ServiceExt::serve`]) serves one connection; clone it for another.
@@ -70,6 +106,14 @@ struct Shared {
     follows_progress: Mutex<Option<u64>>,
     /// Calls served, for their tool-call ids.
     calls: AtomicU64,
+    /// The calls in flight, by tool-call id: the client each came from, and the timer
+    /// that denies its approval when nobody answers.
+    served: Mutex<HashMap<String, Served>>,
+}
+
+struct Served {
+    peer: Peer<RoleServer>,
+    approval_timer: Option<tokio::task::AbortHandle>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -111,6 +155,7 @@ impl McpServer {
             follows_registry: Mutex::new(None),
             follows_progress: Mutex::new(None),
             calls: AtomicU64::new(1),
+            served: Mutex::new(HashMap::new()),
         });
         let weak = Arc::downgrade(&shared);
         let id = registry.subscribe_without_names(move |change| {
@@ -122,10 +167,24 @@ impl McpServer {
         });
         *lock(&shared.follows_registry) = Some(id);
         let weak: Weak<Shared> = Arc::downgrade(&shared);
-        let id = executor.on_event(move |event| {
-            if let (ExecutionEvent::Progress { execution_id, progress, .. }, Some(shared)) = (event, weak.upgrade()) {
-                shared.progressed(execution_id, progress);
+        let id = executor.on_event(move |event| match event {
+            ExecutionEvent::Progress { execution_id, progress, .. } => {
+                if let Some(shared) = weak.upgrade() {
+                    shared.progressed(execution_id, progress);
+                }
             }
+            ExecutionEvent::ApprovalRequested { execution, approval_id } => {
+                let (Some(shared), Some(call)) = (weak.upgrade(), execution.tool_call_id.clone()) else { return };
+                if !lock(&shared.served).contains_key(&call) {
+                    return;
+                }
+                // Decided after the event is delivered: the executor is still delivering it.
+                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                    let (approval_id, execution) = (approval_id.clone(), execution.clone());
+                    runtime.spawn(async move { shared.decide(&call, &approval_id, &execution).await });
+                }
+            }
+            _ => {}
         });
         *lock(&shared.follows_progress) = Some(id);
         Ok(Self { shared })
@@ -162,6 +221,74 @@ impl Shared {
                 let _ = peer.notify_tool_list_changed().await;
             }
         });
+    }
+
+    /// Approves or denies, unless someone else already did (or the call ended).
+    fn answer(&self, approval_id: &str, approve: bool, text: String) {
+        let answered = if approve {
+            self.executor.approve(approval_id, None, Some(text))
+        } else {
+            self.executor.deny(approval_id, Some(text), Some("toolhost/mcp".into()))
+        };
+        if let Err(e) = answered {
+            if e.code != "APPROVAL_NOT_FOUND" {
+                tracing::warn!("toolhost: answering an approval over MCP failed: {}", e.message);
+            }
+        }
+    }
+
+    /// Decides the approval `approval_id` of served call `call`, as `options.approval` says.
+    async fn decide(self: &Arc<Self>, call: &str, approval_id: &str, execution: &crate::record::ExecutionRecord) {
+        match self.options.approval {
+            Approval::Deny => return self.answer(approval_id, false, "this MCP server does not take approvals (approval: Deny)".into()),
+            Approval::Allow => return self.answer(approval_id, true, "toolhost/mcp (approval: Allow)".into()),
+            Approval::Manager | Approval::Elicit => {}
+        }
+        let waiting = self.executor.pending_approvals();
+        // Decided (or ended) meanwhile: nothing to do.
+        let Some(mine) = waiting.iter().find(|p| p.approval_id == approval_id) else { return };
+        let pending = {
+            let served = lock(&self.served);
+            waiting.iter().filter(|p| p.tool_call_id.as_ref().is_some_and(|c| served.contains_key(c))).count()
+        };
+        let max = self.options.max_pending_approvals;
+        if pending > max {
+            return self.answer(approval_id, false, format!("more than {max} calls of this MCP server wait for approval (max_pending_approvals)"));
+        }
+        if let (None, Some(timeout)) = (mine.expires_at, self.options.approval_timeout) {
+            // Neither the tool nor the executor bounds the wait: calls over MCP wait this long.
+            let (shared, id) = (self.clone(), approval_id.to_string());
+            let timer = tokio::spawn(async move {
+                tokio::time::sleep(timeout).await;
+                shared.answer(&id, false, format!("nobody answered within {} ms (approval_timeout of calls over MCP)", timeout.as_millis()));
+            });
+            match lock(&self.served).get_mut(call) {
+                Some(served) => served.approval_timer = Some(timer.abort_handle()),
+                None => timer.abort(),
+            }
+        }
+        if self.options.approval != Approval::Elicit {
+            return;
+        }
+        let Some(peer) = lock(&self.served).get(call).map(|s| s.peer.clone()) else { return };
+        if !peer.peer_info().is_some_and(|i| i.capabilities.elicitation.is_some()) {
+            return self.answer(approval_id, false, "the MCP client cannot be asked (it does not support elicitation)".into());
+        }
+        let mut args = execution.args.to_value().to_string();
+        if args.chars().count() > 2000 {
+            args = format!("{}…", args.chars().take(2000).collect::<String>());
+        }
+        let message = format!("Allow the tool '{}' to run with these arguments?\n{args}", execution.tool_name);
+        let request = serde_json::json!({ "mode": "form", "message": message, "requestedSchema": { "type": "object", "properties": {} } });
+        let asked = match serde_json::from_value(request) {
+            Ok(params) => peer.create_elicitation(params).await.map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        match asked {
+            Ok(r) if r.action == ElicitationAction::Accept => self.answer(approval_id, true, "the MCP client".into()),
+            Ok(r) => self.answer(approval_id, false, format!("the MCP client answered {}", serde_json::to_value(r.action).ok().and_then(|a| a.as_str().map(str::to_string)).unwrap_or_default())),
+            Err(e) => self.answer(approval_id, false, format!("asking the MCP client failed: {e}")),
+        }
     }
 
     /// Sends a call's progress to the client that asked for it.
@@ -225,6 +352,7 @@ impl ServerHandler for McpServer {
             idempotency_key: Some(sent_key.map_or_else(|| format!("mcp-call:{}", uuid::Uuid::new_v4()), str::to_string)),
             ..CallOptions::default()
         };
+        lock(&shared.served).insert(call_id.clone(), Served { peer: context.peer.clone(), approval_timer: None });
         // Progress goes out in order, and all of it before the answer.
         let forwarder = context.meta.get_progress_token().map(|token| {
             let (to_client, mut reports) = mpsc::unbounded_channel();
@@ -239,6 +367,9 @@ impl ServerHandler for McpServer {
         // Cancelled when the client sends notifications/cancelled or goes.
         let outcome = shared.executor.execute_with(&name, args.clone(), options, context.ct.clone()).await;
         lock(&shared.progress).remove(&call_id);
+        if let Some(timer) = lock(&shared.served).remove(&call_id).and_then(|s| s.approval_timer) {
+            timer.abort();
+        }
         if let Some(forwarder) = forwarder {
             let _ = forwarder.await;
         }
