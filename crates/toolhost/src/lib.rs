@@ -7,6 +7,10 @@
 //!
 //! The same engine serves Rust tools (through [`ToolExecutor`]) and the Node.js
 //! binding (which drives [`ExecutionEngine`] on the JS thread).
+//!
+//! Cargo features: `journal` (the durable journal's SQLite and Postgres stores) and
+//! `mcp` (MCP over the official Rust SDK, `rmcp`: [`mcp::mount_mcp`] mounts a server's
+//! tools, [`mcp::McpServer`] serves an executor's).
 
 pub mod arguments;
 pub mod audit;
