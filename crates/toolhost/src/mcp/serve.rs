@@ -102,13 +102,29 @@ struct Shared {
     /// client), with its progress token, by its tool-call id.
     progress: Mutex<HashMap<String, (ProgressToken, mpsc::UnboundedSender<ProgressNotificationParam>)>>,
     follows_registry: Mutex<Option<u64>>,
-    /// The executor listener that sends progress ([`ToolExecutor::off_event`] when dropped).
+    /// The executor listener that sends progress and decides approvals (taken off with
+    /// [`ToolExecutor::off_event`] when dropped).
     follows_progress: Mutex<Option<u64>>,
     /// Calls served, for their tool-call ids.
     calls: AtomicU64,
     /// The calls in flight, by tool-call id: the client each came from, and the timer
     /// that denies its approval when nobody answers.
     served: Mutex<HashMap<String, Served>>,
+}
+
+/// A served call in flight: its entries go when this does.
+struct InFlight<'a> {
+    shared: &'a Shared,
+    call_id: String,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        lock(&self.shared.progress).remove(&self.call_id);
+        if let Some(timer) = lock(&self.shared.served).remove(&self.call_id).and_then(|s| s.approval_timer) {
+            timer.abort();
+        }
+    }
 }
 
 struct Served {
@@ -353,6 +369,8 @@ impl ServerHandler for McpServer {
             ..CallOptions::default()
         };
         lock(&shared.served).insert(call_id.clone(), Served { peer: context.peer.clone(), approval_timer: None });
+        // Forgets the call however this future ends (dropped included).
+        let entry = InFlight { shared, call_id: call_id.clone() };
         // Progress goes out in order, and all of it before the answer.
         let forwarder = context.meta.get_progress_token().map(|token| {
             let (to_client, mut reports) = mpsc::unbounded_channel();
@@ -366,10 +384,8 @@ impl ServerHandler for McpServer {
         });
         // Cancelled when the client sends notifications/cancelled or goes.
         let outcome = shared.executor.execute_with(&name, args.clone(), options, context.ct.clone()).await;
-        lock(&shared.progress).remove(&call_id);
-        if let Some(timer) = lock(&shared.served).remove(&call_id).and_then(|s| s.approval_timer) {
-            timer.abort();
-        }
+        // Its progress sender goes with it: the forwarder ends once it sent what is queued.
+        drop(entry);
         if let Some(forwarder) = forwarder {
             let _ = forwarder.await;
         }
