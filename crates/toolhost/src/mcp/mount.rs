@@ -136,8 +136,9 @@ struct State {
 struct Mounted {
     /// The tool's JSON as listed (a refresh re-registers it only when this changed).
     json: String,
-    /// Which handler this mount registered under the name (its address).
-    handler: usize,
+    /// The handler this mount registered under the name. Weak, yet its allocation stays
+    /// while this is held, so no later tool's handler can have its address.
+    handler: Weak<dyn ToolHandler>,
 }
 
 #[derive(Default, Clone)]
@@ -386,7 +387,9 @@ impl McpMount {
         let mut notes = Vec::new();
         let (listed, mut skipped) = shared.list(&mut notes).await?;
         let o = &shared.options;
+        // In the server's order, and where each local name is in it.
         let mut wanted: Vec<(String, Value, String)> = Vec::new();
+        let mut wanted_at: HashMap<String, usize> = HashMap::new();
         for mut tool in listed {
             let remote = tool["name"].as_str().unwrap_or_default().to_string();
             if o.include.as_ref().is_some_and(|names| !names.contains(&remote)) || o.exclude.contains(&remote) {
@@ -398,8 +401,9 @@ impl McpMount {
                 skipped.push(Skipped { name: cut(&remote, 200), reason: format!("its local name '{shown}' is not 1 to 64 letters, digits, _ or -") });
                 continue;
             }
-            if let Some((_, taken, _)) = wanted.iter().find(|(n, _, _)| *n == name) {
-                skipped.push(Skipped { name: remote.clone(), reason: format!("its local name '{name}' is taken by the remote tool '{}'", taken["name"].as_str().unwrap_or_default()) });
+            if let Some(&at) = wanted_at.get(&name) {
+                let taken: &(String, Value, String) = &wanted[at];
+                skipped.push(Skipped { name: remote.clone(), reason: format!("its local name '{name}' is taken by the remote tool '{}'", taken.1["name"].as_str().unwrap_or_default()) });
                 continue;
             }
             let schema_chars = ["inputSchema", "outputSchema"].iter().filter_map(|k| tool.get(*k)).map(|s| js_len(&s.to_string())).sum::<usize>();
@@ -419,6 +423,7 @@ impl McpMount {
                 }
             }
             let json = tool.to_string();
+            wanted_at.insert(name.clone(), wanted.len());
             wanted.push((name, tool, json));
         }
         let scope = match &o.session_id {
@@ -430,12 +435,12 @@ impl McpMount {
         let old = std::mem::take(&mut state.mounted);
         let mut kept: HashMap<String, Mounted> = HashMap::new();
         for (name, m) in old {
-            match wanted.iter().find(|(n, _, _)| *n == name) {
+            match wanted_at.get(&name).map(|&at| &wanted[at]) {
                 Some((_, _, json)) if *json == m.json => {
                     kept.insert(name, m);
                 }
                 found => {
-                    shared.unregister(scope, &name, m.handler);
+                    shared.unregister(scope, &name, &m.handler);
                     if found.is_some() {
                         changed.push(name);
                     } else {
@@ -453,13 +458,13 @@ impl McpMount {
             let remote = tool["name"].as_str().unwrap_or_default().to_string();
             let declaration = declaration_of(&tool, &name, &shared.label);
             let handler: Arc<dyn ToolHandler> = Arc::new(MountedTool { shared: Arc::downgrade(shared), remote: remote.clone() });
-            let address = address_of(&handler);
+            let ours = Arc::downgrade(&handler);
             // Never in the place of a tool already visible here, unless allowed by name.
             let may_shadow = o.shadow.contains(&name);
             match shared.registry.register_mounted_in(scope, declaration, handler, may_shadow, o.max_schema_cost) {
                 Ok(_) => {
                     let was_changed = changed.contains(&name);
-                    mounted.push((name.clone(), Mounted { json, handler: address }));
+                    mounted.push((name.clone(), Mounted { json, handler: ours }));
                     if was_changed { changes.updated.push(name) } else { changes.added.push(name) }
                 }
                 Err(e) => {
@@ -509,7 +514,7 @@ impl McpMount {
                 None => Scope::Global,
             };
             for (name, m) in std::mem::take(&mut state.mounted) {
-                shared.unregister(scope, &name, m.handler);
+                shared.unregister(scope, &name, &m.handler);
             }
             lock(&shared.seen).tools.clear();
         }
@@ -534,8 +539,9 @@ fn unmounted(what: &str) -> ToolError {
     e
 }
 
-fn address_of(handler: &Arc<dyn ToolHandler>) -> usize {
-    Arc::as_ptr(handler).cast::<()>() as usize
+/// Whether `handler` is the one `ours` points to.
+fn is_ours(handler: &Arc<dyn ToolHandler>, ours: &Weak<dyn ToolHandler>) -> bool {
+    std::ptr::addr_eq(Arc::as_ptr(handler), ours.as_ptr())
 }
 
 /// JS string length (UTF-16 units), which the limits are counted in, as in JS.
@@ -568,7 +574,7 @@ impl Drop for Shared {
             None => Scope::Global,
         };
         for (name, m) in mounted {
-            self.unregister(scope, &name, m.handler);
+            self.unregister(scope, &name, &m.handler);
         }
         if let Some(listener) = lock(&self.follows_session).take() {
             self.registry.unsubscribe(listener);
@@ -626,8 +632,8 @@ impl Shared {
         Ok(next)
     }
 
-    fn unregister(&self, scope: Scope<'_>, name: &str, handler: usize) {
-        let _ = self.registry.unregister_if(scope, name, |t| address_of(&t.handler) == handler);
+    fn unregister(&self, scope: Scope<'_>, name: &str, ours: &Weak<dyn ToolHandler>) {
+        let _ = self.registry.unregister_if(scope, name, |t| is_ours(&t.handler, ours));
     }
 
     /// The listed tools (JSON) within the limits, and those that are not MCP tools.
