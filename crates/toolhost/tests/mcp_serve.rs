@@ -169,12 +169,9 @@ async fn a_server_of_a_session_that_does_not_exist_is_refused() {
     assert_eq!(e.code, "INVALID_CONFIG");
 }
 
-/// The Rust mount of the Rust server, in one process over an in-memory pipe: what one
-/// writes the other reads back whole.
-#[tokio::test]
-async fn the_rust_mount_reads_the_rust_server_back_whole() {
-    let executor = ToolExecutor::new(tools(), ManagerConfig::default()).unwrap();
-    let server = McpServer::new(&executor, ServeOptions::default()).unwrap();
+/// `server` serving one connection over an in-memory pipe, mounted on the other end by
+/// a Rust mount into a registry of its own; the mount and an executor of that registry.
+async fn mounted_in_memory(server: McpServer, options: toolhost::mcp::MountOptions) -> (toolhost::mcp::McpMount, ToolExecutor) {
     let (near, far) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(tokio::io::split(far)).await {
@@ -182,11 +179,19 @@ async fn the_rust_mount_reads_the_rust_server_back_whole() {
         }
     });
     let local = ToolRegistry::new();
-    let options = toolhost::mcp::MountOptions { prefix: "rs_".into(), ..Default::default() };
     let mount = toolhost::mcp::mount_mcp(&local, tokio::io::split(near), options).await.unwrap();
-    let add = local.get("rs_add").unwrap();
+    (mount, ToolExecutor::new(local, ManagerConfig::default()).unwrap())
+}
+
+/// The Rust mount of the Rust server, in one process over an in-memory pipe: what one
+/// writes the other reads back whole.
+#[tokio::test]
+async fn the_rust_mount_reads_the_rust_server_back_whole() {
+    let executor = ToolExecutor::new(tools(), ManagerConfig::default()).unwrap();
+    let server = McpServer::new(&executor, ServeOptions::default()).unwrap();
+    let (mount, caller) = mounted_in_memory(server, toolhost::mcp::MountOptions { prefix: "rs_".into(), ..Default::default() }).await;
+    let add = caller.registry().get("rs_add").unwrap();
     assert_eq!((add.metadata.category.as_deref(), add.metadata.tags.as_slice(), add.metadata.read_only), (Some("math"), &["pure".to_string()][..], Some(true)));
-    let caller = ToolExecutor::new(local, ManagerConfig::default()).unwrap();
     let run = |tool: &'static str, args: Value| {
         let caller = caller.clone();
         async move { caller.execute(tool, args, toolhost::CallOptions::default()).await }
@@ -208,17 +213,9 @@ async fn a_served_session_that_was_destroyed_says_so() {
     let session = registry.create_session(false);
     let executor = ToolExecutor::new(registry.clone(), ManagerConfig::default()).unwrap();
     let server = McpServer::new(&executor, ServeOptions { session_id: Some(session.clone()), ..ServeOptions::default() }).unwrap();
-    let (near, far) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(tokio::io::split(far)).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let local = ToolRegistry::new();
-    let mount = toolhost::mcp::mount_mcp(&local, tokio::io::split(near), toolhost::mcp::MountOptions::default()).await.unwrap();
+    let (mount, caller) = mounted_in_memory(server, toolhost::mcp::MountOptions::default()).await;
     assert_eq!(mount.tools().len(), 8, "a session sees the global tools");
     assert!(registry.destroy_session(&session));
-    let caller = ToolExecutor::new(local, ManagerConfig::default()).unwrap();
     let out = caller.execute("count", json!({}), toolhost::CallOptions::default()).await;
     let e = out.result().unwrap_err();
     assert_eq!(e.code, "MCP_PROTOCOL_ERROR");
@@ -234,15 +231,7 @@ async fn served_calls_that_need_approval_fail_closed() {
         let executor = ToolExecutor::new(tools(), ManagerConfig::default()).unwrap();
         then(executor.clone());
         let server = McpServer::new(&executor, options).unwrap();
-        let (near, far) = tokio::io::duplex(64 * 1024);
-        tokio::spawn(async move {
-            if let Ok(running) = server.serve(tokio::io::split(far)).await {
-                let _ = running.waiting().await;
-            }
-        });
-        let local = ToolRegistry::new();
-        let mount = toolhost::mcp::mount_mcp(&local, tokio::io::split(near), toolhost::mcp::MountOptions::default()).await.unwrap();
-        let caller = ToolExecutor::new(local, ManagerConfig::default()).unwrap();
+        let (mount, caller) = mounted_in_memory(server, toolhost::mcp::MountOptions::default()).await;
         let out = caller.execute("pay", json!({ "cents": 7 }), toolhost::CallOptions::default()).await;
         mount.unmount().await;
         out
@@ -278,15 +267,7 @@ async fn more_served_calls_waiting_for_approval_than_allowed_are_denied() {
     let executor = ToolExecutor::new(tools(), ManagerConfig::default()).unwrap();
     let options = ServeOptions { max_pending_approvals: 1, approval_timeout: None, ..ServeOptions::default() };
     let server = McpServer::new(&executor, options).unwrap();
-    let (near, far) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(tokio::io::split(far)).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let local = ToolRegistry::new();
-    let mount = toolhost::mcp::mount_mcp(&local, tokio::io::split(near), toolhost::mcp::MountOptions::default()).await.unwrap();
-    let caller = ToolExecutor::new(local, ManagerConfig::default()).unwrap();
+    let (mount, caller) = mounted_in_memory(server, toolhost::mcp::MountOptions::default()).await;
     let call = |cents: u32| {
         let caller = caller.clone();
         tokio::spawn(async move { caller.execute("pay", json!({ "cents": cents }), toolhost::CallOptions::default()).await })
