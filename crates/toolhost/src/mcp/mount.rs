@@ -128,7 +128,6 @@ struct Shared {
 
 #[derive(Default)]
 struct State {
-    unmounted: bool,
     /// Local name, in the server's order, with what it was mounted from.
     mounted: Vec<(String, Mounted)>,
 }
@@ -207,7 +206,7 @@ where
     check_options(registry, &options)?;
     let (progress, back) = (Progress::default(), Arc::new(StdMutex::new(Weak::new())));
     let client = MountClient { progress: progress.clone(), mount: back.clone() };
-    let service = handshake(client.serve(transport), options.connect_timeout).await?;
+    let service = handshake(client.serve(transport), options.connect_timeout).await.map_err(|why| connection_failed("over rmcp", &why))?;
     mount_over(registry, service, None, options, progress, back).await
 }
 
@@ -242,11 +241,7 @@ where
         let transport = connect();
         Box::pin(async move {
             let transport = transport.await.map_err(|e| e.to_string())?;
-            match tokio::time::timeout(timeout, client.serve(transport)).await {
-                Ok(Ok(service)) => Ok(service),
-                Ok(Err(e)) => Err(e.to_string()),
-                Err(_) => Err(format!("it did not answer initialize within connect_timeout ({} ms)", timeout.as_millis())),
-            }
+            handshake(client.serve(transport), timeout).await
         })
     });
     let (progress, back) = (Progress::default(), Arc::new(StdMutex::new(Weak::new())));
@@ -255,12 +250,12 @@ where
     mount_over(registry, service, Some(connect), options, progress, back).await
 }
 
-/// The handshake, within `timeout`.
-async fn handshake<S, E: std::fmt::Display>(serve: impl std::future::Future<Output = Result<S, E>>, timeout: Duration) -> Result<S, ToolError> {
+/// The handshake, within `timeout`; why it failed.
+async fn handshake<S, E: std::fmt::Display>(serve: impl std::future::Future<Output = Result<S, E>>, timeout: Duration) -> Result<S, String> {
     match tokio::time::timeout(timeout, serve).await {
         Ok(Ok(service)) => Ok(service),
-        Ok(Err(e)) => Err(connection_failed("over rmcp", &e.to_string())),
-        Err(_) => Err(connection_failed("over rmcp", &format!("it did not answer initialize within connect_timeout ({} ms)", timeout.as_millis()))),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("it did not answer initialize within connect_timeout ({} ms)", timeout.as_millis())),
     }
 }
 
@@ -381,7 +376,7 @@ impl McpMount {
     pub async fn refresh(&self) -> Result<MountChanges, ToolError> {
         let shared = &self.shared;
         let mut state = shared.state.lock().await;
-        if state.unmounted {
+        if lock(&shared.service).is_none() {
             return Err(unmounted("refresh"));
         }
         let mut notes = Vec::new();
@@ -426,10 +421,7 @@ impl McpMount {
             wanted_at.insert(name.clone(), wanted.len());
             wanted.push((name, tool, json));
         }
-        let scope = match &o.session_id {
-            Some(id) => Scope::Session(id),
-            None => Scope::Global,
-        };
+        let scope = shared.scope();
         let mut changes = MountChanges::default();
         let mut changed = Vec::new();
         let old = std::mem::take(&mut state.mounted);
@@ -503,28 +495,15 @@ impl McpMount {
     /// their names stays) and closes the connection. Calling it again does nothing.
     pub async fn unmount(&self) {
         let shared = &self.shared;
-        {
+        let service = {
+            // Under the refresh lock: a refresh waiting for it then sees the mount gone.
             let mut state = shared.state.lock().await;
-            if state.unmounted {
-                return;
-            }
-            state.unmounted = true;
-            let scope = match &shared.options.session_id {
-                Some(id) => Scope::Session(id),
-                None => Scope::Global,
-            };
-            for (name, m) in std::mem::take(&mut state.mounted) {
-                shared.unregister(scope, &name, &m.handler);
-            }
+            let Some(service) = lock(&shared.service).take() else { return };
+            shared.forget(std::mem::take(&mut state.mounted));
             lock(&shared.seen).tools.clear();
-        }
-        if let Some(listener) = lock(&shared.follows_session).take() {
-            shared.registry.unsubscribe(listener);
-        }
-        let service = lock(&shared.service).take();
-        if let Some(service) = service {
-            let _ = service.cancel().await;
-        }
+            service
+        };
+        let _ = service.cancel().await;
     }
 
     /// Whether [`McpMount::unmount`] was called.
@@ -569,16 +548,7 @@ fn cut_utf16(s: &str, n: usize) -> &str {
 impl Drop for Shared {
     fn drop(&mut self) {
         let mounted = std::mem::take(&mut self.state.get_mut().mounted);
-        let scope = match &self.options.session_id {
-            Some(id) => Scope::Session(id),
-            None => Scope::Global,
-        };
-        for (name, m) in mounted {
-            self.unregister(scope, &name, &m.handler);
-        }
-        if let Some(listener) = lock(&self.follows_session).take() {
-            self.registry.unsubscribe(listener);
-        }
+        self.forget(mounted);
         // Dropping the service closes the connection.
     }
 }
@@ -630,6 +600,25 @@ impl Shared {
         // awaited, since a refresh may be what asked for this connection.
         tokio::spawn(McpMount { shared: self.clone() }.refresh_in_background());
         Ok(next)
+    }
+
+    /// Where the mount's tools are registered.
+    fn scope(&self) -> Scope<'_> {
+        match &self.options.session_id {
+            Some(id) => Scope::Session(id),
+            None => Scope::Global,
+        }
+    }
+
+    /// Unregisters the tools `mounted` and stops following the session: what unmounting
+    /// and dropping the last handle both do.
+    fn forget(&self, mounted: Vec<(String, Mounted)>) {
+        for (name, m) in mounted {
+            self.unregister(self.scope(), &name, &m.handler);
+        }
+        if let Some(listener) = lock(&self.follows_session).take() {
+            self.registry.unsubscribe(listener);
+        }
     }
 
     fn unregister(&self, scope: Scope<'_>, name: &str, ours: &Weak<dyn ToolHandler>) {
