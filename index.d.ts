@@ -158,6 +158,12 @@ export declare class RegistryCore {
 export declare function largeTextUnits(): number
 
 /**
+ * Where this thread's timers wait (for tests, not the public API): `[on its event
+ * loop, on the deadline thread]`, the second -1 while that thread was never started.
+ */
+export declare function pendingTimers(): Array<number>
+
+/**
  * Sets the function timers and workers wake the JS runtime with:
  * `(engineId, ticket, text) => void`.
  */
@@ -168,6 +174,12 @@ export declare function setWake(wake: (engineId: number, ticket: number, text: s
  * armed, due, fired, received }]`, times in ms on the trace clock.
  */
 export declare function takeTimerTrace(): string
+
+/**
+ * Arms this thread's new timers on the deadline thread (`true`), as on a system where
+ * the event loop cannot take them, or on the loop again (for tests, not the public API).
+ */
+export declare function timersOnThread(on: boolean): void
 
 /**
  * Turns timer tracing on or off (for `npm run bench`'s B5 split, not the public API);

@@ -5,7 +5,7 @@ import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
 import { getEventListeners } from 'node:events'
 import { readdirSync, readFileSync } from 'node:fs'
-import { release } from 'node:os'
+import { createRequire } from 'node:module'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ToolRegistry, ToolExecutionManager, transientError, permanentError } from 'toolhost'
 
@@ -1548,19 +1548,57 @@ test('argument strings of every length around the 256-byte read buffer arrive wh
   }
 })
 
-describe('the timer thread (Linux)', () => {
-  // The thread behind timeouts and backoff delays asks for a 0.1 ms time slice, so it
-  // fires on time while V8's threads hold the CPU (crates/toolhost/src/deadline.rs).
-  // Per-thread slices are in Linux 6.12 and later; elsewhere there is nothing to check.
-  const [major, minor] = (globalThis.process?.platform === 'linux' ? release() : '').split(/[.-]/).map(Number)
-  const hasSlices = major > 6 || (major === 6 && minor >= 12)
-  test('runs with a 0.1 ms slice, after a retry has used it', { skip: !hasSlices && 'per-thread slices need Linux 6.12 or later' }, async () => {
+describe('timers on the event loop (Linux, native addon)', () => {
+  // Timeouts and backoff delays wait on the JS thread's own event loop (a timerfd in
+  // libuv's epoll set, src/loop_timers.rs): no thread of toolhost wakes for them.
+  const native = globalThis.process?.platform === 'linux' && process.env.TOOLHOST_BACKEND !== 'wasm'
+  test('retries and timeouts wait on the loop, fire on time, and leave nothing behind', { skip: !native && 'the native addon on Linux only' }, async () => {
+    const { pendingTimers } = createRequire(import.meta.url)('../index.js')
+    const [before] = pendingTimers()
     let attempts = 0
-    const { manager } = setup([{ name: 'flaky', handler: () => { if (++attempts < 2) throw transientError('again'); return 'ok' } }])
-    assert.equal((await manager.execute('flaky', {})).result, 'ok')
-    const slices = readdirSync('/proc/self/task')
-      .filter((tid) => readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === 'toolhost-deadli')
-      .map((tid) => /^se\.slice\s*:\s*(\d+)/m.exec(readFileSync(`/proc/self/task/${tid}/sched`, 'utf8'))?.[1])
-    assert.deepEqual(slices, ['100000'], 'one timer thread, with its own slice')
+    let waiting
+    const { manager } = setup([
+      { name: 'flaky', handler: () => { if (++attempts < 3) throw transientError('again'); return 'ok' } },
+      { name: 'stuck', handler: () => new Promise(() => {}) },
+    ], { retry: { maxAttempts: 3, baseDelay: 20, backoffMultiplier: 1, jitter: 'none' } })
+    manager.on('tool-execution-retrying', () => queueMicrotask(() => { waiting ??= pendingTimers()[0] }))
+    const started = performance.now()
+    const r = await manager.execute('flaky', {})
+    const took = performance.now() - started
+    assert.equal(r.result, 'ok')
+    assert.ok(took >= 39, `two 20 ms backoff delays took ${took.toFixed(1)} ms`)
+    assert.ok(took < 1000, `two 20 ms backoff delays took ${took.toFixed(1)} ms`)
+    assert.equal(waiting, before + 1, 'the backoff delay waits on the loop')
+    const timedOut = await manager.execute('stuck', {}, { timeoutMs: 30 })
+    assert.equal(timedOut.error.code, 'TIMEOUT')
+    assert.deepEqual(pendingTimers(), [before, -1], 'every timer fired or was removed, and the deadline thread never started')
+    const threads = readdirSync('/proc/self/task').map((tid) => readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim())
+    assert.ok(!threads.includes('toolhost-deadli'), `no timer thread: ${threads.join(', ')}`)
+  })
+
+  // Other systems (and a runtime whose N-API has no libuv) keep them on a thread.
+  test('the deadline thread still serves where the loop cannot: retries, timeouts, cancel', { skip: !native && 'the native addon on Linux only' }, async () => {
+    const { pendingTimers, timersOnThread } = createRequire(import.meta.url)('../index.js')
+    const [onLoop] = pendingTimers()
+    timersOnThread(true)
+    try {
+      let attempts = 0
+      const { manager } = setup([
+        { name: 'flaky', handler: () => { if (++attempts < 3) throw transientError('again'); return 'ok' } },
+        { name: 'stuck', handler: () => new Promise(() => {}) },
+      ], { retry: { maxAttempts: 3, baseDelay: 10, jitter: 'none' } })
+      const started = performance.now()
+      assert.equal((await manager.execute('flaky', {})).result, 'ok')
+      assert.ok(performance.now() - started >= 29, 'the backoff delays were waited out')
+      assert.equal((await manager.execute('stuck', {}, { timeoutMs: 30 })).error.code, 'TIMEOUT')
+      const running = manager.execute('stuck', {})
+      await sleep(5)
+      assert.equal(pendingTimers()[1], 1, 'the running attempt has its timeout on the thread')
+      manager.cancelAll()
+      assert.equal((await running).execution.status, 'cancelled')
+      assert.deepEqual(pendingTimers(), [onLoop, 0], 'on the thread, every timer fired or was removed; none went to the loop')
+    } finally {
+      timersOnThread(false)
+    }
   })
 })

@@ -10,7 +10,8 @@
 // did during each run: how much it compiled (TurboFan jobs, their background time), how
 // often it threw optimized code away (deopts), and its collections; and, on Linux, how
 // long the JS thread waited for a CPU while it could have run, and how long the deadline
-// thread ran (the kernel's per-thread counters in /proc/self/task/*/schedstat). `npm run
+// thread ran ('-': there is none, the timers wait on the JS thread's loop; the kernel's
+// per-thread counters in /proc/self/task/*/schedstat). `npm run
 // bench` prints it after B5's split. The children then run under `--trace-opt --trace-deopt
 // --trace-gc`, which slows V8 a little; with `--plain` too they run without, and only
 // each run's p99 is printed.

@@ -2,10 +2,15 @@
 // failed attempt's handler threw to the moment the next attempt's handler starts, split
 // by the native addon's timer trace into
 //   - "JS: to arm":  the throw reaching the engine, which arms the backoff timer;
-//   - "timer":       the timer firing after it was due (the deadline thread);
-//   - "hop":         the threadsafe function carrying it to the JS thread, including the
-//                    time that thread spent first on other work (other retries' timers,
-//                    a garbage-collection pause: both are counted and reported);
+//   - "timer":       the timer firing after it was due: on Linux the JS thread's event
+//                    loop reaching it (src/loop_timers.rs), so the time that thread
+//                    spent first on other work counts here; elsewhere the deadline thread;
+//   - "hop":         on Linux, the wait behind the timers that fell due with it (the loop
+//                    runs them in order, each one's attempt included); elsewhere the
+//                    threadsafe function carrying it to the JS thread, including the
+//                    time that thread spent first on other work;
+// Other work is other retries' timers and garbage-collection pauses: both are counted
+// and reported.
 //   - "JS: to run":  from there to the handler (the engine, the runtime).
 // The four add up to each retry's deviation (actual minus scheduled delay). The trace is
 // the addon's `traceTimers`/`takeTimerTrace` (src/hop.rs), off unless this turns it on.
@@ -58,10 +63,10 @@ async function run(n) {
   binding.traceTimers(false)
   if (!rs.every((r) => r.success)) throw new Error('a call failed')
   const trace = JSON.parse(binding.takeTimerTrace()).filter((t) => t.kind === 'resume')
-  // How many other timers the JS thread took first, between this one firing and its turn.
+  // How many other timers the JS thread took first, between this one falling due and its turn.
   const received = trace.map((t) => t.received).sort((a, b) => a - b)
   const below = (x) => { let lo = 0, hi = received.length; while (lo < hi) { const mid = (lo + hi) >> 1; if (received[mid] < x) lo = mid + 1; else hi = mid } return lo }
-  for (const t of trace) t.ahead = below(t.received) - below(t.fired)
+  for (const t of trace) t.ahead = below(t.received) - below(t.due)
   const rows = []
   const seen = new Map() // executionId -> resume timers so far: the k-th follows attempt k
   for (const t of trace.sort((a, b) => a.armed - b.armed)) {
@@ -97,7 +102,7 @@ out.tailQueued = tail.filter((r) => r.ahead > 0).length / tail.length
 out.tailAhead = tail.reduce((sum, r) => sum + r.ahead, 0) / tail.length
 out.allInGc = all.filter((r) => r.gc).length / all.length
 out.gcPauses = { count: pauses.length, p50: pct(pauses.map(([a, b]) => b - a), 0.5), max: pct(pauses.map(([a, b]) => b - a), 1) }
-// The timer's part by delay (both wait on the deadline thread).
+// The timer's part by delay (both wait the same way).
 out.timerByDelay = Object.fromEntries([2, 4].map((d) => [d, summary(all.filter((r) => r.delay === d).map((r) => r.parts[1]))]))
 const f = (x) => x.toFixed(3)
 console.log(`### B5: where a retry's delay deviation goes (${out.retries} retries, ${RUNS} runs of ${CALLS} calls)\n`)

@@ -3,9 +3,10 @@
 //! Each method converts its arguments, calls the engine, copies the output's ops into
 //! `scratch` (a `Float64Array` the JS side reads without a call) and returns the ops'
 //! strings as one JS string. What Node adds to the engine lives here, with no policy:
-//! - the timers the engine asks for (timeouts, backoff delays) are entries in the
-//!   deadline thread's map; when one fires, the threadsafe function brings it to the JS
-//!   thread, the engine is told, and the JS runtime's wake function gets the output;
+//! - the timers the engine asks for (timeouts, backoff delays) wait on the JS thread's
+//!   event loop (`loop_timers`, Linux) or else on the deadline thread, whose threadsafe
+//!   function brings them to the JS thread; when one fires, the engine is told and the
+//!   JS runtime's wake function gets the output;
 //! - argument text of `largeText` code units or more is copied as UTF-16 and parsed,
 //!   validated and listed in a tape on a worker thread;
 //! - Node is kept alive while this engine has executions in flight.
@@ -20,7 +21,7 @@ use napi_derive::napi;
 use rustc_hash::FxHashMap;
 use toolhost::host::{HostEngine, TimerKind, TimerRequest};
 use toolhost::journal::worker::JournalWorker;
-use toolhost::{Arguments, CallOptions, DeadlineKey};
+use toolhost::{Arguments, CallOptions};
 
 use crate::hop::{self, Message};
 use crate::js::{self, Js, JsRef, RawEnv};
@@ -61,8 +62,8 @@ struct Inner {
     scratch_array: JsRef,
     /// The output that did not fit in `scratch`, for `bigOps()`.
     big: RefCell<Vec<f64>>,
-    /// The deadline-thread entries of the engine's timers.
-    deadlines: RefCell<FxHashMap<(u64, TimerKind), DeadlineKey>>,
+    /// The engine's timers, armed.
+    deadlines: RefCell<FxHashMap<(u64, TimerKind), hop::TimerHandle>>,
     pending: RefCell<FxHashMap<u64, PendingLarge>>,
     tapes: RefCell<FxHashMap<u64, toolhost::tape::Tape>>,
     /// Whether this engine keeps Node alive (it has executions in flight).
@@ -76,7 +77,7 @@ impl Drop for Inner {
     fn drop(&mut self) {
         let _ = ENGINES.try_with(|e| e.borrow_mut().remove(&self.id));
         for (_, d) in self.deadlines.get_mut().drain() {
-            hop::deadlines().cancel(d);
+            hop::cancel_timer(d);
         }
     }
 }
@@ -107,14 +108,14 @@ impl Inner {
         for request in host.take_timers() {
             match request {
                 TimerRequest::Arm { kind, key, attempt, after } => {
-                    let d = hop::deadlines().schedule(after, (self.hop.clone(), Message::Timer { engine: self.id, key, attempt, kind, trace: hop::trace::armed(after) }));
+                    let d = hop::schedule_timer(env, &self.hop, after, Message::Timer { engine: self.id, key, attempt, kind, trace: hop::trace::armed(after) });
                     if let Some(old) = self.deadlines.borrow_mut().insert((key, kind), d) {
-                        hop::deadlines().cancel(old);
+                        hop::cancel_timer(old);
                     }
                 }
                 TimerRequest::Clear { kind, key } => {
                     if let Some(d) = self.deadlines.borrow_mut().remove(&(key, kind)) {
-                        hop::deadlines().cancel(d);
+                        hop::cancel_timer(d);
                     }
                 }
             }
@@ -508,6 +509,23 @@ pub fn take_timer_trace() -> String {
         })
         .collect();
     serde_json::Value::Array(list).to_string()
+}
+
+/// Where this thread's timers wait (for tests, not the public API): `[on its event
+/// loop, on the deadline thread]`, the second -1 while that thread was never started.
+#[napi]
+pub fn pending_timers() -> Vec<i64> {
+    hop::pending_timers().to_vec()
+}
+
+/// Arms this thread's new timers on the deadline thread (`true`), as on a system where
+/// the event loop cannot take them, or on the loop again (for tests, not the public API).
+#[napi]
+pub fn timers_on_thread(on: bool) {
+    #[cfg(target_os = "linux")]
+    crate::loop_timers::bypass(on);
+    #[cfg(not(target_os = "linux"))]
+    let _ = on;
 }
 
 /// The threshold of `startLarge`, in UTF-16 code units.

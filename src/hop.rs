@@ -1,6 +1,7 @@
 //! The only ways back onto the JS thread from elsewhere: one threadsafe function per
-//! env, fed by the deadline thread (timeouts and backoff delays), the parsing workers
-//! and the journal thread.
+//! env, fed by the parsing workers, the journal thread and, where the JS thread's own
+//! loop cannot take timers (`loop_timers`: Linux only), the deadline thread (timeouts
+//! and backoff delays).
 //!
 //! The threadsafe function is weak except while executions are in flight, so a script
 //! whose work is done exits at once, and one that awaits a backoff delay or a handler
@@ -123,7 +124,9 @@ unsafe extern "C" fn on_env_cleanup(_arg: *mut c_void) {
 unsafe extern "C" fn on_tsfn_finalize(_env: RawEnv, data: *mut c_void, _hint: *mut c_void) {
     let hop = unsafe { &*(data as *const Hop) };
     hop.tsfn.lock().unwrap_or_else(|e| e.into_inner()).take();
-    deadlines().cancel_where(|(h, _)| ptr::eq(Arc::as_ptr(h), hop));
+    if let Some(deadlines) = DEADLINES.get() {
+        deadlines.cancel_where(|(h, _)| ptr::eq(Arc::as_ptr(h), hop));
+    }
     drop(unsafe { Arc::from_raw(data as *const Hop) });
 }
 
@@ -221,10 +224,55 @@ pub fn run_blocking(work: impl FnOnce() + Send + 'static) {
     runtime().spawn_blocking(work);
 }
 
-/// The timeout thread, shared by every env of the process.
-pub fn deadlines() -> &'static DeadlineTimer<(Arc<Hop>, Message)> {
-    static TIMER: OnceLock<DeadlineTimer<(Arc<Hop>, Message)>> = OnceLock::new();
-    TIMER.get_or_init(|| {
+/// A timer armed by [`schedule_timer`], for [`cancel_timer`].
+#[derive(Clone, Copy, Debug)]
+pub enum TimerHandle {
+    /// On this thread's event loop (`loop_timers`).
+    #[cfg(target_os = "linux")]
+    Loop(crate::loop_timers::LoopKey),
+    /// On the deadline thread.
+    Thread(toolhost::DeadlineKey),
+}
+
+/// Arms a timer whose `message` runs on `env`'s JS thread once `after` has passed: on
+/// the thread's own event loop where it can (`loop_timers`), else on the deadline thread.
+pub fn schedule_timer(env: RawEnv, hop: &Arc<Hop>, after: std::time::Duration, message: Message) -> TimerHandle {
+    #[cfg(target_os = "linux")]
+    let message = match crate::loop_timers::schedule(env, after, message) {
+        Ok(key) => return TimerHandle::Loop(key),
+        Err(message) => message,
+    };
+    #[cfg(not(target_os = "linux"))]
+    let _ = env;
+    TimerHandle::Thread(deadlines().schedule(after, (hop.clone(), message)))
+}
+
+/// Cancels a timer that has not fired yet.
+pub fn cancel_timer(timer: TimerHandle) {
+    match timer {
+        #[cfg(target_os = "linux")]
+        TimerHandle::Loop(key) => crate::loop_timers::cancel(key),
+        TimerHandle::Thread(key) => {
+            deadlines().cancel(key);
+        }
+    }
+}
+
+/// Timers waiting on this thread's loop, and on the deadline thread (-1: never started).
+pub fn pending_timers() -> [i64; 2] {
+    #[cfg(target_os = "linux")]
+    let on_loop = crate::loop_timers::pending() as i64;
+    #[cfg(not(target_os = "linux"))]
+    let on_loop = 0;
+    [on_loop, DEADLINES.get().map_or(-1, |d| d.pending() as i64)]
+}
+
+static DEADLINES: OnceLock<DeadlineTimer<(Arc<Hop>, Message)>> = OnceLock::new();
+
+/// The timeout thread, shared by every env of the process whose loop cannot take timers
+/// (see `schedule_timer`); started when first needed.
+fn deadlines() -> &'static DeadlineTimer<(Arc<Hop>, Message)> {
+    DEADLINES.get_or_init(|| {
         DeadlineTimer::new(|due: Vec<(Arc<Hop>, Message)>| {
             let fired = if trace::on() { trace::now() } else { f64::NAN };
             for (hop, mut message) in due {

@@ -7,4 +7,6 @@ mod engine_core;
 mod hop;
 mod js;
 mod large_text;
+#[cfg(target_os = "linux")]
+mod loop_timers;
 mod registry_core;

@@ -4,8 +4,9 @@
 //! a new deadline is earlier than the moment it will wake by itself, so a steady stream
 //! of calls with the same timeout wakes nothing. Cancelling removes the entry. When
 //! deadlines pass, the thread hands their items to the `on_fire` callback (the Node
-//! binding forwards them to the JS thread: the only hop a timer costs, and only when it
-//! fires).
+//! binding, where it uses this thread rather than its JS thread's event loop, that is
+//! off Linux, forwards them to the JS thread: the only hop a timer costs, and only when
+//! it fires).
 //!
 //! Waking a sleeping thread costs its waker 10-12 µs on a 2-core VM (measured: a
 //! `Condvar::notify_one` to a waiting thread, an inter-processor interrupt), more than a
