@@ -1483,6 +1483,38 @@ describe('execution records and statistics', () => {
     assert.equal(manager.stats('t').executionCount, 8)
   })
 
+  test('getExecutions lists those in flight, last started first, then history, last finished first', async () => {
+    const held = [gate(), gate()]
+    const { manager } = setup([
+      { name: 't', handler: (a) => a.i },
+      { name: 'held', handler: (a) => held[a.k].promise },
+    ], { historyLimit: 3, retry: FAST_RETRY })
+    assert.deepEqual(manager.getExecutions(), [])
+    const done = []
+    for (let i = 0; i < 4; i++) done.push((await manager.execute('t', { i })).execution.id)
+    const first = manager.execute('held', { k: 0 })
+    const second = manager.execute('held', { k: 1 })
+    const listed = manager.getExecutions()
+    assert.deepEqual(listed.map((r) => r.status), ['executing', 'executing', 'succeeded', 'succeeded', 'succeeded'])
+    assert.deepEqual(listed.map((r) => r.args.k ?? r.args.i), [1, 0, 3, 2, 1], 'in flight, then history (historyLimit 3), newest first')
+    assert.deepEqual(listed.slice(2).map((r) => r.id), done.slice(1).reverse())
+    assert.equal(listed[2], manager.getExecution(done[3]), 'the kept records themselves')
+    held[0].open('a')
+    await first
+    assert.deepEqual(manager.getExecutions({ limit: 2 }).map((r) => [r.toolName, r.status]), [['held', 'executing'], ['held', 'succeeded']])
+    assert.deepEqual(manager.getExecutions({ limit: 0 }), [])
+    assert.equal(manager.getExecutions({ limit: Infinity }).length, 4)
+    held[1].open('b')
+    await second
+    for (const [options, code, message] of [
+      [{ limt: 2 }, 'INVALID_CONFIG', /unknown option `limt`.*did you mean `limit`/],
+      [{ limit: -1 }, 'INVALID_ARGUMENTS', /limit must be a whole number/],
+      [{ limit: 1.5 }, 'INVALID_ARGUMENTS', /limit must be a whole number/],
+      [{ limit: '2' }, 'INVALID_ARGUMENTS', /limit must be a whole number/],
+      [7, 'INVALID_ARGUMENTS', /takes \{ limit\? \}/],
+    ]) assert.throws(() => manager.getExecutions(options), (e) => e.code === code && message.test(e.message), JSON.stringify(options))
+  })
+
   test('stats(name) counts, durations, rate and last error', async () => {
     let n = 0
     const { manager } = setup([{ name: 's', handler: async () => { await sleep(3); if (++n === 2) throw permanentError('second fails'); return n } }])

@@ -7,11 +7,21 @@ import { ManagerEvents } from './manager-events.mjs'
 const FINAL = new Set(['succeeded', 'failed', 'cancelled'])
 const LABELS = { pending: 'queued', validating: 'validating', 'awaiting-approval': 'awaiting approval', executing: 'running', retrying: 'retrying', succeeded: 'succeeded', failed: 'failed', cancelled: 'cancelled' }
 
+/** A row for an execution's record (`getExecutions`), as the events would have made it. */
+const rowOf = (e) => ({
+  executionId: e.id, toolCallId: e.toolCallId, toolName: e.toolName, status: e.status,
+  attempt: e.retry.attemptNumber, maxAttempts: e.retry.maxAttempts,
+  queuedAt: e.timing.queuedAt, startedAt: e.timing.startedAt, durationMs: e.timing.duration,
+  error: e.error ?? e.retry.previousErrors.at(-1), progress: e.progress,
+})
+
 const duration = (ms) => (ms === undefined ? '' : ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`)
 
 /**
  * `<toolhost-activity>`: the manager's executions as they happen, newest first: tool,
  * status, attempts, duration and the last error; at most `limit` of them (default 20).
+ * It starts from what the manager has (`getExecutions`): those in flight, then those
+ * its history keeps.
  */
 export class ToolhostActivity extends LitElement {
   static properties = {
@@ -119,7 +129,15 @@ export class ToolhostActivity extends LitElement {
 
   connectedCallback() {
     super.connectedCallback()
+    this.#connect()
+  }
+
+  /** Follows `manager`'s events, starting from its executions so far. */
+  #connect() {
     this.#events.connect(this.manager)
+    const manager = this.#events.manager
+    this._rows = typeof manager?.getExecutions === 'function' ? manager.getExecutions({ limit: this.#limit() }).map(rowOf) : []
+    this.#tick(this._rows.some((r) => !FINAL.has(r.status)))
   }
 
   disconnectedCallback() {
@@ -129,7 +147,7 @@ export class ToolhostActivity extends LitElement {
   }
 
   willUpdate(changed) {
-    if (changed.has('manager') && this.isConnected && this.#events.manager !== this.manager) this.#events.connect(this.manager)
+    if (changed.has('manager') && this.isConnected && this.#events.manager !== this.manager) this.#connect()
     if (changed.has('limit')) this._rows = this._rows.slice(0, this.#limit())
   }
 

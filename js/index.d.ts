@@ -792,6 +792,11 @@ export interface ToolExecutionManager<Journaled extends boolean = boolean> exten
   cancelAll(): number
   /** The record of an execution in flight or kept in history, or `undefined`. */
   getExecution(executionId: string): ExecutionRecord | undefined
+  /**
+   * Records of the executions in flight, the last started first, then of the finished
+   * ones history keeps, the last finished first: at most `limit` (all by default).
+   */
+  getExecutions(options?: { limit?: number }): ExecutionRecord[]
   /** Every record of one model tool call (in flight or kept), oldest first. */
   getExecutionsForToolCall(toolCallId: string): ExecutionRecord[]
   /** Statistics of one tool over finished executions. */

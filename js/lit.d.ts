@@ -36,7 +36,8 @@ export declare class ToolhostApprovals extends LitElement {
 
 /**
  * `<toolhost-activity .manager=${manager} limit="20">`: executions as they happen,
- * newest first (tool, status, attempts, duration, last error), at most `limit`.
+ * newest first (tool, status, attempts, duration, last error), at most `limit`,
+ * starting from those the manager has (`getExecutions()`) when it is connected.
  *
  * Parts: `container`, `title`, `count`, `empty`, `scroll`, `table`, `header-row`,
  * `execution` (the `<tbody>` of one execution, with `data-status`), `row` (its row,

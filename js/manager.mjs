@@ -14,7 +14,7 @@ import { backend } from './backend.mjs'
 import { argumentsText, resultProblem } from './arguments.mjs'
 import { ToolCallContext, runChain, then, withMetadata } from './context.mjs'
 import {
-  abortError, argumentTypeError, checkOptions, engineError, reportCallbackError, thrownFacts, timeoutError, toolhostError, withoutCause,
+  abortError, argumentTypeError, checkOptions, describe, engineError, reportCallbackError, thrownFacts, timeoutError, toolhostError, withoutCause,
 } from './errors.mjs'
 import { ToolEventTarget } from './events.mjs'
 import * as OP from './ops.mjs'
@@ -1369,6 +1369,30 @@ export class ToolExecutionManager extends ToolEventTarget {
     // Finished, with its result still being delivered (a listener asking about it).
     for (const exec of this.#live.values()) if (exec.id === executionId && exec.final !== null) return exec.final
     return undefined
+  }
+
+  /** Records of the executions in flight, the last started first, then of the finished
+   * ones history keeps, the last finished first: at most `limit` of them (all by default). */
+  getExecutions(options) {
+    let limit = Infinity
+    if (options !== undefined && options !== null) {
+      if (typeof options !== 'object') throw toolhostError('INVALID_ARGUMENTS', `getExecutions() takes { limit? } as its options, got ${describe(options)}`)
+      checkOptions(options, ['limit'], 'getExecutions options', 'getExecutions: ')
+      const l = options.limit
+      if (l !== undefined) {
+        if (!(l === Infinity || (Number.isInteger(l) && l >= 0))) throw toolhostError('INVALID_ARGUMENTS', `getExecutions: limit must be a whole number, 0 or more, or Infinity, got ${typeof l === 'number' ? l : describe(l)}`)
+        limit = l
+      }
+    }
+    const out = []
+    // In flight: in the order they started (the map's), read from the last.
+    const live = [...this.#live.values()]
+    for (let k = live.length - 1; k >= 0 && out.length < limit; k--) {
+      const r = this.getExecution(live[k].id)
+      if (r !== undefined) out.push(r)
+    }
+    for (let k = this.#history.length - 1; k >= this.#historyHead && out.length < limit; k--) out.push(this.#history[k])
+    return out
   }
 
   /** Every record of one model tool call (in flight or kept), oldest first. */

@@ -370,6 +370,18 @@ function weekend(browser, base) {
     check.same(app.activity.map((r) => [r.tool, r.status, r.attempts]).reverse(), [
       ['get_preferences', 'succeeded', '1/3'], ['check_calendar', 'succeeded', '1/3'], ['find_restaurants', 'succeeded', '2/3'], ['book_table', 'succeeded', '1/3'],
     ], '<toolhost-activity> rows, oldest first')
+    // An activity element added now, to the same manager, starts with what it ran.
+    const late = await page.evaluate(async () => {
+      const app = document.querySelector('planner-app')
+      const element = document.createElement('toolhost-activity')
+      element.manager = app.manager
+      document.body.append(element)
+      await element.updateComplete
+      const rows = [...element.shadowRoot.querySelectorAll('tbody[data-execution-id]')].map((tbody) => [tbody.querySelector('[part="tool"] .mono').textContent, tbody.dataset.status, tbody.querySelector('[part="attempts"]').textContent.trim()])
+      element.remove()
+      return rows
+    })
+    check.same(late, app.activity.map((r) => [r.tool, r.status, r.attempts]), 'a <toolhost-activity> added afterwards: the same rows, from getExecutions()')
     const durations = await page.evaluate(() => [...document.querySelector('planner-app').shadowRoot.querySelector('toolhost-activity').shadowRoot.querySelectorAll('[part="duration"]')].map((e) => e.textContent.trim()))
     check.expect(durations.length === 4 && durations.every((d) => /^\d+ ms$|^\d+\.\d+ s$/.test(d)), `durations shown: ${JSON.stringify(durations)}`)
     check.expect(app.log === events.length, `the page logged ${app.log} events, the document heard ${events.length}`)

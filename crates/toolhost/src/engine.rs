@@ -1463,6 +1463,15 @@ impl ExecutionEngine {
         out
     }
 
+    /// Records of the executions in flight, the last started first, then of the finished
+    /// ones kept in history, the last finished first: at most `limit` of them.
+    pub fn executions(&self, limit: usize) -> Vec<Arc<ExecutionRecord>> {
+        let mut live: Vec<(&u64, &Active)> = self.active.iter().collect();
+        // Keys are given out in the order executions start.
+        live.sort_unstable_by(|a, b| b.0.cmp(a.0));
+        live.into_iter().map(|(_, a)| Arc::new(a.record.clone())).chain(self.history.iter().rev().cloned()).take(limit).collect()
+    }
+
     /// Finished records kept in history, oldest first.
     pub fn history(&self) -> impl Iterator<Item = &Arc<ExecutionRecord>> {
         self.history.iter()

@@ -196,6 +196,12 @@ impl ToolExecutor {
         lock(&self.inner.engine).execution(execution_id)
     }
 
+    /// Records of the executions in flight, the last started first, then of the finished
+    /// ones kept in history, the last finished first: at most `limit` (`usize::MAX`: all).
+    pub fn executions(&self, limit: usize) -> Vec<Arc<ExecutionRecord>> {
+        lock(&self.inner.engine).executions(limit)
+    }
+
     pub fn stats(&self, tool_name: &str) -> ToolStats {
         lock(&self.inner.engine).stats(tool_name)
     }

@@ -251,3 +251,47 @@ async fn a_listener_taken_off_hears_nothing_more() {
     executor.execute("ok", json!({}), CallOptions::default()).await;
     assert_eq!(heard.load(Ordering::SeqCst), both + both / 101, "only the first one heard the second call");
 }
+
+#[tokio::test(start_paused = true)]
+async fn executions_lists_those_in_flight_last_started_first_then_history_last_finished_first() {
+    let registry = ToolRegistry::new();
+    registry.register_async(ToolDeclaration::new("quick", "returns i", json!({"type": "object"})), |args, _ctx| async move { Ok(args) }).unwrap();
+    registry
+        .register_async(ToolDeclaration::new("slow", "takes a second", json!({"type": "object"})), |args, _ctx| async move {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            Ok(args)
+        })
+        .unwrap();
+    let executor = ToolExecutor::new(registry, ManagerConfig { history_limit: 2, ..ManagerConfig::default() }).unwrap();
+    assert!(executor.executions(usize::MAX).is_empty());
+    for i in 0..3 {
+        executor.execute("quick", json!({ "i": i }), CallOptions::default()).await;
+    }
+    let slow: Vec<_> = (0..2)
+        .map(|k| {
+            let executor = executor.clone();
+            tokio::spawn(async move { executor.execute("slow", json!({ "k": k }), CallOptions::default()).await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let listed = executor.executions(usize::MAX);
+    let shown: Vec<(String, &str, Value)> = listed.iter().map(|r| (r.tool_name.clone(), r.status.as_str(), r.args.to_value().into_owned())).collect();
+    assert_eq!(
+        shown,
+        vec![
+            ("slow".into(), "executing", json!({ "k": 1 })),
+            ("slow".into(), "executing", json!({ "k": 0 })),
+            ("quick".into(), "succeeded", json!({ "i": 2 })),
+            ("quick".into(), "succeeded", json!({ "i": 1 })),
+        ],
+        "in flight, last started first, then history (history_limit 2), last finished first"
+    );
+    assert_eq!(executor.executions(1).len(), 1);
+    assert!(executor.executions(0).is_empty());
+    for handle in slow {
+        assert!(handle.await.unwrap().is_success());
+    }
+    let after: Vec<Value> = executor.executions(usize::MAX).iter().map(|r| r.args.to_value().into_owned()).collect();
+    assert_eq!(after.len(), 2, "history keeps 2");
+    assert!(executor.executions(usize::MAX).iter().all(|r| r.tool_name == "slow" && r.status.as_str() == "succeeded"));
+}
