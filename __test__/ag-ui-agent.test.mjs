@@ -115,6 +115,25 @@ describe('runWithTools with an AbstractAgent of our own', () => {
     })
   }
 
+  test('a frontend call the server answers itself (TOOL_CALL_RESULT) keeps that answer only; it still runs', async () => {
+    const { manager, seen } = setup()
+    const agent = new ScriptedAgent((input) => answered(input) && input.messages.some((m) => m.toolCallId === 'c_b')
+      ? textMessage(`${input.runId}-t`, 'done')
+      : [...toolCalls('m_1', [['c_a', 'lookup', { word: 'alpha' }], ['c_b', 'lookup', { word: 'beta' }]], 2), toolResult('r_a', 'c_a', 'the server knew')])
+    const done = await runWithTools(agent, manager)
+    assert.deepEqual(agent.messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m.content]), [['c_a', 'the server knew'], ['c_b', '{"word":"beta","meaning":"beta!"}']])
+    assert.deepEqual(seen.map((s) => s.word), ['alpha', 'beta'], 'both ran')
+    assert.equal(done.rounds, 2, 'run again for the call toolhost answered')
+    assert.equal(manager.getExecutionsForToolCall('c_a')[0].status, 'succeeded')
+
+    // Every frontend call answered by the server: nothing for the model from toolhost, no second run.
+    const { manager: other } = setup()
+    const solo = new ScriptedAgent(() => [...toolCalls('m_2', [['c_x', 'lookup', { word: 'x' }]], 2), toolResult('r_x', 'c_x', 'done already')])
+    const alone = await runWithTools(solo, other)
+    assert.equal(alone.rounds, 1)
+    assert.deepEqual(solo.messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m.content]), [['c_x', 'done already']])
+  })
+
   test('a failed validation is answered with the engine\'s text, and a call with arguments that are not JSON too', async () => {
     const { manager, seen } = setup()
     const agent = new ScriptedAgent((input) => answered(input)

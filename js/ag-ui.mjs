@@ -76,12 +76,16 @@ function refusedResult(err) {
 /**
  * The frontend calls of one run: their argument text as it streams, each executed
  * when it ends. `settled()` waits for them all and gives `[calls, results]` in the
- * order the calls started; a call that never ended is run with an aborted signal, so
- * it ends `cancelled` (recorded, reported and answered as any cancelled call).
+ * order the calls started, but for those the server answered itself (their execution
+ * still ran, and was recorded and reported); a call that never ended is run with an
+ * aborted signal, so it ends `cancelled` (recorded, reported and answered as any
+ * cancelled call).
  */
 class Round {
   #calls = []
   #open = new Map()
+  /** Ids of the calls the server answered itself (TOOL_CALL_RESULT). */
+  #answered = new Set()
   #names
   #run
 
@@ -105,6 +109,11 @@ class Round {
         this.#open.delete(call.id)
         call.result = this.#run(call, false)
       },
+      // The agent adds the server's answer as a tool message: a frontend call it answers
+      // gets no second one.
+      onToolCallResultEvent: ({ event }) => {
+        this.#answered.add(event.toolCallId)
+      },
       // A RUN_ERROR event ends the run without failing runAgent: it is the run's failure.
       onRunErrorEvent: ({ event }) => {
         this.failure = Object.assign(new Error(event.message), { name: 'RunError', code: event.code, event })
@@ -123,7 +132,14 @@ class Round {
     for (const call of this.#open.values()) call.result = this.#run(call, true)
     this.#open.clear()
     const results = await Promise.all(this.#calls.map((c) => c.result))
-    return [this.#calls, results]
+    const ours = []
+    const outcomes = []
+    this.#calls.forEach((call, k) => {
+      if (this.#answered.has(call.id)) return
+      ours.push(call)
+      outcomes.push(results[k])
+    })
+    return [ours, outcomes]
   }
 }
 
