@@ -14,16 +14,19 @@ import { pause, textMessage, toolCalls, toolResult } from '../examples/lit-ag-ui
 
 /** An agent whose every run plays `turn(input)` (events, `{ pause }` entries waited out). */
 class ScriptedAgent extends AbstractAgent {
-  constructor(turn) {
+  /** `finish(input)`: more fields of the run's RUN_FINISHED (its `outcome`). */
+  constructor(turn, finish) {
     super({ initialMessages: [{ id: 'user_1', role: 'user', content: 'hello' }] })
     this.turn = turn
+    this.finish = finish
     this.inputs = []
     this.unsubscribed = 0
   }
 
   run(input) {
     this.inputs.push(input)
-    const events = [{ type: 'RUN_STARTED', threadId: input.threadId, runId: input.runId }, ...this.turn(input), { type: 'RUN_FINISHED', threadId: input.threadId, runId: input.runId }]
+    const finished = { type: 'RUN_FINISHED', threadId: input.threadId, runId: input.runId, ...this.finish?.(input) }
+    const events = [{ type: 'RUN_STARTED', threadId: input.threadId, runId: input.runId }, ...this.turn(input), finished]
     return new Observable((subscriber) => {
       let stopped = false
       ;(async () => {
@@ -132,6 +135,25 @@ describe('runWithTools with an AbstractAgent of our own', () => {
     const alone = await runWithTools(solo, other)
     assert.equal(alone.rounds, 1)
     assert.deepEqual(solo.messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m.content]), [['c_x', 'done already']])
+  })
+
+  test('a pending call to a tool nobody sent gets the unknown-tool reply; backend and caller\'s own calls are left alone', async () => {
+    const { manager, seen } = setup()
+    const own = { name: 'ask_user', description: 'the caller answers it', parameters: { type: 'object', properties: {} } }
+    const agent = new ScriptedAgent(
+      (input) => answered(input)
+        ? textMessage(`${input.runId}-t`, 'corrected')
+        : toolCalls('m_1', [['c_made_up', 'lookup_word', { word: 'alpha' }], ['c_ok', 'lookup', { word: 'beta' }], ['c_backend', 'search_web', { q: 'x' }], ['c_own', 'ask_user', {}]], 2),
+      (input) => (answered(input) ? {} : { outcome: { type: 'success', pendingToolCallIds: ['c_made_up', 'c_ok', 'c_own'] } }),
+    )
+    const done = await runWithTools(agent, manager, { runParameters: { tools: [own] } })
+    assert.equal(done.rounds, 2)
+    const replies = agent.messages.filter((m) => m.role === 'tool')
+    assert.deepEqual(replies.map((m) => m.toolCallId), ['c_made_up', 'c_ok'], 'in the order the calls started; none for the backend call or the caller\'s own')
+    assert.equal(replies[0].error, 'There is no tool named `lookup_word`. Available tools: `lookup`. Call one of the available tools by its exact name.')
+    assert.equal(replies[1].content, '{"word":"beta","meaning":"beta!"}')
+    assert.deepEqual(seen.map((s) => s.word), ['beta'])
+    assert.deepEqual(manager.getExecutionsForToolCall('c_made_up').map((r) => [r.status, r.error.code]), [['failed', 'TOOL_NOT_FOUND']], 'recorded as any call')
   })
 
   test('a failed validation is answered with the engine\'s text, and a call with arguments that are not JSON too', async () => {

@@ -5,7 +5,11 @@
 // caller's own. A frontend call runs through `manager.execute` as soon as its
 // TOOL_CALL_END arrives, while the server may still be streaming, so validation,
 // retries, timeouts, approval, events and records apply. A call whose name toolhost did
-// not send is the server's (a backend tool) and is left alone. When the run has ended
+// not send is the server's (a backend tool) and is left alone, unless the server says
+// it waits for the application (RUN_FINISHED's pendingToolCallIds) and the caller did
+// not send it either: then the model made the name up, and it gets the engine's
+// unknown-tool reply. A frontend call the server answered itself (TOOL_CALL_RESULT)
+// keeps that answer alone. When the run has ended
 // and every frontend call has settled, each gets one tool message, written by the
 // engine as `executeToolCalls` writes them, and the agent runs again, until a run ends
 // with no frontend call in it.
@@ -76,31 +80,43 @@ function refusedResult(err) {
 /**
  * The frontend calls of one run: their argument text as it streams, each executed
  * when it ends. `settled()` waits for them all and gives `[calls, results]` in the
- * order the calls started, but for those the server answered itself (their execution
- * still ran, and was recorded and reported); a call that never ended is run with an
- * aborted signal, so it ends `cancelled` (recorded, reported and answered as any
- * cancelled call).
+ * order the calls started, with the made-up ones (see `settled`) but for those the
+ * server answered itself (their execution still ran, and was recorded and reported); a
+ * call that never ended is run with an aborted signal, so it ends `cancelled`
+ * (recorded, reported and answered as any cancelled call).
  */
 class Round {
+  /** The calls answered here, in the order they started. */
   #calls = []
   #open = new Map()
+  /** Calls to tools toolhost did not send, while the run streams: id -> call. */
+  #others = new Map()
   /** Ids of the calls the server answered itself (TOOL_CALL_RESULT). */
   #answered = new Set()
+  /** The calls the server says wait for the application (RUN_FINISHED). */
+  #pending = []
+  #starts = 0
   #names
+  #own
   #run
 
-  constructor(names, run) {
+  /** `names`: toolhost's tools in this run; `own`: the caller's (runParameters.tools). */
+  constructor(names, own, run) {
     this.#names = names
+    this.#own = own
     this.#run = run
     this.subscriber = {
       onToolCallStartEvent: ({ event }) => {
-        if (!this.#names.has(event.toolCallName)) return
-        const call = { id: event.toolCallId, name: event.toolCallName, arguments: '', result: undefined }
+        const call = { id: event.toolCallId, name: event.toolCallName, arguments: '', result: undefined, start: this.#starts++ }
+        if (!this.#names.has(event.toolCallName)) {
+          this.#others.set(call.id, call)
+          return
+        }
         this.#calls.push(call)
         this.#open.set(call.id, call)
       },
       onToolCallArgsEvent: ({ event }) => {
-        const call = this.#open.get(event.toolCallId)
+        const call = this.#open.get(event.toolCallId) ?? this.#others.get(event.toolCallId)
         if (call !== undefined) call.arguments += event.delta
       },
       onToolCallEndEvent: ({ event }) => {
@@ -118,8 +134,10 @@ class Round {
       onRunErrorEvent: ({ event }) => {
         this.failure = Object.assign(new Error(event.message), { name: 'RunError', code: event.code, event })
       },
-      onRunFinishedEvent: ({ outcome }) => {
+      onRunFinishedEvent: ({ event, outcome }) => {
         this.outcome = outcome
+        const pending = event?.outcome?.type === 'success' ? event.outcome.pendingToolCallIds : undefined
+        if (Array.isArray(pending)) this.#pending = pending
       },
     }
     /** The run's error (thrown by runAgent, or a RUN_ERROR event). */
@@ -131,6 +149,17 @@ class Round {
   async settled() {
     for (const call of this.#open.values()) call.result = this.#run(call, true)
     this.#open.clear()
+    // A call the server says waits for the application (pendingToolCallIds) to a tool
+    // nobody sent, toolhost nor the caller: the model made the name up. It is answered
+    // as executeToolCalls answers an unknown tool, so the model can correct itself.
+    for (const id of this.#pending) {
+      const call = this.#others.get(id)
+      if (call === undefined || this.#answered.has(id) || this.#own.has(call.name)) continue
+      this.#others.delete(id)
+      call.result = this.#run(call, false)
+      this.#calls.push(call)
+    }
+    this.#calls.sort((a, b) => a.start - b.start)
     const results = await Promise.all(this.#calls.map((c) => c.result))
     const ours = []
     const outcomes = []
@@ -295,7 +324,7 @@ export async function runWithTools(agent, manager, options) {
       }
       rounds++
       const { tools, names } = toolsOfRun(scope, parameters)
-      const round = new Round(names, execute)
+      const round = new Round(names, new Set((parameters.tools ?? []).map((t) => t?.name)), execute)
       try {
         const run = await agent.runAgent({ ...parameters, tools }, round.subscriber)
         result = run?.result
