@@ -99,9 +99,12 @@ export type AgUiToolEvent<T extends AgUiToolEventType = AgUiToolEventType> = Cus
  * Each run sends toolhost's tools (`toAgUiTools()`) with `runParameters.tools`. A call
  * of one of them runs through `manager.execute` as soon as its `TOOL_CALL_END`
  * arrives (validation, retries, timeouts, approval, events, records); any other call
- * is the server's and is left alone. When the run has ended and its calls have
- * settled, each gets one tool message in `agent.messages` (success or failure, as
- * `executeToolCalls` writes them), and the agent runs again.
+ * is the server's and is left alone, unless the server lists it as pending
+ * (`RUN_FINISHED` `outcome.pendingToolCallIds`) and `runParameters.tools` does not
+ * name it: that made-up name gets the engine's unknown-tool reply. When the run has
+ * ended and its calls have settled, each gets one tool message in `agent.messages`
+ * (success or failure, as `executeToolCalls` writes them; none when the server
+ * answered it itself), and the agent runs again.
  */
 export declare function runWithTools(agent: AbstractAgent, manager: ToolExecutionManager, options?: RunWithToolsOptions): Promise<RunWithToolsResult>
 
