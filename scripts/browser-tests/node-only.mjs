@@ -76,8 +76,8 @@ export default {
       "counts an AbortSignal's listeners with node:events getEventListeners; a browser cannot list an EventTarget's listeners",
     '__test__/execution.test.mjs: lifecycle events > a listener that throws disturbs neither the execution nor other listeners':
       "asserts that the throw is reported as a process warning (process.on('warning')); a browser has no process",
-    '__test__/execution.test.mjs: the timer thread (Linux)':
-      "reads the native addon's timer thread from /proc/self/task (node:fs); the browser engine has no threads",
+    '__test__/execution.test.mjs: timers on the event loop (Linux, native addon)':
+      "reads the native addon's timer counts (createRequire of index.js) and its threads from /proc/self/task (node:fs); the browser engine's timers are the page's setTimeout",
     '__test__/execution.test.mjs: callbacks that throw values that cannot be printed':
       "every test asserts a process warning (process.on('warning')); a browser has no process",
     '__test__/providers.test.mjs: OpenAI strict mode > every property required, optional ones nullable, additionalProperties false at every level':

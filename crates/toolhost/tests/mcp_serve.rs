@@ -281,10 +281,93 @@ async fn more_served_calls_waiting_for_approval_than_allowed_are_denied() {
     }
     let second = call(2).await.unwrap();
     let e = second.result().unwrap_err();
-    assert!(e.message.contains("more than 1 calls of this MCP server wait for approval (max_pending_approvals)"), "{}", e.message);
+    assert!(e.message.contains("more than 1 calls of this MCP session wait for approval (max_pending_approvals)"), "{}", e.message);
     let waiting = executor.pending_approvals();
     assert_eq!(waiting.len(), 1);
     executor.approve(&waiting[0].approval_id, None, None).unwrap();
     assert_eq!(first.await.unwrap().result().unwrap(), &json!({ "paid": 1 }));
     mount.unmount().await;
+}
+
+/// Each clone of a server is a connection of its own: `max_pending_approvals` counts the
+/// calls of one connection, and a request id is refused only while the same connection
+/// has a call in flight under it.
+#[tokio::test]
+async fn approvals_and_request_ids_are_counted_per_connection() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let executor = ToolExecutor::new(tools(), ManagerConfig::default()).unwrap();
+    let options = ServeOptions { max_pending_approvals: 1, approval_timeout: None, ..ServeOptions::default() };
+    let server = McpServer::new(&executor, options).unwrap();
+
+    // A connection spoken to line by line, as a client that reuses a request id would.
+    async fn raw(server: McpServer) -> (tokio::io::WriteHalf<tokio::io::DuplexStream>, tokio::io::Lines<BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>) {
+        let (near, far) = tokio::io::duplex(64 * 1024);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(tokio::io::split(far)).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let (read, mut write) = tokio::io::split(near);
+        let mut lines = BufReader::new(read).lines();
+        let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": { "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "raw", "version": "1" } } });
+        write.write_all(format!("{init}\n").as_bytes()).await.unwrap();
+        lines.next_line().await.unwrap().unwrap();
+        write.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n").await.unwrap();
+        (write, lines)
+    }
+    let pay = |id: u64, cents: u64| format!("{}\n", json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": "pay", "arguments": { "cents": cents } } }));
+    let waiting_for = |n: usize| {
+        let executor = executor.clone();
+        async move {
+            for _ in 0..300 {
+                if executor.pending_approvals().len() == n {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            panic!("{} approvals waiting, not {n}", executor.pending_approvals().len());
+        }
+    };
+
+    let (mut a, mut a_lines) = raw(server.clone()).await;
+    let (mut b, mut b_lines) = raw(server.clone()).await;
+    a.write_all(pay(7, 1).as_bytes()).await.unwrap();
+    waiting_for(1).await;
+    // The same id on the same connection while its call runs: refused, and the first goes on.
+    a.write_all(pay(7, 2).as_bytes()).await.unwrap();
+    let refused: Value = serde_json::from_str(&a_lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(refused["id"], json!(7));
+    assert_eq!(refused["error"]["code"], json!(-32600));
+    assert_eq!(refused["error"]["message"], json!("request id 7 is already in use by a call in flight"));
+    // The same id on another connection is another request, and its approval waits too:
+    // the other connection's waiting call does not count against it.
+    b.write_all(pay(7, 3).as_bytes()).await.unwrap();
+    waiting_for(2).await;
+    for waiting in executor.pending_approvals() {
+        executor.approve(&waiting.approval_id, None, None).unwrap();
+    }
+    let answer: Value = serde_json::from_str(&b_lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!((answer["id"].clone(), answer["result"]["structuredContent"].clone()), (json!(7), json!({ "paid": 3 })));
+    // The first call of connection a ran once; rmcp maps answers by request id, and the
+    // refusal took id 7's place there, so its answer is dropped (README: what does not
+    // work yet). Its record says it succeeded.
+    for _ in 0..300 {
+        if executor.executions(usize::MAX).iter().filter(|r| r.tool_name == "pay" && r.status.as_str() == "succeeded").count() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut paid: Vec<(String, i64)> = executor.executions(usize::MAX).iter().filter(|r| r.tool_name == "pay").map(|r| (r.status.as_str().to_string(), r.args.to_value()["cents"].as_i64().unwrap())).collect();
+    paid.sort_by_key(|p| p.1);
+    assert_eq!(paid, vec![("succeeded".to_string(), 1), ("succeeded".to_string(), 3)], "two payments ran, not the refused one (2 cents)");
+    // A second waiting call on one connection is still denied.
+    a.write_all(pay(8, 4).as_bytes()).await.unwrap();
+    waiting_for(1).await;
+    a.write_all(pay(9, 5).as_bytes()).await.unwrap();
+    let denied: Value = serde_json::from_str(&a_lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(denied["id"], json!(9));
+    assert!(denied["result"]["content"][0]["text"].as_str().unwrap().contains("more than 1 calls of this MCP session wait for approval"), "{denied}");
+    executor.approve(&executor.pending_approvals()[0].approval_id, None, None).unwrap();
+    let last: Value = serde_json::from_str(&a_lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(last["result"]["structuredContent"], json!({ "paid": 4 }));
 }

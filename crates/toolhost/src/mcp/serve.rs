@@ -45,7 +45,8 @@ pub struct ServeOptions {
     /// How long a served call waits for approval when neither its tool nor the executor
     /// bounds the wait (`None`: as long as they say).
     pub approval_timeout: Option<Duration>,
-    /// The most served calls that wait for approval at once; the next is denied.
+    /// The most served calls of one connection (an MCP session) that wait for approval
+    /// at once; the next is denied.
     pub max_pending_approvals: usize,
 }
 
@@ -84,10 +85,20 @@ pub const APPROVAL_TIMEOUT_MS: u64 = 300_000;
 pub const MAX_PENDING_APPROVALS: usize = 16;
 
 /// An MCP server over an executor's tools: `server.serve(transport)` (rmcp's
-/// [`rmcp::ServiceExt::serve`]) serves one connection; clone it for another.
-#[derive(Clone)]
+/// [`rmcp::ServiceExt::serve`]) serves one connection; clone it for another. Each clone
+/// is a connection of its own: `max_pending_approvals` and request ids in use are
+/// counted per connection (an MCP session).
 pub struct McpServer {
     shared: Arc<Shared>,
+    /// This handler's connection, among the server's.
+    connection: u64,
+}
+
+impl Clone for McpServer {
+    /// Another connection's handler, sharing the server (its tools, executor, options).
+    fn clone(&self) -> Self {
+        Self { shared: self.shared.clone(), connection: self.shared.connections.fetch_add(1, Ordering::Relaxed) }
+    }
 }
 
 struct Shared {
@@ -107,6 +118,8 @@ struct Shared {
     follows_progress: Mutex<Option<u64>>,
     /// Calls served, for their tool-call ids.
     calls: AtomicU64,
+    /// Handlers made, for their connection numbers.
+    connections: AtomicU64,
     /// The calls in flight, by tool-call id: the client each came from, and the timer
     /// that denies its approval when nobody answers.
     served: Mutex<HashMap<String, Served>>,
@@ -129,6 +142,9 @@ impl Drop for InFlight<'_> {
 
 struct Served {
     peer: Peer<RoleServer>,
+    /// The connection it came on, and its request id there.
+    connection: u64,
+    request: rmcp::model::RequestId,
     approval_timer: Option<tokio::task::AbortHandle>,
 }
 
@@ -171,6 +187,7 @@ impl McpServer {
             follows_registry: Mutex::new(None),
             follows_progress: Mutex::new(None),
             calls: AtomicU64::new(1),
+            connections: AtomicU64::new(1),
             served: Mutex::new(HashMap::new()),
         });
         let weak = Arc::downgrade(&shared);
@@ -203,7 +220,7 @@ impl McpServer {
             _ => {}
         });
         *lock(&shared.follows_progress) = Some(id);
-        Ok(Self { shared })
+        Ok(Self { shared, connection: 0 })
     }
 
     fn scope(&self) -> Scope<'_> {
@@ -265,11 +282,12 @@ impl Shared {
         let Some(mine) = waiting.iter().find(|p| p.approval_id == approval_id) else { return };
         let pending = {
             let served = lock(&self.served);
-            waiting.iter().filter(|p| p.tool_call_id.as_ref().is_some_and(|c| served.contains_key(c))).count()
+            let Some(connection) = served.get(call).map(|s| s.connection) else { return };
+            waiting.iter().filter(|p| p.tool_call_id.as_ref().and_then(|c| served.get(c)).is_some_and(|s| s.connection == connection)).count()
         };
         let max = self.options.max_pending_approvals;
         if pending > max {
-            return self.answer(approval_id, false, format!("more than {max} calls of this MCP server wait for approval (max_pending_approvals)"));
+            return self.answer(approval_id, false, format!("more than {max} calls of this MCP session wait for approval (max_pending_approvals)"));
         }
         if let (None, Some(timeout)) = (mine.expires_at, self.options.approval_timeout) {
             // Neither the tool nor the executor bounds the wait: calls over MCP wait this long.
@@ -368,7 +386,16 @@ impl ServerHandler for McpServer {
             idempotency_key: Some(sent_key.map_or_else(|| format!("mcp-call:{}", uuid::Uuid::new_v4()), str::to_string)),
             ..CallOptions::default()
         };
-        lock(&shared.served).insert(call_id.clone(), Served { peer: context.peer.clone(), approval_timer: None });
+        {
+            let mut served = lock(&shared.served);
+            // A client that reuses the id of a call still running would get one answer for
+            // two requests.
+            if served.values().any(|s| s.connection == self.connection && s.request == context.id) {
+                let shown: String = context.id.to_string().chars().take(40).collect();
+                return Err(ErrorData::invalid_request(format!("request id {shown} is already in use by a call in flight"), None));
+            }
+            served.insert(call_id.clone(), Served { peer: context.peer.clone(), connection: self.connection, request: context.id.clone(), approval_timer: None });
+        }
         // Forgets the call however this future ends (dropped included).
         let entry = InFlight { shared, call_id: call_id.clone() };
         // Progress goes out in order, and all of it before the answer.
