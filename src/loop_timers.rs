@@ -155,9 +155,21 @@ fn open(env: RawEnv) -> Option<Timers> {
         }
         (uv.unref)(poll);
         let mut context = ptr::null_mut();
-        sys::napi_async_init(env, ptr::null_mut(), js::string(env, "toolhost.timer"), &mut context);
         let mut hook = ptr::null_mut();
-        sys::napi_add_async_cleanup_hook(env, Some(on_cleanup), ptr::null_mut(), &mut hook);
+        let ok = sys::Status::napi_ok;
+        // Without a cleanup hook, a worker's loop would close with the handle open (Node
+        // aborts then); without an async context, timers would have no callback scope.
+        if sys::napi_async_init(env, ptr::null_mut(), js::string(env, "toolhost.timer"), &mut context) != ok
+            || sys::napi_add_async_cleanup_hook(env, Some(on_cleanup), ptr::null_mut(), &mut hook) != ok
+        {
+            if !context.is_null() {
+                sys::napi_async_destroy(env, context);
+            }
+            (uv.poll_stop)(poll);
+            *(poll as *mut *mut c_void) = Box::into_raw(Box::new(Closing { fd, hook: ptr::null_mut() })).cast();
+            (uv.close)(poll, Some(on_closed));
+            return None;
+        }
         Some(Timers { env, fd, poll, context, entries: BTreeMap::new(), next_seq: 0, armed: None })
     }
 }
