@@ -229,7 +229,7 @@ pub fn run_blocking(work: impl FnOnce() + Send + 'static) {
 pub enum TimerHandle {
     /// On this thread's event loop (`loop_timers`).
     #[cfg(target_os = "linux")]
-    Loop(crate::loop_timers::LoopKey),
+    Loop(toolhost::DeadlineKey),
     /// On the deadline thread.
     Thread(toolhost::DeadlineKey),
 }

@@ -21,20 +21,16 @@
 //! loop closes with nothing of ours open.
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void, CStr};
 use std::ptr;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use napi::sys;
+use toolhost::{DeadlineKey, Deadlines};
 
 use crate::hop::{self, Message};
 use crate::js::{self, RawEnv};
-
-/// Identifies a timer for [`cancel`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct LoopKey(Instant, u64);
 
 /// `UV_POLL` of libuv's `uv_handle_type` and `UV_READABLE` of `uv_poll_event` (uv.h).
 const UV_POLL: c_int = 8;
@@ -84,8 +80,7 @@ struct Timers {
     /// The async context each timer's JS runs in (a callback scope: microtasks and
     /// `process.nextTick` callbacks run after it, as after any event).
     context: sys::napi_async_context,
-    entries: BTreeMap<LoopKey, Message>,
-    next_seq: u64,
+    entries: Deadlines<Message>,
     /// What the `timerfd` is set for, if anything.
     armed: Option<Instant>,
 }
@@ -170,13 +165,13 @@ fn open(env: RawEnv) -> Option<Timers> {
             (uv.close)(poll, Some(on_closed));
             return None;
         }
-        Some(Timers { env, fd, poll, context, entries: BTreeMap::new(), next_seq: 0, armed: None })
+        Some(Timers { env, fd, poll, context, entries: Deadlines::default(), armed: None })
     }
 }
 
 /// Runs `message` on `env`'s JS thread once `after` has passed, unless cancelled first;
 /// hands it back where this thread's loop cannot take timers.
-pub fn schedule(env: RawEnv, after: Duration, message: Message) -> Result<LoopKey, Message> {
+pub fn schedule(env: RawEnv, after: Duration, message: Message) -> Result<DeadlineKey, Message> {
     if BYPASSED.with(Cell::get) {
         return Err(message);
     }
@@ -190,11 +185,8 @@ pub fn schedule(env: RawEnv, after: Duration, message: Message) -> Result<LoopKe
             return Err(message);
         }
         let now = Instant::now();
-        // A deadline past what an Instant holds is as good as never: 100 years.
-        let at = now.checked_add(after).unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 86_400));
-        let key = LoopKey(at, t.next_seq);
-        t.next_seq += 1;
-        t.entries.insert(key, message);
+        let key = t.entries.insert(now, after, message);
+        let at = key.at();
         if t.armed.is_none_or(|armed| at < armed) {
             t.arm(at, now);
         }
@@ -203,7 +195,7 @@ pub fn schedule(env: RawEnv, after: Duration, message: Message) -> Result<LoopKe
 }
 
 /// Removes a timer that has not run yet.
-pub fn cancel(key: LoopKey) {
+pub fn cancel(key: DeadlineKey) {
     let _ = STATE.try_with(|s| {
         if let Ok(mut s) = s.try_borrow_mut() {
             if let State::Ready(t) = &mut *s {
@@ -257,15 +249,9 @@ fn take_due() -> Option<(RawEnv, sys::napi_async_context, Vec<Message>)> {
         // SAFETY: reads the 8-byte expiration count of our non-blocking timerfd.
         unsafe { libc::read(t.fd, (&mut expirations as *mut u64).cast(), 8) };
         let now = Instant::now();
-        let mut due = Vec::new();
-        while let Some(entry) = t.entries.first_entry() {
-            if entry.key().0 > now {
-                break;
-            }
-            due.push(entry.remove());
-        }
+        let due = t.entries.take_due(now);
         t.armed = None;
-        if let Some(next) = t.entries.first_key_value().map(|(k, _)| k.0) {
+        if let Some(next) = t.entries.next() {
             t.arm(next, now);
         }
         Some((t.env, t.context, due))

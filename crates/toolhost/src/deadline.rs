@@ -37,9 +37,79 @@ pub const POLL_STEP: Duration = Duration::from_millis(1);
 /// How long it keeps polling after the last short timer.
 pub const POLL_FOR: Duration = Duration::from_millis(100);
 
-/// Identifies a scheduled deadline for [`DeadlineTimer::cancel`].
+/// Identifies a scheduled deadline for [`DeadlineTimer::cancel`] (and [`Deadlines::remove`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct DeadlineKey(Instant, u64);
+
+/// Deadlines in order, with no thread or clock of their own: what [`DeadlineTimer`]
+/// keeps under its lock, and what the Node addon keeps on its JS thread where timers
+/// wait on the event loop.
+pub struct Deadlines<T> {
+    entries: BTreeMap<DeadlineKey, T>,
+    next_seq: u64,
+}
+
+impl<T> Default for Deadlines<T> {
+    fn default() -> Self {
+        Self { entries: BTreeMap::new(), next_seq: 0 }
+    }
+}
+
+impl<T> Deadlines<T> {
+    /// Adds `item`, due `after` from `now`.
+    pub fn insert(&mut self, now: Instant, after: Duration, item: T) -> DeadlineKey {
+        // A deadline past what an Instant holds is as good as never: 100 years.
+        let at = now.checked_add(after).unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 86_400));
+        let key = DeadlineKey(at, self.next_seq);
+        self.next_seq += 1;
+        self.entries.insert(key, item);
+        key
+    }
+
+    /// Removes a deadline; its item when it was still there.
+    pub fn remove(&mut self, key: &DeadlineKey) -> Option<T> {
+        self.entries.remove(key)
+    }
+
+    /// Removes and returns the items due at `now`, earliest first.
+    pub fn take_due(&mut self, now: Instant) -> Vec<T> {
+        let mut due = Vec::new();
+        while let Some(entry) = self.entries.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            due.push(entry.remove());
+        }
+        due
+    }
+
+    /// The earliest deadline.
+    pub fn next(&self) -> Option<Instant> {
+        self.entries.first_key_value().map(|(k, _)| k.0)
+    }
+
+    /// Keeps the items `keep` picks; returns how many went.
+    pub fn retain(&mut self, mut keep: impl FnMut(&T) -> bool) -> usize {
+        let before = self.entries.len();
+        self.entries.retain(|_, item| keep(item));
+        before - self.entries.len()
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+impl DeadlineKey {
+    /// When it is due.
+    pub fn at(&self) -> Instant {
+        self.0
+    }
+}
 
 /// What the thread did, for tests and benchmarks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -51,8 +121,7 @@ pub struct DeadlineStats {
 }
 
 struct State<T> {
-    entries: BTreeMap<DeadlineKey, T>,
-    next_seq: u64,
+    entries: Deadlines<T>,
     /// When the thread wakes by itself; `None` while it waits for work.
     wakes_at: Option<Instant>,
     /// The thread polls until then (see the module's doc).
@@ -75,8 +144,7 @@ impl<T: Send + 'static> DeadlineTimer<T> {
     pub fn new(on_fire: impl Fn(Vec<T>) + Send + 'static) -> Self {
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
-                entries: BTreeMap::new(),
-                next_seq: 0,
+                entries: Deadlines::default(),
                 wakes_at: None,
                 poll_until: None,
                 stats: DeadlineStats::default(),
@@ -99,12 +167,9 @@ impl<T: Send + 'static> DeadlineTimer<T> {
     /// Calls `on_fire` with `item` once `after` has passed, unless cancelled first.
     pub fn schedule(&self, after: Duration, item: T) -> DeadlineKey {
         let now = Instant::now();
-        // A deadline past what an Instant holds is as good as never: 100 years.
-        let at = now.checked_add(after).unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 86_400));
         let mut s = self.state();
-        let key = DeadlineKey(at, s.next_seq);
-        s.next_seq += 1;
-        s.entries.insert(key, item);
+        let key = s.entries.insert(now, after, item);
+        let at = key.at();
         if after <= SHORT {
             s.poll_until = Some(now + POLL_FOR);
         }
@@ -124,10 +189,7 @@ impl<T: Send + 'static> DeadlineTimer<T> {
     /// Removes every deadline whose item `doomed` picks, without firing it (the items of
     /// a torn-down owner). Returns how many.
     pub fn cancel_where(&self, mut doomed: impl FnMut(&T) -> bool) -> usize {
-        let mut s = self.state();
-        let before = s.entries.len();
-        s.entries.retain(|_, item| !doomed(item));
-        before - s.entries.len()
+        self.state().entries.retain(|item| !doomed(item))
     }
 
     /// Deadlines not yet fired or cancelled.
@@ -156,13 +218,7 @@ fn run<T: Send + 'static>(shared: Arc<Shared<T>>, on_fire: impl Fn(Vec<T>)) {
         }
         s.stats.rounds += 1;
         let now = Instant::now();
-        let mut due = Vec::new();
-        while let Some(entry) = s.entries.first_entry() {
-            if entry.key().0 > now {
-                break;
-            }
-            due.push(entry.remove());
-        }
+        let due = s.entries.take_due(now);
         if !due.is_empty() {
             drop(s);
             on_fire(due);
@@ -172,8 +228,8 @@ fn run<T: Send + 'static>(shared: Arc<Shared<T>>, on_fire: impl Fn(Vec<T>)) {
         // Towards the first deadline; while there is none, keep sleeping towards the
         // moment it would have woken if that is still ahead, so a new deadline later
         // than it needs no wake-up.
-        let mut until = match s.entries.first_key_value() {
-            Some((k, _)) => Some(k.0),
+        let mut until = match s.entries.next() {
+            Some(at) => Some(at),
             None => s.wakes_at.filter(|at| *at > now),
         };
         match s.poll_until {

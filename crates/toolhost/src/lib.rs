@@ -49,7 +49,7 @@ pub mod tool_definition;
 pub use arguments::{parse_arguments, MAX_ARGUMENT_BYTES, MAX_ARGUMENT_DEPTH};
 pub use circuit::{CircuitBreaker, CircuitState};
 pub use declaration::{CircuitBreakerConfig, NeedsApproval, RetryOverrides, ToolDeclaration, ToolMetadata};
-pub use deadline::{DeadlineKey, DeadlineStats, DeadlineTimer};
+pub use deadline::{DeadlineKey, DeadlineStats, DeadlineTimer, Deadlines};
 pub use engine::{audit_input_hash, ApprovalVerdict, Arguments, Evicted, PendingApproval, AttemptSpec, CallOptions, ExecutionEngine, ExecutionMetadata, ManagerConfig, Step, Transition};
 pub use error::{ErrorCategory, ErrorCause, RegistryError, RegistryErrorCode, Thrown, ToolError};
 pub use executor::{ExecutionOutcome, ToolExecutor};
