@@ -47,6 +47,23 @@ describe('journal: idempotency', () => {
     assert.equal(effects.length, 1)
   })
 
+  each('one call at a time: each handler runs after execute() returns, as without a journal', async (url) => {
+    // A lone call's journal answers may be waited for within execute() (the JS thread
+    // spins briefly instead of sleeping): its attempt still starts after it returns.
+    const registry = new ToolRegistry()
+    let running = false
+    registry.register({ name: 'mark', description: 'Marks', inputSchema: { type: 'object' }, handler: async () => { running = true; return 1 } })
+    const manager = new ToolExecutionManager(registry, { journal: url })
+    for (let i = 0; i < 20; i++) {
+      running = false
+      const call = manager.execute('mark', {}, { idempotencyKey: `lone-${i}` })
+      assert.equal(running, false, `call ${i}: the handler ran inside execute()`)
+      const r = await call
+      assert.equal(r.success, true)
+      assert.equal(running, true)
+    }
+  })
+
   each('a failure is stored and replayed too; a validation failure is not', async (url) => {
     const { registry, effects } = payments()
     const manager = new ToolExecutionManager(registry, { journal: url })

@@ -9,6 +9,10 @@
 //!   JS runtime's wake function gets the output;
 //! - argument text of `largeText` code units or more is copied as UTF-16 and parsed,
 //!   validated and listed in a tape on a worker thread;
+//! - a journaled manager's journal IO runs on the journal thread; its answers come back
+//!   through an inbox (`toolhost::journal::inbox`) and a message to the JS thread, or,
+//!   when the engine says its calls in flight all wait on them, within the call that
+//!   sent the requests (the JS thread spins for them briefly);
 //! - Node is kept alive while this engine has executions in flight.
 
 use std::cell::{Cell, RefCell};
@@ -20,6 +24,7 @@ use napi::{sys, Env};
 use napi_derive::napi;
 use rustc_hash::FxHashMap;
 use toolhost::host::{HostEngine, TimerKind, TimerRequest};
+use toolhost::journal::inbox::{Inbox, INLINE_WAIT};
 use toolhost::journal::worker::JournalWorker;
 use toolhost::{Arguments, CallOptions};
 
@@ -71,6 +76,9 @@ struct Inner {
     hop: Arc<hop::Hop>,
     /// The thread that does the journal's IO, when the manager has a journal.
     journal: RefCell<Option<JournalWorker>>,
+    /// Where the journal's answers wait for the JS thread (kept after the journal is
+    /// closed, for the answers on their way).
+    inbox: RefCell<Option<Arc<Inbox>>>,
 }
 
 impl Drop for Inner {
@@ -90,6 +98,10 @@ impl Inner {
     fn flush(&self, env: RawEnv) -> Js {
         let mut host = self.host.borrow_mut();
         let Some(host) = host.as_mut() else { return Js::empty_string(env) };
+        // First, as answers the JS thread waits for here add to the output.
+        if host.has_journal_work() {
+            self.exchange_journal(host);
+        }
         let ops = &host.wire.ops;
         // SAFETY: `scratch` points into the ArrayBuffer `_scratch_buffer` keeps alive,
         // SCRATCH_LEN + 1 f64s long; only this thread writes it.
@@ -120,11 +132,6 @@ impl Inner {
                 }
             }
         }
-        if let Some(worker) = self.journal.borrow().as_ref() {
-            for request in host.take_journal() {
-                worker.send(request);
-            }
-        }
         let busy = host.in_flight() + self.pending.borrow().len() > 0;
         if busy != self.retained.get() {
             self.retained.set(busy);
@@ -137,6 +144,16 @@ impl Inner {
         let text = js::string(env, &host.wire.text);
         host.wire.text.clear();
         Js(text)
+    }
+
+    /// Hands the engine's journal requests to the journal thread, and takes the answers
+    /// the engine waits for here (`HostEngine::exchange_journal`). Out of line: `flush`
+    /// is on every call's path, and a manager without a journal never comes here.
+    #[inline(never)]
+    fn exchange_journal(&self, host: &mut HostEngine) {
+        if let (Some(worker), Some(inbox)) = (self.journal.borrow().as_ref(), self.inbox.borrow().as_ref()) {
+            host.exchange_journal(|request| worker.send(request), || inbox.wait(INLINE_WAIT));
+        }
     }
 
     fn with_host<R>(&self, f: impl FnOnce(&mut HostEngine) -> R) -> Option<R> {
@@ -187,6 +204,7 @@ impl EngineCore {
             retained: Cell::new(false),
             hop: hop::hop(raw),
             journal: RefCell::new(None),
+            inbox: RefCell::new(None),
         });
         // SAFETY: the buffer is at least one f64 long.
         unsafe { *inner.scratch = 0.0 };
@@ -211,9 +229,15 @@ impl EngineCore {
                 Ok(store) => store,
                 Err(e) => return toolhost::host::registry_error_json(&e).to_string(),
             };
-            let (hop, engine) = (self.inner.hop.clone(), self.inner.id);
-            let deliver = Box::new(move |answers| hop.post(Message::Journal { engine, answers }));
+            let inbox = Arc::new(Inbox::default());
+            let (hop, engine, theirs) = (self.inner.hop.clone(), self.inner.id, inbox.clone());
+            let deliver = Box::new(move |answers| {
+                if theirs.deliver(answers) && !hop.post(Message::Journal { engine }) {
+                    theirs.post_failed();
+                }
+            });
             *self.inner.journal.borrow_mut() = Some(JournalWorker::start(store, policy, deliver));
+            *self.inner.inbox.borrow_mut() = Some(inbox);
         }
         *self.inner.host.borrow_mut() = Some(host);
         String::new()
@@ -580,8 +604,12 @@ pub fn on_message(env: RawEnv, message: Message) {
             });
             call_wake(env, engine, 0.0, text);
         }
-        Message::Journal { engine, answers } => {
+        Message::Journal { engine } => {
             let Some(inner) = find(engine) else { return };
+            let Some(answers) = inner.inbox.borrow().as_ref().map(|inbox| inbox.take_posted()) else { return };
+            if answers.is_empty() {
+                return; // a wait took them
+            }
             let text = inner.call(env, |h| h.journal_answered(answers));
             call_wake(env, engine, 0.0, text);
         }

@@ -28,8 +28,9 @@ pub enum Message {
     Timer { engine: u32, key: u64, attempt: u32, kind: toolhost::host::TimerKind, trace: Option<Box<TimerTrace>> },
     /// Large argument text was parsed and validated on a worker thread.
     ArgumentsReady { engine: u32, ticket: u64, arguments: Box<crate::engine_core::ParsedArguments> },
-    /// The journal thread answered.
-    Journal { engine: u32, answers: Vec<toolhost::journal::JournalAnswer> },
+    /// The journal thread answered: its answers are in the engine's inbox
+    /// (`toolhost::journal::inbox`).
+    Journal { engine: u32 },
 }
 
 /// Where a timer's time went, in ms since [`trace::now`]'s anchor: armed on the JS
@@ -94,15 +95,18 @@ pub struct Hop {
 
 impl Hop {
     /// Queues a message for the JS thread; dropped if the env is gone.
-    pub fn post(&self, message: Message) {
+    /// Whether the message is on its way (not when the env is going or gone).
+    pub fn post(&self, message: Message) -> bool {
         let guard = self.tsfn.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(tsfn) = guard.as_ref() {
             let data = Box::into_raw(Box::new(message));
             let status = unsafe { sys::napi_call_threadsafe_function(tsfn.0, data as *mut c_void, sys::ThreadsafeFunctionCallMode::nonblocking) };
-            if status != sys::Status::napi_ok {
-                drop(unsafe { Box::from_raw(data) });
+            if status == sys::Status::napi_ok {
+                return true;
             }
+            drop(unsafe { Box::from_raw(data) });
         }
+        false
     }
 }
 

@@ -65,6 +65,10 @@ pub struct HostEngine {
     tickets: usize,
     /// The host let its journal go.
     journal_closed: bool,
+    /// Journal answers are being written within another call (`exchange_journal`): an
+    /// attempt they start is deferred, as a call's first attempt is, so that a handler
+    /// never runs inside `execute`.
+    answering_within: bool,
 }
 
 impl HostEngine {
@@ -86,6 +90,7 @@ impl HostEngine {
             audit_file,
             audit_listener: false,
             journal: Vec::new(),
+            answering_within: false,
             tickets: 0,
             journal_closed: false,
         };
@@ -134,16 +139,46 @@ impl HostEngine {
         self.engine.config().journal
     }
 
-    /// Journal work to hand to the journal worker after the last call.
-    pub fn take_journal(&mut self) -> std::vec::Drain<'_, JournalRequest> {
-        self.journal.drain(..)
-    }
-
     /// The journal answered (on the host's main thread, in the order answered).
     pub fn journal_answered(&mut self, answers: Vec<JournalAnswer>) {
         self.wire.clear();
         self.apply_answers(answers);
         self.finish_call();
+    }
+
+    /// Whether the last call left journal work for [`Self::exchange_journal`].
+    #[inline]
+    pub fn has_journal_work(&self) -> bool {
+        !self.journal.is_empty()
+    }
+
+    /// Hands the journal work of the last call to `send`. When every execution in flight
+    /// then waits on a claim or an outcome just sent (a caller making one call at a time),
+    /// takes the answers `wait` gets (it may spin for them, see
+    /// [`crate::journal::inbox`]) and writes what they lead to after what the wire holds,
+    /// again while that leads to more such requests. Timers they ask for are left with
+    /// the others, for [`Self::take_timers`].
+    pub fn exchange_journal(&mut self, mut send: impl FnMut(JournalRequest), mut wait: impl FnMut() -> Vec<JournalAnswer>) {
+        loop {
+            let mut awaited = 0;
+            for request in self.journal.drain(..) {
+                if matches!(request, JournalRequest::Claim(_) | JournalRequest::Record(_)) {
+                    awaited += 1;
+                }
+                send(request);
+            }
+            if awaited == 0 || self.in_flight() > awaited {
+                return;
+            }
+            let answers = wait();
+            if answers.is_empty() {
+                return;
+            }
+            self.answering_within = true;
+            self.apply_answers(answers);
+            self.answering_within = false;
+            self.finish_call();
+        }
     }
 
     /// Writes what journal answers lead to, after what the wire already holds.
@@ -731,7 +766,7 @@ impl HostEngine {
         }
         match &t.step {
             Step::Run(spec) => {
-                self.run(spec, ticket.is_some());
+                self.run(spec, ticket.is_some() || self.answering_within);
             }
             Step::Queued => self.wire.push(&[op::QUEUED, key as f64]),
             Step::Retry { delay } => {
@@ -1053,6 +1088,65 @@ mod tests {
     fn log_ops(w: &Wire) -> Vec<(f64, f64, String)> {
         let line = |o: crate::host::wire::ReadOp| (o.num("key"), f64::from(o.num("mask") as u32 & 3), o.str("message").unwrap_or_default().to_string());
         read(w).into_iter().filter(|o| o.code == op::LOG).map(line).collect()
+    }
+
+    /// A journal played by hand for `exchange_journal`: claims are claimed (fence 1),
+    /// outcomes recorded. Returns (requests sent, waits asked for).
+    fn exchange(h: &mut HostEngine) -> (Vec<JournalRequest>, usize) {
+        let sent = std::cell::RefCell::new(Vec::new());
+        let mut waits = 0;
+        h.exchange_journal(
+            |r| sent.borrow_mut().push(r),
+            || {
+                waits += 1;
+                let answer = match sent.borrow().last() {
+                    Some(JournalRequest::Claim(c)) => JournalAnswer::Claimed {
+                        claim: Box::new(c.clone()),
+                        answer: crate::journal::ClaimAnswer::Claimed { fence: 1, taken_over: None },
+                    },
+                    Some(JournalRequest::Record(r)) => JournalAnswer::Recorded { exec: r.exec, row: r.row.clone(), answer: crate::journal::RecordAnswer::Recorded },
+                    _ => panic!("waited on something else than a claim or an outcome"),
+                };
+                vec![answer]
+            },
+        );
+        (sent.into_inner(), waits)
+    }
+
+    #[test]
+    fn journal_answers_a_lone_call_waits_for_are_written_within_its_call_and_its_attempt_still_deferred() {
+        let mut h = HostEngine::new(&registry(), r#"{"journal":"sqlite:unused.db"}"#).unwrap();
+        h.start(0.0, "echo", r#"{"n":1}"#, "", r#"{"idempotencyKey":"k1"}"#, false);
+        assert_eq!(codes(&h.wire), [op::NEW], "the call waits for its claim");
+        let key = new_key(&h.wire);
+        let (sent, waits) = exchange(&mut h);
+        assert!(matches!(sent[..], [JournalRequest::Claim(_)]) && waits == 1, "{} requests, {waits} waits", sent.len());
+        // The claim's answer follows the call's own output, and its first attempt runs
+        // after `execute` returns, as without a journal.
+        assert_eq!(codes(&h.wire), [op::NEW, op::RUN]);
+        assert_eq!(read(&h.wire)[1].num("deferred"), 1.0);
+        h.settle(key, 1, Some(r#"{"n":1}"#));
+        assert!(!codes(&h.wire).contains(&op::FINAL), "nothing ends before its outcome is stored");
+        let (sent, waits) = exchange(&mut h);
+        assert!(matches!(sent[..], [JournalRequest::Record(_)]) && waits == 1, "{} requests, {waits} waits", sent.len());
+        assert_eq!(&codes(&h.wire)[codes(&h.wire).len() - 2..], [op::FINAL, op::DONE]);
+        assert_eq!(h.in_flight(), 0);
+    }
+
+    #[test]
+    fn with_another_call_in_flight_journal_answers_are_not_waited_for() {
+        let mut h = HostEngine::new(&registry(), r#"{"journal":"sqlite:unused.db"}"#).unwrap();
+        h.start(0.0, "echo", r#"{"n":1}"#, "", r#"{"idempotencyKey":"k1"}"#, false);
+        h.start(0.0, "echo", r#"{"n":2}"#, "", r#"{"idempotencyKey":"k2"}"#, false);
+        // Both calls wait on their claims: the driver has nothing else to do for them.
+        let (sent, waits) = exchange(&mut h);
+        assert!(matches!(sent[..], [JournalRequest::Claim(_), JournalRequest::Claim(_)]) && waits == 1);
+        // The second's attempt runs, the first still waits on its claim: a third call's
+        // claim is not waited for.
+        h.start(0.0, "echo", r#"{"n":3}"#, "", r#"{"idempotencyKey":"k3"}"#, false);
+        let (sent, waits) = exchange(&mut h);
+        assert!(matches!(sent[..], [JournalRequest::Claim(_)]));
+        assert_eq!(waits, 0, "another call is running");
     }
 
     #[test]

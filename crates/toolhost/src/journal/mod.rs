@@ -24,6 +24,8 @@
 //! A row whose lease expired was left by a process that died (or stopped renewing):
 //! recovery decides from the tool's [`Effect`] what becomes of it.
 
+#[cfg(feature = "journal")]
+pub mod inbox;
 pub mod migrations;
 pub mod rows;
 #[cfg(feature = "journal")]
