@@ -6,6 +6,7 @@ import assert from 'node:assert/strict'
 import { getEventListeners } from 'node:events'
 import { readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ToolRegistry, ToolExecutionManager, transientError, permanentError } from 'toolhost'
 
@@ -1584,8 +1585,14 @@ describe('timers on the event loop (Linux, native addon)', () => {
   // Timeouts and backoff delays wait on the JS thread's own event loop (a timerfd in
   // libuv's epoll set, src/loop_timers.rs): no thread of toolhost wakes for them.
   const native = globalThis.process?.platform === 'linux' && process.env.TOOLHOST_BACKEND !== 'wasm'
+  // The napi binding's test-only functions, from the package's generated index.js: here,
+  // or in a project that installed the package (npm run test:platforms).
+  const binding = () => {
+    const require = createRequire(import.meta.url)
+    return require(join(dirname(require.resolve('toolhost/package.json')), 'index.js'))
+  }
   test('retries and timeouts wait on the loop, fire on time, and leave nothing behind', { skip: !native && 'the native addon on Linux only' }, async () => {
-    const { pendingTimers } = createRequire(import.meta.url)('../index.js')
+    const { pendingTimers } = binding()
     const [before] = pendingTimers()
     let attempts = 0
     let waiting
@@ -1610,7 +1617,7 @@ describe('timers on the event loop (Linux, native addon)', () => {
 
   // Other systems (and a runtime whose N-API has no libuv) keep them on a thread.
   test('the deadline thread still serves where the loop cannot: retries, timeouts, cancel', { skip: !native && 'the native addon on Linux only' }, async () => {
-    const { pendingTimers, timersOnThread } = createRequire(import.meta.url)('../index.js')
+    const { pendingTimers, timersOnThread } = binding()
     const [onLoop] = pendingTimers()
     timersOnThread(true)
     try {
