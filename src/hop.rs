@@ -94,8 +94,8 @@ pub struct Hop {
 }
 
 impl Hop {
-    /// Queues a message for the JS thread; dropped if the env is gone.
-    /// Whether the message is on its way (not when the env is going or gone).
+    /// Queues a message for the JS thread. False when it could not be queued (the env
+    /// is going or gone): the message is dropped.
     pub fn post(&self, message: Message) -> bool {
         let guard = self.tsfn.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(tsfn) = guard.as_ref() {
