@@ -49,6 +49,24 @@ struct Uv {
     unref: unsafe extern "C" fn(*mut c_void),
 }
 
+impl Uv {
+    /// Stops and closes a poll handle of ours; `on_closed` then closes `fd`, frees the
+    /// handle and removes `hook` (unless null).
+    ///
+    /// # Safety
+    /// `poll` is an initialized poll handle of ours on this thread's loop, not closing.
+    unsafe fn close_poll(&self, poll: *mut c_void, fd: c_int, hook: sys::napi_async_cleanup_hook_handle) {
+        // SAFETY: as the caller promises; `data` is the handle's first field (uv.h's
+        // UV_HANDLE_FIELDS), which libuv leaves to its user. Stopping a handle that never
+        // started does nothing.
+        unsafe {
+            (self.poll_stop)(poll);
+            *(poll as *mut *mut c_void) = Box::into_raw(Box::new(Closing { fd, hook })).cast();
+            (self.close)(poll, Some(on_closed));
+        }
+    }
+}
+
 fn uv() -> Option<&'static Uv> {
     static UV: OnceLock<Option<Uv>> = OnceLock::new();
     UV.get_or_init(|| {
@@ -144,8 +162,7 @@ fn open(env: RawEnv) -> Option<Timers> {
             return None;
         }
         if (uv.poll_start)(poll, UV_READABLE, on_readable) != 0 {
-            *(poll as *mut *mut c_void) = Box::into_raw(Box::new(Closing { fd, hook: ptr::null_mut() })).cast();
-            (uv.close)(poll, Some(on_closed));
+            uv.close_poll(poll, fd, ptr::null_mut());
             return None;
         }
         (uv.unref)(poll);
@@ -160,9 +177,7 @@ fn open(env: RawEnv) -> Option<Timers> {
             if !context.is_null() {
                 sys::napi_async_destroy(env, context);
             }
-            (uv.poll_stop)(poll);
-            *(poll as *mut *mut c_void) = Box::into_raw(Box::new(Closing { fd, hook: ptr::null_mut() })).cast();
-            (uv.close)(poll, Some(on_closed));
+            uv.close_poll(poll, fd, ptr::null_mut());
             return None;
         }
         Some(Timers { env, fd, poll, context, entries: Deadlines::default(), armed: None })
@@ -274,14 +289,11 @@ unsafe extern "C" fn on_cleanup(hook: sys::napi_async_cleanup_hook_handle, _data
         unsafe { sys::napi_remove_async_cleanup_hook(hook) };
         return;
     };
-    // SAFETY: the handle is ours and open; `data` is its first field (uv.h's
-    // UV_HANDLE_FIELDS), which libuv leaves to its user. The messages still waiting go
-    // with the map.
+    // SAFETY: the context and the handle are ours and open. The messages still waiting
+    // go with the map.
     unsafe {
         sys::napi_async_destroy(t.env, t.context);
-        (uv.poll_stop)(t.poll);
-        *(t.poll as *mut *mut c_void) = Box::into_raw(Box::new(Closing { fd: t.fd, hook })).cast();
-        (uv.close)(t.poll, Some(on_closed));
+        uv.close_poll(t.poll, t.fd, hook);
     }
 }
 

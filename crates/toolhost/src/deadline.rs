@@ -228,10 +228,7 @@ fn run<T: Send + 'static>(shared: Arc<Shared<T>>, on_fire: impl Fn(Vec<T>)) {
         // Towards the first deadline; while there is none, keep sleeping towards the
         // moment it would have woken if that is still ahead, so a new deadline later
         // than it needs no wake-up.
-        let mut until = match s.entries.next() {
-            Some(at) => Some(at),
-            None => s.wakes_at.filter(|at| *at > now),
-        };
+        let mut until = s.entries.next().or_else(|| s.wakes_at.filter(|at| *at > now));
         match s.poll_until {
             Some(end) if end > now => until = Some(until.map_or(now + POLL_STEP, |u| u.min(now + POLL_STEP))),
             Some(_) => s.poll_until = None,
