@@ -499,7 +499,7 @@ impl ExecutionEngine {
     /// the vector (two log lines a call each allocated one, of a few hundred bytes) and
     /// the lines' strings ([`log_lines::LineBuffers`]).
     pub fn recycle_logs(&mut self, mut logs: Vec<LogLine>) {
-        self.line_buffers.recycle(logs.drain(..));
+        self.line_buffers.recycle(&mut logs);
         if self.pending_logs.capacity() == 0 {
             self.pending_logs = logs;
         }

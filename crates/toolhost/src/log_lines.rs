@@ -135,20 +135,25 @@ pub struct LineBuffers {
 const SPARES: usize = 16;
 
 impl LineBuffers {
-    /// Takes back written lines, keeping their buffers.
-    pub fn recycle(&mut self, lines: impl IntoIterator<Item = LogLine>) {
-        for mut line in lines {
-            if self.lines.len() >= SPARES {
-                break;
-            }
+    /// Takes back written lines, keeping their buffers; `lines` is left empty.
+    ///
+    /// The strings are taken out where the lines lie and the lines kept are moved as
+    /// one block: taking each line out by value, its four optional strings into an array,
+    /// cost ~25 ns a call in stalled copies (`perf annotate`, B6's engine bench).
+    pub fn recycle(&mut self, lines: &mut Vec<LogLine>) {
+        let kept = SPARES.saturating_sub(self.lines.len()).min(lines.len());
+        for line in &mut lines[..kept] {
             let f = &mut line.fields;
-            for s in [f.args.take(), f.result.take(), f.error.take(), f.stack.take()].into_iter().flatten() {
-                if self.strings.len() < SPARES {
-                    self.strings.push(s);
+            for slot in [&mut f.args, &mut f.result, &mut f.error, &mut f.stack] {
+                if let Some(s) = slot.take() {
+                    if self.strings.len() < SPARES {
+                        self.strings.push(s);
+                    }
                 }
             }
-            self.lines.push(line);
         }
+        self.lines.extend(lines.drain(..kept));
+        lines.clear();
     }
 
     /// An empty string, with a spare buffer when there is one.
@@ -372,7 +377,8 @@ mod tests {
             assert_eq!(lines[3], starting_from_text("echo", "id-4", r#"{"n": 1}"#, &opts));
             assert_eq!(lines[4], error("echo", "id-5", "no stack", None, &opts));
             assert_eq!(lines[5], completed("echo", "id-6", 1.0, None, &opts));
-            buffers.recycle(lines.into_iter().rev());
+            let mut lines: Vec<_> = lines.into_iter().rev().collect();
+            buffers.recycle(&mut lines);
         }
         assert!(buffers.lines.len() == 6 && !buffers.strings.is_empty(), "the spares are kept");
     }
