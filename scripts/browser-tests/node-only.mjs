@@ -56,6 +56,8 @@ export default {
       'a load test of serveHttp (node:http) in a child process run with --expose-gc (node:child_process), measuring its RSS',
     '__test__/wasm-fallback.test.mjs':
       "is about Node's choice of backend: runs each case in a child process (node:child_process) with TOOLHOST_BACKEND set, and node --test on the audit files (node:fs)",
+    '__test__/object-shapes.test.mjs':
+      "asks V8 whether instances have fast properties: a child process (node:child_process) run with --allow-natives-syntax, which a page cannot pass to its engine",
     '__test__/wire.test.mjs':
       'runs a workload in a child process (node:child_process) with TOOLHOST_CHECK_WIRE=1, on copies of js/ it writes (node:fs); every browser test runs the same decoder',
     '__test__/readme.test.mjs':
