@@ -112,7 +112,10 @@ if (argv[0] === '--child') {
   for (let k = 0; k < PROCS; k++) {
     const child = spawnSync(process.execPath, [...flags, fileURLToPath(import.meta.url), '--child', '--calls', String(CALLS)], { encoding: 'utf8', maxBuffer: 1 << 28 })
     if (child.status !== 0) throw new Error(`process ${k + 1} failed (exit ${child.status}): ${child.stderr.trim().slice(-1000)}`)
-    p99s.push(JSON.parse(child.stdout.trim().split('\n').pop()).p99)
+    // The result is the child's last line of its own: V8's trace may still print after it.
+    const result = child.stdout.split('\n').findLast((line) => line.startsWith('{"p50":'))
+    if (result === undefined) throw new Error(`process ${k + 1} printed no result: ${child.stdout.trim().slice(-500)}`)
+    p99s.push(JSON.parse(result).p99)
     if (byRun) rows.push(...runsOf(child.stdout, k + 1))
   }
   const f = (x, d = 1) => x.toFixed(d)
