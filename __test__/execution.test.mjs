@@ -339,6 +339,32 @@ describe('failures come back as results', () => {
     }
   })
 
+  test('a handler or interceptor returning a revoked Proxy fails its call alone', async () => {
+    // `instanceof Promise` on it throws: that escaped the manager (an uncaught exception)
+    // and dropped the attempts admitted with it, so a call started beside it never ran.
+    const revoked = () => {
+      const r = Proxy.revocable({}, {})
+      r.revoke()
+      return r.proxy
+    }
+    const { manager } = setup([
+      { name: 'bad', handler: revoked },
+      { name: 'good', handler: () => 1 },
+    ], { timeoutMs: 2000, retry: { ...FAST_RETRY, maxAttempts: 1 } })
+    const [bad, good] = await Promise.all([manager.execute('bad', {}), manager.execute('good', {})])
+    assert.equal(bad.success, false)
+    assert.equal(bad.error.code, 'EXECUTION_ERROR')
+    assert.match(bad.error.message, /^tool 'bad' failed: .*revoked/)
+    assert.equal(good.success, true)
+    assert.equal(good.result, 1)
+
+    manager.use(() => revoked())
+    const intercepted = await manager.execute('good', {})
+    assert.equal(intercepted.success, false)
+    assert.match(intercepted.error.message, /^tool 'good' failed: .*revoked/)
+    assert.equal(manager.inFlight, 0)
+  })
+
   test('execute never rejects for tool-level failures', async () => {
     const { manager } = setup([
       { name: 'throws', handler: () => { throw new Error('x') } },

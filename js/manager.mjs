@@ -1109,7 +1109,17 @@ export class ToolExecutionManager extends ToolEventTarget {
     if (this.#runningAdmitted) return
     this.#runningAdmitted = true
     try {
-      for (let k = 0; k < this.#admittedEnd; k += 2) this.#run(this.#admitted[k], this.#admitted[k + 1])
+      for (let k = 0; k < this.#admittedEnd; k += 2) {
+        const exec = this.#admitted[k]
+        const attempt = this.#admitted[k + 1]
+        try {
+          this.#run(exec, attempt)
+        } catch (err) {
+          // Whatever escaped fails this attempt alone: the attempts admitted with it
+          // still run.
+          this.#failed(exec, attempt, err)
+        }
+      }
     } finally {
       // Emptied in place: `length = 0` would drop the array's store, to be made again.
       for (let k = 0; k < this.#admittedEnd; k++) this.#admitted[k] = undefined
@@ -1177,7 +1187,14 @@ export class ToolExecutionManager extends ToolEventTarget {
   /** Follows what a handler returned: a value, a promise or other thenable, or an async
    * iterable whose yields are preliminary results and whose last one is the result. */
   #outcome(exec, attempt, value) {
-    if (value instanceof Promise) {
+    let native = false
+    try {
+      native = value instanceof Promise
+    } catch {
+      // A Proxy whose prototype cannot be read (revoked, or a trap that throws): not a
+      // promise, and `then` and the result's checks below say what is wrong with it.
+    }
+    if (native) {
       try {
         then.call(value, (v) => this.#outcome(exec, attempt, v), (err) => this.#failed(exec, attempt, err))
       } catch (err) {
