@@ -137,6 +137,43 @@ describe('toModelOutput and the output budget', () => {
     assert.deepEqual(mcp.messages[0].content[1], { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' })
   })
 
+  test('a toModelOutput value that is not text or parts is warned about, and the batch still gets every reply', async () => {
+    // It made executeToolCalls reject after every tool of the batch had run, so the
+    // replies of calls with side effects were lost.
+    const registry = new ToolRegistry()
+    const charged = []
+    registry.register({ name: 'charge', description: 'Charges', handler: () => { charged.push(1); return { ok: true } } })
+    const shaped = {
+      promise: async () => 'too late',
+      object: () => ({ text: 'no type' }),
+      part: () => [{ type: 'text', text: 'fine' }, { type: 'video' }],
+      bigint: () => [{ type: 'text', text: 1n }],
+    }
+    for (const [name, toModelOutput] of Object.entries(shaped)) {
+      registry.register({ name, description: name, handler: () => ({ n: 1 }), toModelOutput })
+    }
+    const manager = new ToolExecutionManager(registry)
+    const warnings = []
+    const onWarning = (w) => warnings.push(w)
+    process.on('warning', onWarning)
+    try {
+      const names = ['charge', ...Object.keys(shaped)]
+      const response = { role: 'assistant', tool_calls: names.map((name, i) => ({ id: `c${i}`, type: 'function', function: { name, arguments: '{}' } })) }
+      const { messages } = await manager.executeToolCalls(response, { provider: 'openai' })
+      assert.deepEqual(messages.map((m) => [m.tool_call_id, m.content]), [['c0', '{"ok":true}'], ...Object.keys(shaped).map((_, i) => [`c${i + 1}`, '{"n":1}'])])
+      assert.deepEqual(charged, [1])
+      await new Promise((resolve) => setImmediate(resolve))
+      const texts = warnings.filter((w) => w.name === 'ToolhostModelOutputWarning').map((w) => w.message)
+      assert.equal(texts.length, 4, texts.join('\n'))
+      assert.match(texts.find((t) => t.includes("'promise'")), /returned a promise; .*the result's JSON was sent instead/)
+      assert.match(texts.find((t) => t.includes("'object'")), /of 'object' returned an object, not a string or an array of content parts: the result's JSON was sent instead/)
+      assert.match(texts.find((t) => t.includes("'part'")), /returned a part 1 that is not \{ type: 'text', text \}/)
+      assert.match(texts.find((t) => t.includes("'bigint'")), /BigInt/)
+    } finally {
+      process.off('warning', onWarning)
+    }
+  })
+
   test('a 1 MB result is cut at a JSON boundary with a note; the full result stays in the record', async () => {
     const { rows, manager } = setup({ maxOutputChars: 2000 })
     const { messages, results } = await manager.executeToolCalls(call('rows'), { provider: 'openai' })

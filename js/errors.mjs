@@ -229,6 +229,21 @@ export function thrownText(err) {
   }
 }
 
+/** Reports a user callback's answer that toolhost could not use (`message` says which,
+ * what it was and what was done instead): in a browser as an uncaught error of the page,
+ * in Node as a process warning of `warningType`. */
+export function reportUnusable(message, warningType) {
+  try {
+    if (typeof globalThis.reportError === 'function' && typeof globalThis.process === 'undefined') {
+      globalThis.reportError(new TypeError(message))
+    } else if (typeof globalThis.process?.emitWarning === 'function') {
+      globalThis.process.emitWarning(message, warningType)
+    } else {
+      console.error(message)
+    }
+  } catch {}
+}
+
 /** Reports an error thrown by a user callback (a listener, a logger) without letting it
  * disturb toolhost: in a browser as an uncaught error of the page (`reportError`), in
  * Node as a process warning. */

@@ -1,7 +1,8 @@
 // Model responses in, replies out: `manager.executeToolCalls` and `toAiSdkTools`. Which
 // calls a response holds, the replies' shapes and the text a model reads for a failure
 // are the engine's (crates/toolhost/src/host/registry.rs); this side runs the calls.
-import { answered, checkOptions, reportCallbackError, toolhostError } from './errors.mjs'
+import { answered, checkOptions, reportCallbackError, reportUnusable, toolhostError } from './errors.mjs'
+import { then } from './context.mjs'
 import { approvalPolicies, executeRefused, modelErrorRewriters, outputBudgets } from './manager.mjs'
 import { stateOf } from './registry.mjs'
 
@@ -57,18 +58,37 @@ function resultJson(value) {
 
 /** What the tool's `toModelOutput` makes of a successful result (the record, the events
  * and `execute`'s result keep the full value), or undefined when it has none. A
- * `toModelOutput` that throws is reported, and the result's JSON is sent instead. */
+ * `toModelOutput` that throws, returns a promise or returns what JSON cannot carry is
+ * reported, and the result's JSON is sent instead (as the engine does for any other
+ * value that is not text or content parts: see `formatted`). */
 function modelOutput(state, result) {
   if (state.modelOutputs.size === 0) return undefined
   const { toolName, sessionId } = result.execution
   const toModelOutput = state.modelOutputs.get(state.core.toolId(sessionId ?? null, toolName))
   if (toModelOutput === undefined) return undefined
+  const what = `the toModelOutput function of '${toolName}'`
   try {
-    return toModelOutput(result.result)
+    const shown = toModelOutput(result.result)
+    if (typeof shown === 'string') return shown
+    if (shown !== null && typeof shown === 'object' && typeof shown.then === 'function') {
+      // An async toModelOutput: its rejection is not left unhandled.
+      then.call(Promise.resolve(shown), undefined, () => {})
+      reportUnusable(`${what} returned a promise; it must return its text or content parts at once: the result's JSON was sent instead`, 'ToolhostModelOutputWarning')
+      return undefined
+    }
+    JSON.stringify(shown)
+    return shown
   } catch (err) {
-    reportCallbackError(err, `the toModelOutput function of '${result.execution.toolName}'`, 'ToolhostModelOutputWarning')
+    reportCallbackError(err, what, 'ToolhostModelOutputWarning')
     return undefined
   }
+}
+
+/** The messages of the engine's `formatReplies` answer; a reply whose `toModelOutput`
+ * value was not text or content parts is the result's JSON, and is reported. */
+function formatted(answer) {
+  for (const problem of answer.problems) reportUnusable(problem, 'ToolhostModelOutputWarning')
+  return answer.messages
 }
 
 /** What the model is sent for a successful result: `toModelOutput`'s string or parts,
@@ -77,7 +97,7 @@ export function modelOutputOf(manager, result) {
   const state = stateOf(manager?.registry, 'modelOutputOf(manager)')
   const shown = modelOutput(state, result)
   const reply = JSON.stringify([{ id: '', name: result.execution.toolName, result: resultJson(result.result), modelOutput: shown, maxChars: outputBudgets.get(manager), executionId: result.execution.id }])
-  const [message] = answered(state.core.formatReplies(result.execution.sessionId ?? null, 'mcp', reply))
+  const [message] = formatted(answered(state.core.formatReplies(result.execution.sessionId ?? null, 'mcp', reply)))
   return message.content
 }
 
@@ -106,7 +126,7 @@ function rewrittenError(rewrite, error, info) {
   }
   if (typeof text === 'string') return text
   if (text !== undefined && text !== null) {
-    reportCallbackError(new TypeError(`toModelError returned ${typeof text}, not a string: the default text was sent`), `the toModelError function for '${info.toolName}'`, 'ToolhostModelErrorWarning')
+    reportUnusable(`the toModelError function for '${info.toolName}' returned ${typeof text}, not a string: the default text was sent`, 'ToolhostModelErrorWarning')
   }
   return undefined
 }
@@ -144,7 +164,7 @@ function replyMessages(manager, state, session, provider, calls, results, prefix
     if (shown !== undefined) reply.modelOutput = shown
     return reply
   })
-  return answered(state.core.formatReplies(session, provider, JSON.stringify(replies)), prefix)
+  return formatted(answered(state.core.formatReplies(session, provider, JSON.stringify(replies)), prefix))
 }
 
 /** The reply messages `executeToolCalls` would send for `calls` that ran elsewhere

@@ -72,6 +72,8 @@ export default {
       'in a browser the throw is reported with reportError, which the page sees as an uncaught error (as the DOM does for a throwing listener)',
     '__test__/results.test.mjs: toModelError rewrites the text a model reads for a failure > a toModelError that throws keeps the default text, and is reported as a warning':
       "asserts a process warning (process.on('warning')); in a browser the throw is reported with reportError, an uncaught error of the page",
+    '__test__/model-output.test.mjs: toModelOutput and the output budget > a toModelOutput value that is not text or parts is warned about, and the batch still gets every reply':
+      "asserts process warnings (process.on('warning')); in a browser they are reported with reportError, uncaught errors of the page",
     '__test__/json-schema-suite.test.mjs: the index imports every file of the vendored suite, and only those':
       'lists the vendored folders with node:fs readdirSync to compare them with the index; a page cannot list a folder',
     '__test__/execution.test.mjs: cancellation > a reused AbortSignal over 1,000 calls keeps no abort listener':

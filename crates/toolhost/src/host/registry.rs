@@ -525,6 +525,10 @@ impl HostRegistry {
     /// `toModelOutput` made of it, `errorText` what a `toModelError` wrote for `error`). The budget is the tool's `maxOutputChars`, else `maxChars` (the
     /// manager's).
     ///
+    /// Answers `{ messages, problems }`: a `modelOutput` that is not a string or content
+    /// parts does not fail the batch, whose tools have run: that reply is the result's
+    /// JSON, and `problems` says why, for the host to report.
+    ///
     /// # Errors
     /// `INVALID_CONFIG` for an unknown provider or replies that are not of that shape.
     pub fn format_replies(&self, session: Option<&str>, provider: &str, replies: &str) -> Result<Value, RegistryError> {
@@ -532,10 +536,17 @@ impl HostRegistry {
         let provider = Provider::from_str(provider).map_err(|e| invalid(e.to_string()))?;
         let outcomes: Vec<Outcome> = serde_json::from_str(replies).map_err(|e| invalid(format!("replies are not valid: {e}")))?;
         let mut replies = Vec::with_capacity(outcomes.len());
+        let mut problems = Vec::new();
         for o in outcomes {
             let tool = self.registry.resolve(scope(session), &o.name).ok();
             let declared = tool.as_ref().and_then(|t| t.declaration.metadata.max_output_chars).map(|n| n as usize);
-            let shown = o.model_output.as_ref().map(ModelOutput::from_json).transpose().map_err(|e| invalid(format!("tool '{}': {e}", o.name)))?;
+            let shown = match o.model_output.as_ref().map(ModelOutput::from_json).transpose() {
+                Ok(shown) => shown,
+                Err(e) => {
+                    problems.push(Value::String(format!("the toModelOutput function of '{}' {e}: the result's JSON was sent instead", o.name)));
+                    None
+                }
+            };
             let mut reply = match (o.error, o.error_text) {
                 (None, _) => ToolReply::ok(o.id, o.name, o.result.unwrap_or(Value::Null)),
                 // The host's `toModelError` wrote the text.
@@ -551,7 +562,7 @@ impl HostRegistry {
             reply.structured = tool.is_some_and(|t| t.declaration.output_schema.is_some());
             replies.push(reply);
         }
-        Ok(Value::Array(providers::format_replies(provider, &replies)))
+        Ok(json!({ "messages": providers::format_replies(provider, &replies), "problems": problems }))
     }
 }
 

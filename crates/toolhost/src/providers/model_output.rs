@@ -48,10 +48,18 @@ impl ModelOutput {
             Value::Array(items) => items
                 .iter()
                 .enumerate()
-                .map(|(i, p)| ContentPart::from_json(p).ok_or_else(|| format!("part {i} is not {{ type: 'text', text }} or {{ type: 'image', data, mediaType }}")))
+                .map(|(i, p)| ContentPart::from_json(p).ok_or_else(|| format!("returned a part {i} that is not {{ type: 'text', text }} or {{ type: 'image', data, mediaType }}")))
                 .collect::<Result<Vec<_>, _>>()
                 .map(ModelOutput::Parts),
-            _ => Err("toModelOutput must return a string or an array of content parts".into()),
+            other => {
+                let kind = match other {
+                    Value::Null => "null",
+                    Value::Bool(_) => "a boolean",
+                    Value::Number(_) => "a number",
+                    _ => "an object",
+                };
+                Err(format!("returned {kind}, not a string or an array of content parts"))
+            }
         }
     }
 }
