@@ -1458,6 +1458,53 @@ describe('callbacks that throw values that cannot be printed', () => {
   }
 })
 
+describe('async callbacks whose promise rejects', () => {
+  // A rejection was left unhandled, which ends a Node process (>= 15) after the call
+  // had succeeded: an `async` listener or logger must be contained as a throwing one is.
+  async function warningsOf(fn) {
+    const warnings = []
+    const onWarning = (w) => warnings.push(w.message)
+    process.on('warning', onWarning)
+    try {
+      await fn()
+      await sleep(5)
+    } finally {
+      process.off('warning', onWarning)
+    }
+    return warnings
+  }
+
+  test('an async listener (on, addEventListener, handleEvent) that rejects becomes a warning; later listeners run', async () => {
+    const { registry, manager } = setup([{ name: 'tool', handler: () => 'fine' }])
+    const seen = []
+    manager.on('tool-execution-succeeded', async () => { throw new Error('on() listener rejected') })
+    manager.addEventListener('tool-execution-succeeded', async () => { throw new Error('addEventListener listener rejected') })
+    manager.addEventListener('tool-execution-succeeded', { handleEvent: () => Promise.reject(new Error('handleEvent rejected')) })
+    // A thenable that is not a Promise is reported too.
+    manager.on('tool-execution-succeeded', () => ({ then: (_, reject) => reject(new Error('thenable rejected')) }))
+    manager.on('tool-execution-succeeded', () => seen.push('manager'))
+    registry.on('tool-registry-change', async () => { throw new Error('registry listener rejected') })
+    const warnings = await warningsOf(async () => {
+      assert.equal((await manager.execute('tool', {})).result, 'fine')
+      registry.register({ name: 'other', description: 'another tool', handler: () => 1 })
+    })
+    assert.deepEqual(seen, ['manager'])
+    for (const what of ['on() listener', 'addEventListener listener', 'handleEvent', 'thenable', 'registry listener']) {
+      assert.ok(warnings.some((w) => w.includes('listener rejected') && w.includes(`${what} rejected`)), `${what}: ${warnings.join('; ')}`)
+    }
+  })
+
+  test('an async logger that rejects becomes a warning, and the result comes back', async () => {
+    const { manager } = setup([{ name: 'tool', handler: () => 'fine' }], {
+      logging: true, logger: async () => { throw new Error('log shipper down') },
+    })
+    const warnings = await warningsOf(async () => {
+      assert.equal((await manager.execute('tool', {})).result, 'fine')
+    })
+    assert.ok(warnings.some((w) => /the toolhost logger rejected: Error: log shipper down/.test(w)), warnings.join('; '))
+  })
+})
+
 describe('execution records and statistics', () => {
   test('record shape, timing, and retry.previousErrors', async () => {
     let calls = 0

@@ -246,15 +246,31 @@ export function reportUnusable(message, warningType) {
 
 /** Reports an error thrown by a user callback (a listener, a logger) without letting it
  * disturb toolhost: in a browser as an uncaught error of the page (`reportError`), in
- * Node as a process warning. */
-export function reportCallbackError(err, what, warningType) {
+ * Node as a process warning. `verb` is 'rejected' for a returned promise's rejection. */
+export function reportCallbackError(err, what, warningType, verb = 'threw') {
   try {
     if (typeof globalThis.reportError === 'function' && typeof globalThis.process === 'undefined') {
       globalThis.reportError(err)
     } else if (typeof globalThis.process?.emitWarning === 'function') {
-      globalThis.process.emitWarning(`${what} threw: ${thrownText(err)}`, warningType)
+      globalThis.process.emitWarning(`${what} ${verb}: ${thrownText(err)}`, warningType)
     } else {
-      console.error(`${what} threw:`, err)
+      console.error(`${what} ${verb}:`, err)
     }
   } catch {}
+}
+
+/** Reports the rejection of what a user callback (a listener, a logger) returned, when
+ * it is a promise or another thenable, as `reportCallbackError` reports a throw: an
+ * `async` listener that fails would otherwise be an unhandled rejection, which ends a
+ * Node process. Callers check `result !== undefined` first, so a callback returning
+ * nothing costs nothing here. */
+export function reportRejection(result, what, warningType) {
+  if (result === null || (typeof result !== 'object' && typeof result !== 'function')) return
+  try {
+    // Read once: `then` may be a getter, or the result a revoked Proxy.
+    const then = result.then
+    if (typeof then === 'function') then.call(result, undefined, (err) => reportCallbackError(err, what, warningType, 'rejected'))
+  } catch (err) {
+    reportCallbackError(err, what, warningType)
+  }
 }

@@ -2,11 +2,19 @@
 //
 // Listeners are registered on the platform's own EventTarget (so `once`, `signal`,
 // `capture` and `dispatchEvent` behave as the DOM specifies), each through a wrapper
-// that contains what it throws: a listener that throws must not disturb an execution
-// or the other listeners (Node's EventTarget would end the process with it). The
-// wrappers also count listeners per type, so an event type nobody listens to is never
-// built.
-import { reportCallbackError, toolhostError } from './errors.mjs'
+// that contains what it throws, or what the promise it returns rejects with: a listener
+// that throws must not disturb an execution or the other listeners (Node's EventTarget
+// would end the process with it, as it would an unhandled rejection). The wrappers also
+// count listeners per type, so an event type nobody listens to is never built.
+import { reportCallbackError, reportRejection, toolhostError } from './errors.mjs'
+
+// An `async` listener's rejection is reported as its throw is. The name is built only
+// for an object: many listeners are arrows that return a number (`(e) => seen.push(e)`).
+function containRejection(result, type) {
+  if (result !== null && (typeof result === 'object' || typeof result === 'function')) {
+    reportRejection(result, `a '${type}' listener`, 'ToolhostListenerWarning')
+  }
+}
 
 const captureOf = (options) => (typeof options === 'boolean' ? options : options != null && Boolean(options.capture))
 
@@ -50,8 +58,8 @@ export class ToolEventTarget extends EventTarget {
     const wrapper = function (event) {
       if (once) self.#forget(type, listener, capture)
       try {
-        if (typeof listener === 'function') listener.call(this, event)
-        else listener.handleEvent(event)
+        const result = typeof listener === 'function' ? listener.call(this, event) : listener.handleEvent(event)
+        if (result !== undefined) containRejection(result, type)
       } catch (err) {
         reportCallbackError(err, `a '${type}' listener`, 'ToolhostListenerWarning')
       }
@@ -93,7 +101,8 @@ export class ToolEventTarget extends EventTarget {
     if (wrapper === undefined) {
       wrapper = function (event) {
         try {
-          fn.call(this, event.detail)
+          const result = fn.call(this, event.detail)
+          if (result !== undefined) containRejection(result, type)
         } catch (err) {
           reportCallbackError(err, `a '${type}' listener`, 'ToolhostListenerWarning')
         }

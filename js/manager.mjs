@@ -14,7 +14,7 @@ import { backend } from './backend.mjs'
 import { argumentsText, resultProblem } from './arguments.mjs'
 import { ToolCallContext, runChain, then, withMetadata } from './context.mjs'
 import {
-  abortError, argumentTypeError, checkOptions, describe, engineError, reportCallbackError, thrownFacts, timeoutError, toolhostError, withoutCause,
+  abortError, argumentTypeError, checkOptions, describe, engineError, reportCallbackError, reportRejection, thrownFacts, timeoutError, toolhostError, withoutCause,
 } from './errors.mjs'
 import { ToolEventTarget } from './events.mjs'
 import * as OP from './ops.mjs'
@@ -1077,7 +1077,9 @@ export class ToolExecutionManager extends ToolEventTarget {
 
   #log(level, message, fields) {
     try {
-      this.#logger(level, message, fields)
+      const result = this.#logger(level, message, fields)
+      // An async logger (one shipping lines over HTTP) that fails is reported as a throw is.
+      if (result !== undefined) reportRejection(result, 'the toolhost logger', 'ToolhostLoggerWarning')
     } catch (err) {
       reportCallbackError(err, 'the toolhost logger', 'ToolhostLoggerWarning')
     }

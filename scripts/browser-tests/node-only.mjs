@@ -84,6 +84,8 @@ export default {
       "reads the native addon's timer counts (createRequire of index.js) and its threads from /proc/self/task (node:fs); the browser engine's timers are the page's setTimeout",
     '__test__/execution.test.mjs: callbacks that throw values that cannot be printed':
       "every test asserts a process warning (process.on('warning')); a browser has no process",
+    '__test__/execution.test.mjs: async callbacks whose promise rejects':
+      "every test asserts a process warning (process.on('warning')); a browser has no process",
     '__test__/providers.test.mjs: OpenAI strict mode > every property required, optional ones nullable, additionalProperties false at every level':
       "compiles the rewritten schema with Ajv, which generates code with new Function(); the page's CSP (no 'unsafe-eval') refuses it",
     '__test__/large-arguments.test.mjs: with code generation from strings disallowed, large text still reaches the handler intact':
