@@ -235,12 +235,23 @@ fn release_due_take_over_and_prune() {
         assert_eq!(s.as_store().prune(200, i64::MIN).unwrap(), 1, "{kind}: the finished row past retention");
         assert!(s.as_store().rows(&[row("old")]).unwrap().is_empty(), "{kind}");
         // Abandoned past retention: an idempotent call goes; a once call that was running
-        // stays until recovery has stored its interruption.
+        // stays until recovery has stored its interruption; a call waiting for approval,
+        // or approved and not yet run, stays (pruning them lost approvals a day after a
+        // crash, while the approvals dashboard still listed them).
         one(&mut s, "gone", 0, &claim("abandoned-idem", json!({}), Effect::Idempotent));
         one(&mut s, "gone", 0, &claim("abandoned-once", json!({}), Effect::Once));
+        for key in ["abandoned-awaiting", "abandoned-approved"] {
+            let mut c = claim(key, json!({}), Effect::Idempotent);
+            c.approval = Some(ApprovalRequest { approval_id: format!("ap-{key}"), requested_at: 0.0, expires_at: None });
+            one(&mut s, "gone", 0, &c);
+        }
+        let approve = Decision { approval_id: "ap-abandoned-approved".into(), verdict: Verdict::Approve { args: None }, by: None, now_ms: 1.0 };
+        assert!(matches!(s.as_store().decide(&approve, &|_| Ok(())).unwrap(), DecideAnswer::Decided(_)), "{kind}");
         s.as_store().prune(i64::MIN, 5 * LEASE).unwrap();
-        let left: Vec<String> = s.as_store().rows(&[row("abandoned-idem"), row("abandoned-once")]).unwrap().into_iter().map(|r| r.row.key).collect();
-        assert_eq!(left, ["abandoned-once"], "{kind}");
+        let keys = ["abandoned-idem", "abandoned-once", "abandoned-awaiting", "abandoned-approved"].map(row);
+        let left: Vec<String> = s.as_store().rows(&keys).unwrap().into_iter().map(|r| r.row.key).collect();
+        assert_eq!(left, ["abandoned-once", "abandoned-awaiting", "abandoned-approved"], "{kind}");
+        assert_eq!(s.as_store().approvals().unwrap().len(), 1, "{kind}: the waiting call is still listed");
     }
 }
 

@@ -411,11 +411,12 @@ pub trait JournalStore: Send {
     /// Takes over an expired row for `owner` if its fence is still `fence`: the new fence.
     fn take_over(&mut self, owner: &str, lease_until: i64, now: i64, row: &RowKey, fence: i64, state: &str) -> Result<Option<i64>, JournalError>;
 
-    /// Deletes finished rows finished before `done_before`; unfinished rows whose lease
-    /// expired before `stale_before` (left by a dead process, and by no process since
-    /// that could recover them), but never a `once` call that was running, whose
-    /// `interrupted` outcome recovery must store first; and tasks past their ttl.
-    /// Returns how many.
+    /// Deletes finished rows finished before `done_before`; `read` and `idempotent` calls
+    /// left running whose lease expired before `stale_before` (by a dead process, and no
+    /// process since had the tool to run them again); and tasks past their ttl. Never a
+    /// `once` call that was running, whose `interrupted` outcome recovery must store
+    /// first, nor a call waiting for approval or approved and not yet run: a person may
+    /// still decide it, or a process with the tool still run it. Returns how many.
     fn prune(&mut self, done_before: i64, stale_before: i64) -> Result<u64, JournalError>;
 
     /// Does what an MCP task store asks; answers JSON (`null` for a task not found).

@@ -412,7 +412,7 @@ impl JournalStore for PostgresStore {
             c.execute("DELETE FROM toolhost_tasks WHERE ttl IS NOT NULL AND created_at + ttl < $1", &[&(crate::record::now_ms() as i64)])?;
             c.execute(
                 "DELETE FROM toolhost_calls WHERE ctid IN (SELECT ctid FROM toolhost_calls \
-                 WHERE (state = 'done' AND finished_at < $1) OR (state <> 'done' AND lease_until < $2 AND NOT (state = 'running' AND effect = 'once')) LIMIT 10000)",
+                 WHERE (state = 'done' AND finished_at < $1) OR (state = 'running' AND effect <> 'once' AND lease_until < $2) LIMIT 10000)",
                 &[&done_before, &stale_before],
             )
         })

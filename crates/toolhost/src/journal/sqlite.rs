@@ -450,7 +450,7 @@ impl JournalStore for SqliteStore {
             + tx
             .execute(
                 "DELETE FROM toolhost_calls WHERE (scope, key) IN (SELECT scope, key FROM toolhost_calls \
-                 WHERE (state = 'done' AND finished_at < ?1) OR (state <> 'done' AND lease_until < ?2 AND NOT (state = 'running' AND effect = 'once')) LIMIT 10000)",
+                 WHERE (state = 'done' AND finished_at < ?1) OR (state = 'running' AND effect <> 'once' AND lease_until < ?2) LIMIT 10000)",
                 params![done_before, stale_before],
             )
             .map_err(err)?;
