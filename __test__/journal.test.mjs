@@ -288,6 +288,15 @@ describe('journal: bad journals fail at construction', () => {
     }
     assert.throws(() => new ToolExecutionManager(registry, { journal: { url: 'sqlite:x.db', retention: 5 } }), { message: /did you mean `retentionMs`\?/ })
     assert.throws(() => new ToolExecutionManager(registry, { jurnal: 'sqlite:x.db' }), { message: /did you mean `journal`\?/ })
+    // Past 2^53 - 1 they wrapped negative in the store: a "keep for ever" retention
+    // deleted every outcome at once (a replayed payment ran again), a long lease had
+    // always run out.
+    for (const key of ['retentionMs', 'leaseMs', 'pollMs']) {
+      assert.throws(() => new ToolExecutionManager(registry, { journal: { url: 'sqlite:x.db', [key]: 1e19 } }), {
+        code: 'INVALID_CONFIG',
+        message: new RegExp(`journal\\.${key} must be a whole number of milliseconds from \\d+ to 9007199254740991`),
+      })
+    }
   })
 
   test('an unreachable Postgres is JOURNAL_UNAVAILABLE at construction, not at the first call', async () => {

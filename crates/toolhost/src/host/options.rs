@@ -321,11 +321,15 @@ fn journal(v: &Value) -> Result<(String, crate::journal::JournalPolicy), Registr
                 Some(Value::String(url)) => url.clone(),
                 _ => return Err(invalid_config("journal.url must be a string: 'sqlite:<path>' or 'postgres://…'")),
             };
+            // At most 2^53 - 1: the journal keeps times as i64 milliseconds, and a larger
+            // number (1e19) wrapped negative, so a "keep for ever" retention deleted every
+            // outcome at once and a long lease had always run out.
+            const MAX_MS: f64 = 9_007_199_254_740_991.0;
             let ms = |key: &str, min: f64| -> Result<Option<u64>, RegistryError> {
                 match present(o, key).map(number) {
                     None => Ok(None),
-                    Some(Some(n)) if n.is_finite() && n >= min && n.fract() == 0.0 => Ok(Some(n as u64)),
-                    Some(_) => Err(invalid_config(format!("journal.{key} must be a whole number of milliseconds >= {min}"))),
+                    Some(Some(n)) if n.is_finite() && (min..=MAX_MS).contains(&n) && n.fract() == 0.0 => Ok(Some(n as u64)),
+                    Some(_) => Err(invalid_config(format!("journal.{key} must be a whole number of milliseconds from {min} to {MAX_MS} (Number.MAX_SAFE_INTEGER)"))),
                 }
             };
             if let Some(n) = ms("retentionMs", 1.0)? {
