@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { z } from 'zod'
 import { z as zod3 } from 'zod-v3'
 import { z as zod325v4 } from 'zod-v3/v4'
-import { ToolRegistry, ToolExecutionManager } from 'toolhost'
+import { ToolRegistry, ToolExecutionManager, transientError, permanentError } from 'toolhost'
 
 const handler = () => 'ok'
 
@@ -49,6 +49,9 @@ describe('nested option objects are as strict as the top level', () => {
     const registry = new ToolRegistry()
     const cases = [
       [{ timeoutMs: '100' }, 'metadata.timeoutMs must be a whole number of milliseconds > 0, got the string "100"'],
+      // null was read as absent: the manager's timeout applied where "no timeout" was meant.
+      [{ timeoutMs: null }, 'metadata.timeoutMs must be a whole number of milliseconds > 0, got null (leave it out for the default)'],
+      [{ maxOutputChars: null }, 'metadata.maxOutputChars must be a whole number of characters > 0, got null (leave it out for the default)'],
       [{ retry: { baseDelay: '1s' } }, 'metadata.retry.baseDelay must be a number'],
       [{ retry: 3 }, 'metadata.retry must be an object of retry settings, got the number 3'],
       [{ tags: 'search' }, 'metadata.tags must be an array of strings, got the string "search"'],
@@ -194,5 +197,97 @@ describe('messages that say what to do', () => {
     assert.match(e.message, /^tool 't': inputSchema is a zod 4\.0\.0 schema \(zod 4\.0 or 4\.1, or 'zod\/v4' from zod 3\.25\), which cannot give its JSON Schema; toolhost needs zod 4\.2 or later/)
     e = refusal(registry, { name: 't', description: 'd', handler, outputSchema: zod3.string() })
     assert.match(e.message, /^tool 't': outputSchema is a zod 3 schema \(ZodString\)/)
+  })
+})
+
+describe('misspelt options and event types are refused, not dropped', () => {
+  // Each was accepted in silence: strict mode left off, a listener that never fires, a
+  // retry hint dropped, a concurrency made into another number, a progress total lost.
+  const lookup = { name: 'lookup', description: 'x', inputSchema: { type: 'object', properties: { id: { type: 'string' } } }, handler }
+
+  test('toOpenAITools and toOpenAIResponsesTools refuse an unknown option with a did-you-mean', () => {
+    const registry = new ToolRegistry()
+    registry.register(lookup)
+    const session = registry.createSession()
+    for (const target of [registry, session]) {
+      for (const method of ['toOpenAITools', 'toOpenAIResponsesTools']) {
+        assert.throws(() => target[method]({ strcit: true }), {
+          code: 'INVALID_CONFIG', message: new RegExp(`^${method}: unknown option \`strcit\` in ${method} options; did you mean \`strict\`\\?`),
+        })
+        assert.equal(target[method]({ strict: true }).length, 1)
+      }
+    }
+  })
+
+  test('on() refuses an event type the object never dispatches; addEventListener does not', () => {
+    const registry = new ToolRegistry()
+    const manager = new ToolExecutionManager(registry)
+    assert.throws(() => manager.on('tool-execution-succeded', () => {}), {
+      code: 'INVALID_CONFIG',
+      message: "on('tool-execution-succeded', ...): a ToolExecutionManager never dispatches 'tool-execution-succeded'; did you mean 'tool-execution-succeeded'?",
+    })
+    assert.throws(() => registry.on('tool-registry-changed', () => {}), { code: 'INVALID_CONFIG', message: /a ToolRegistry never dispatches 'tool-registry-changed'; did you mean 'tool-registry-change'\?/ })
+    assert.throws(() => registry.createSession().on('changed', () => {}), { code: 'INVALID_CONFIG', message: /a ToolSession never dispatches 'changed'; it dispatches 'tool-registry-change'/ })
+    // Every type a manager dispatches is accepted, the audit's two as well.
+    for (const type of ['tool-execution-recovered', 'tool-execution-preliminary-result', 'tool-invocation-recorded', 'tool-audit-error']) {
+      assert.equal(manager.on(type, () => {})(), true)
+    }
+    // addEventListener stays as the DOM's: the caller may dispatch types of its own.
+    let heard = 0
+    manager.addEventListener('my-own-event', () => heard++)
+    manager.dispatchEvent(new Event('my-own-event'))
+    assert.equal(heard, 1)
+  })
+
+  test('transientError and permanentError refuse unknown options, and options that are not an object', () => {
+    for (const [make, name] of [[transientError, 'transientError'], [permanentError, 'permanentError']]) {
+      assert.throws(() => make('busy', { retryAfter: 5000 }), {
+        code: 'INVALID_CONFIG', message: `${name}: unknown option \`retryAfter\` in ${name} options; did you mean \`retryAfterMs\`?`,
+      })
+      for (const bad of [null, 'E_BUSY', 5000]) {
+        assert.throws(() => make('busy', bad), { code: 'INVALID_CONFIG', message: new RegExp(`^${name}\\(message, options\\): options must be an object`) })
+      }
+      const e = make('busy', { retryAfterMs: 5000, code: 'E_BUSY', cause: 'why' })
+      assert.deepEqual([e.retryAfterMs, e.code, e.cause], [5000, 'E_BUSY', 'why'])
+      assert.equal(make('busy', undefined).message, 'busy')
+    }
+  })
+
+  test('executeToolCalls takes a concurrency that is a whole number >= 1, or none', async () => {
+    const registry = new ToolRegistry()
+    registry.register(lookup)
+    const manager = new ToolExecutionManager(registry)
+    const response = { role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'lookup', arguments: '{}' } }] }
+    for (const [concurrency, got] of [[0, '0'], [-3, '-3'], ['four', 'the string "four"'], [2.5, '2.5'], [null, 'null']]) {
+      await assert.rejects(manager.executeToolCalls(response, { provider: 'openai', concurrency }), {
+        code: 'INVALID_CONFIG', message: `executeToolCalls: concurrency must be a whole number >= 1, got ${got} (leave it out for the default of 4)`,
+      })
+    }
+    for (const concurrency of [undefined, 1, 8]) {
+      const { results } = await manager.executeToolCalls(response, { provider: 'openai', concurrency })
+      assert.equal(results[0].success, true)
+    }
+  })
+
+  test('reportProgress refuses an unknown key as it refuses a progress that is not a number', async () => {
+    const registry = new ToolRegistry()
+    let thrown
+    registry.register({ ...lookup, handler: (args, ctx) => {
+      try {
+        ctx.reportProgress({ progress: 1, totl: 10 })
+      } catch (e) {
+        thrown = e
+      }
+      ctx.reportProgress({ progress: 1, total: 10, message: 'one of ten' })
+      return 'ok'
+    } })
+    const manager = new ToolExecutionManager(registry)
+    const seen = []
+    manager.on('tool-execution-progress', ({ progress, total, message }) => seen.push({ progress, total, message }))
+    assert.equal((await manager.execute('lookup', {})).result, 'ok')
+    assert.ok(thrown instanceof TypeError)
+    assert.equal(thrown.code, 'INVALID_ARGUMENTS')
+    assert.equal(thrown.message, "reportProgress() takes { progress: number, total?: number, message?: string }: unknown key 'totl'; did you mean 'total'?")
+    assert.deepEqual(seen, [{ progress: 1, total: 10, message: 'one of ten' }])
   })
 })

@@ -155,8 +155,14 @@ impl Field<'_> {
         }
     }
 
-    /// A whole number >= `min`. `"Infinity"` (how the host sends `Infinity`) is not one.
+    /// A whole number >= `min`. `"Infinity"` (how the host sends `Infinity`) is not one,
+    /// nor is `null`: a manager's or call's `timeoutMs: null` means no limit, so here it
+    /// read as absent gave the tool the manager's limit instead, in silence.
     fn whole(&self, key: &str, min: u64, takes: &str) -> Result<Option<u64>, RegistryError> {
+        let own = key.rsplit('.').next().unwrap_or(key);
+        if self.o.get(own).is_some_and(Value::is_null) {
+            return Err(invalid(format!("{}: metadata.{key} must be {takes}, got null (leave it out for the default)", self.label)));
+        }
         match self.get(key) {
             None => Ok(None),
             Some(v) => match v.as_f64() {
@@ -189,6 +195,11 @@ mod tests {
     #[test]
     fn a_wrong_type_names_the_field_and_what_it_takes() {
         assert_eq!(refused(json!({"timeoutMs": "100"})), "tool 't': metadata.timeoutMs must be a whole number of milliseconds > 0, got the string \"100\"");
+        assert_eq!(refused(json!({"timeoutMs": null})), "tool 't': metadata.timeoutMs must be a whole number of milliseconds > 0, got null (leave it out for the default)");
+        assert_eq!(
+            refused(json!({"circuitBreaker": {"failureThreshold": 2, "recoveryTimeoutMs": 10, "successThreshold": null}})),
+            "tool 't': metadata.circuitBreaker.successThreshold must be a whole number of successes >= 1, got null (leave it out for the default)"
+        );
         assert_eq!(refused(json!({"tags": "x"})), "tool 't': metadata.tags must be an array of strings, got the string \"x\"");
         assert_eq!(refused(json!({"readOnly": "yes"})), "tool 't': metadata.readOnly must be true or false, got the string \"yes\"");
         assert_eq!(refused(json!({"retry": {"baseDelay": "1s"}})), "tool 't': metadata.retry.baseDelay must be a number");
