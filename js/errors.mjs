@@ -45,6 +45,13 @@ export function checkOptions(options, known, what, prefix = '') {
   }
 }
 
+/** The entry of `known` closest to `word` (a typo of it), by the measure of checkOptions'
+ * did-you-mean, or undefined when none is close. */
+export function closestOf(word, known) {
+  const m = /did you mean `([^`]*)`/.exec(backend.unknownOption(word, known, 'a list'))
+  return m === null ? undefined : m[1]
+}
+
 /** Throws the error an answer of a registry core carries, or returns its value. */
 export function answered(text, prefix = '') {
   const r = JSON.parse(text)
@@ -62,7 +69,20 @@ export function answered(text, prefix = '') {
 // makes it.
 const captureStack = typeof Error.captureStackTrace === 'function' ? Error.captureStackTrace : undefined
 
+const CLASSIFIED_OPTIONS = ['cause', 'code', 'retryAfterMs']
+
+// A misspelt option (`retryAfter`) would drop the hint in silence; so would options
+// given as something other than an object.
+function checkClassifiedOptions(options, name) {
+  if (options === undefined) return
+  if (options === null || typeof options !== 'object') {
+    throw toolhostError('INVALID_CONFIG', `${name}(message, options): options must be an object { cause?, code?, retryAfterMs? }, got ${describe(options)}`)
+  }
+  checkOptions(options, CLASSIFIED_OPTIONS, `${name} options`, `${name}: `)
+}
+
 function classifiedError(message, options, category, code, retryable, caller) {
+  checkClassifiedOptions(options, category === 'transient' ? 'transientError' : 'permanentError')
   const cause = options && options.cause !== undefined ? { cause: options.cause } : undefined
   let error
   if (captureStack === undefined) error = new Error(String(message), cause)

@@ -6,7 +6,7 @@
 // that throws must not disturb an execution or the other listeners (Node's EventTarget
 // would end the process with it, as it would an unhandled rejection). The wrappers also
 // count listeners per type, so an event type nobody listens to is never built.
-import { reportCallbackError, reportRejection, toolhostError } from './errors.mjs'
+import { closestOf, reportCallbackError, reportRejection, toolhostError } from './errors.mjs'
 
 // An `async` listener's rejection is reported as its throw is. The name is built only
 // for an object: many listeners are arrows that return a number (`(e) => seen.push(e)`).
@@ -19,11 +19,22 @@ function containRejection(result, type) {
 const captureOf = (options) => (typeof options === 'boolean' ? options : options != null && Boolean(options.capture))
 
 export class ToolEventTarget extends EventTarget {
+  // The types this object dispatches, and its class's name, for on() to refuse others.
+  #types
+  #className
   // type -> Map(listener -> Map(capture -> wrapper))
   #wrappers = new Map()
   // type -> Map(fn -> wrapper) for `on()`
   #detailListeners = new Map()
   #counts = new Map()
+
+  /** `types`: the event types this object dispatches (`on()` refuses any other, which
+   * would be a listener that never fires); `className` names the object in that error. */
+  constructor(types, className) {
+    super()
+    this.#types = types
+    this.#className = className
+  }
 
   /** Listeners of `type` now (both kinds). */
   listenerCount(type) {
@@ -39,6 +50,9 @@ export class ToolEventTarget extends EventTarget {
     if ((before === 0) !== (before + delta === 0)) this.listenersChanged(type)
   }
 
+  /** As the DOM's, for any type: unlike `on()`, a type this object never dispatches is
+   * not refused, as a subclass or the caller's `dispatchEvent` may dispatch types of its
+   * own (the TypeScript types accept only the documented ones). */
   addEventListener(type, listener, options) {
     if (listener === null || listener === undefined) return
     if (typeof listener !== 'function' && typeof listener !== 'object') {
@@ -95,6 +109,7 @@ export class ToolEventTarget extends EventTarget {
       throw toolhostError('INVALID_ARGUMENTS', `on('${String(type)}', ...) takes a function (detail) => void, got ${typeof fn}`)
     }
     type = String(type)
+    if (this.#types !== undefined && !this.#types.includes(type)) throw this.#unknownType(type)
     let byFn = this.#detailListeners.get(type)
     if (byFn === undefined) this.#detailListeners.set(type, (byFn = new Map()))
     let wrapper = byFn.get(fn)
@@ -118,6 +133,13 @@ export class ToolEventTarget extends EventTarget {
       super.removeEventListener(type, wrapper)
       return true
     }
+  }
+
+  /** A misspelt type would be a listener that never fires: INVALID_CONFIG naming it. */
+  #unknownType(type) {
+    const near = closestOf(type, this.#types)
+    const hint = near !== undefined ? `did you mean '${near}'?` : `it dispatches ${this.#types.map((t) => `'${t}'`).join(', ')}`
+    return toolhostError('INVALID_CONFIG', `on('${type}', ...): a ${this.#className} never dispatches '${type}'; ${hint}`)
   }
 
   /** Dispatches `type` with `detail` when someone listens. */

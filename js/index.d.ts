@@ -127,7 +127,8 @@ export interface ToolCallContext {
   /**
    * Reports progress: a `tool-execution-progress` event, the record's `progress`, and
    * with `resetTimeoutOnProgress` a fresh timeout for this attempt (`maxTotalTimeoutMs`
-   * still bounds the execution).
+   * still bounds the execution). Throws a `TypeError` (code `INVALID_ARGUMENTS`) for a
+   * report that is not this shape, an unknown key (`totl`) included.
    */
   reportProgress(progress: { progress: number; total?: number; message?: string }): void
 }
@@ -723,7 +724,7 @@ export interface ExecuteToolCallsOptions<P extends ToolCallProvider = ToolCallPr
   provider: P
   sessionId?: string
   signal?: AbortSignal
-  /** Calls running at once. @default 4 */
+  /** Calls running at once: a whole number >= 1, else `INVALID_CONFIG`. @default 4 */
   concurrency?: number
   timeoutMs?: number | null
   retry?: RetryOptions
@@ -813,11 +814,13 @@ export interface ToolExecutionManager<Journaled extends boolean = boolean> exten
   get inFlight(): number
   /** Listens to a lifecycle event; the listener receives a `CustomEvent` whose `detail`
    * is the event's detail. Only the manager's event types are accepted: a misspelt type
-   * is a type error, not a listener that never fires. */
+   * is a type error, not a listener that never fires. At run time any type is accepted,
+   * as the DOM's `addEventListener` does (a subclass may dispatch types of its own). */
   addEventListener<T extends ExecutionEventType>(type: T, listener: ((event: ExecutionEvent<T>) => void) | { handleEvent(event: ExecutionEvent<T>): void } | null, options?: boolean | AddEventListenerOptions): void
   /** As the DOM's: removes a listener added with the same type, listener and `capture`. */
   removeEventListener<T extends ExecutionEventType>(type: T, listener: ((event: ExecutionEvent<T>) => void) | { handleEvent(event: ExecutionEvent<T>): void } | null, options?: boolean | EventListenerOptions): void
-  /** Listens with the detail alone; returns an unsubscribe function (`true` when it removed the listener). */
+  /** Listens with the detail alone; returns an unsubscribe function (`true` when it removed the listener).
+   * Throws `INVALID_CONFIG` (with a did-you-mean) for a type the manager never dispatches. */
   on<T extends ExecutionEventType>(type: T, listener: (detail: ExecutionEventMap[T]) => void): () => boolean
 }
 
@@ -887,7 +890,8 @@ export declare class ToolRegistry extends EventTarget {
   addEventListener(type: 'tool-registry-change', listener: ((event: CustomEvent<RegistryChange>) => void) | { handleEvent(event: CustomEvent<RegistryChange>): void } | null, options?: boolean | AddEventListenerOptions): void
   /** As the DOM's: removes a listener added with the same type, listener and `capture`. */
   removeEventListener(type: 'tool-registry-change', listener: ((event: CustomEvent<RegistryChange>) => void) | { handleEvent(event: CustomEvent<RegistryChange>): void } | null, options?: boolean | EventListenerOptions): void
-  /** Listens with the detail alone; returns an unsubscribe function (`true` when it removed the listener). */
+  /** Listens with the detail alone; returns an unsubscribe function (`true` when it removed the listener).
+   * Throws `INVALID_CONFIG` for any other type. */
   on(type: 'tool-registry-change', listener: (detail: RegistryChange) => void): () => boolean
   /**
    * Creates a session: a tool set of its own, isolated from other sessions, that also
@@ -933,7 +937,8 @@ export declare class ToolSession extends EventTarget {
   addEventListener(type: 'tool-registry-change', listener: ((event: CustomEvent<RegistryChange>) => void) | { handleEvent(event: CustomEvent<RegistryChange>): void } | null, options?: boolean | AddEventListenerOptions): void
   /** As the DOM's: removes a listener added with the same type, listener and `capture`. */
   removeEventListener(type: 'tool-registry-change', listener: ((event: CustomEvent<RegistryChange>) => void) | { handleEvent(event: CustomEvent<RegistryChange>): void } | null, options?: boolean | EventListenerOptions): void
-  /** Listens with the detail alone; returns an unsubscribe function. */
+  /** Listens with the detail alone; returns an unsubscribe function. Throws `INVALID_CONFIG`
+   * for any other type. */
   on(type: 'tool-registry-change', listener: (detail: RegistryChange) => void): () => boolean
   /** Registers a tool visible only inside this session (it may shadow a global one). */
   register<const S extends InputSchema = NoInputSchema, const O extends OutputSchema | undefined = undefined, R = unknown>(definition: ToolDefinition<S, O, R>): ToolDeclaration<InferArgs<S>, ToolResult<O, R>>
@@ -1006,7 +1011,8 @@ export declare class ToolhostError extends Error {
 }
 
 /** An `Error` the manager classifies as `permanent` (never retried). Its stack starts
- * at the caller, as `transientError`'s does. */
+ * at the caller, as `transientError`'s does. Throws `INVALID_CONFIG` for an unknown
+ * option or options that are not an object. */
 export declare function permanentError(message: string, options?: { code?: string, cause?: unknown }): Error
 
 /** What `executeToolCalls` would send a model for this successful result, as MCP
@@ -1038,5 +1044,6 @@ export type WasmSource = string | URL | Response | ArrayBuffer | ArrayBufferView
 export declare function ready(options?: { wasm?: WasmSource }): Promise<void>
 
 /** An `Error` the manager classifies as `transient` (retried by default). Its stack
- * starts at the caller, not in toolhost (where `Error.captureStackTrace` exists). */
+ * starts at the caller, not in toolhost (where `Error.captureStackTrace` exists). Throws
+ * `INVALID_CONFIG` for an unknown option (`retryAfter`) or options that are not an object. */
 export declare function transientError(message: string, options?: { retryAfterMs?: number, code?: string, cause?: unknown }): Error

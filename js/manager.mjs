@@ -14,7 +14,7 @@ import { backend } from './backend.mjs'
 import { argumentsText, resultProblem } from './arguments.mjs'
 import { ToolCallContext, runChain, then, withMetadata } from './context.mjs'
 import {
-  abortError, argumentTypeError, checkOptions, describe, engineError, reportCallbackError, reportRejection, thrownFacts, timeoutError, toolhostError, withoutCause,
+  abortError, argumentTypeError, checkOptions, closestOf, describe, engineError, reportCallbackError, reportRejection, thrownFacts, timeoutError, toolhostError, withoutCause,
 } from './errors.mjs'
 import { ToolEventTarget } from './events.mjs'
 import * as OP from './ops.mjs'
@@ -380,6 +380,15 @@ const W_EVENT = 0, W_RUN_SOON = 1, W_AUDIT = 2, W_INTERRUPT = 3, W_RUN = 4, W_DO
 const W_LOG = 11, W_LOG_INFO = W_LOG + 1
 
 /** Runs tools with validation, retries, backoff, timeouts, cancellation and events. */
+const PROGRESS_KEYS = ['progress', 'total', 'message']
+const unknownProgressKey = (key) => {
+  const near = closestOf(key, PROGRESS_KEYS)
+  return `unknown key '${key}'${near !== undefined ? `; did you mean '${near}'?` : ''}`
+}
+
+// What a manager dispatches: the engine's events and the audit's two.
+const MANAGER_EVENTS = [...OP.EVENT_TYPES, 'tool-invocation-recorded', 'tool-audit-error']
+
 export class ToolExecutionManager extends ToolEventTarget {
   #state
   #core
@@ -434,7 +443,7 @@ export class ToolExecutionManager extends ToolEventTarget {
 
   /** Throws `INVALID_CONFIG` naming the option for nonsensical or unknown options. */
   constructor(registry, options) {
-    super()
+    super(MANAGER_EVENTS, 'ToolExecutionManager')
     this.#state = stateOf(registry, 'new ToolExecutionManager(registry)')
     let text = 'null'
     if (options !== undefined && options !== null) {
@@ -1277,6 +1286,10 @@ export class ToolExecutionManager extends ToolEventTarget {
       return e
     }
     if (report === null || typeof report !== 'object') throw bad(`got ${typeof report}`)
+    // A misspelt key (`totl`) would be dropped in silence. for-in makes no array.
+    for (const key in report) {
+      if (key !== 'progress' && key !== 'total' && key !== 'message' && Object.hasOwn(report, key)) throw bad(unknownProgressKey(key))
+    }
     const { progress, total, message } = report
     if (typeof progress !== 'number' || !Number.isFinite(progress)) throw bad('progress must be a finite number')
     if (total !== undefined && (typeof total !== 'number' || !Number.isFinite(total))) throw bad('total must be a finite number')

@@ -8,6 +8,8 @@ import { ToolEventTarget } from './events.mjs'
 import { toJsonSchema } from './schema.mjs'
 
 const CHANGE = 'tool-registry-change'
+// What a registry or a session dispatches.
+const CHANGES = [CHANGE]
 
 /** What a registry, its sessions and its managers share. */
 export class RegistryState {
@@ -205,10 +207,12 @@ function validate(state, session, method, name, args) {
   return { valid: issues.length === 0, errors: issues }
 }
 
-function toolsOut(state, session, format, options) {
+function toolsOut(state, session, format, options, method) {
   let strict = false
   if (options !== undefined && options !== null) {
-    if (typeof options !== 'object') throw toolhostError('INVALID_CONFIG', `options must be an object { strict?: boolean }`)
+    if (typeof options !== 'object') throw toolhostError('INVALID_CONFIG', `${method}: options must be an object { strict?: boolean }`)
+    // A misspelt `strict` would leave strict mode off in silence.
+    checkOptions(options, ['strict'], `${method} options`, `${method}: `)
     if (options.strict !== undefined && typeof options.strict !== 'boolean') throw toolhostError('INVALID_CONFIG', 'strict must be true or false')
     strict = options.strict === true
   }
@@ -222,7 +226,7 @@ export class ToolRegistry extends ToolEventTarget {
    * (default none): refuse a schema one value could take more validation steps than that
    * against. Throws `INVALID_CONFIG`. */
   constructor(options) {
-    super()
+    super(CHANGES, 'ToolRegistry')
     const state = new RegistryState(this)
     if (options !== undefined && options !== null) {
       if (typeof options !== 'object') throw toolhostError('INVALID_CONFIG', 'new ToolRegistry(options): options must be an object { strictSchemas?: boolean, maxSchemaCost?: number }')
@@ -360,7 +364,7 @@ export class ToolSession extends ToolEventTarget {
   #isolated
 
   constructor(key, registry, id, isolated) {
-    super()
+    super(CHANGES, 'ToolSession')
     if (key !== SESSION_KEY) throw toolhostError('INVALID_ARGUMENTS', 'sessions are created with registry.createSession()')
     this.#registry = registry
     this.#id = id
@@ -455,11 +459,11 @@ const providerExports = {
   /** Declarations in the OpenAI Chat Completions format; `{ strict: true }` makes each
    * schema strict-compatible or throws `INVALID_SCHEMA` naming the tool and path. */
   toOpenAITools(options) {
-    return toolsOut(...scope(this, 'toOpenAITools'), 'openai', options)
+    return toolsOut(...scope(this, 'toOpenAITools'), 'openai', options, 'toOpenAITools')
   },
   /** Declarations in the OpenAI Responses API format. */
   toOpenAIResponsesTools(options) {
-    return toolsOut(...scope(this, 'toOpenAIResponsesTools'), 'openai-responses', options)
+    return toolsOut(...scope(this, 'toOpenAIResponsesTools'), 'openai-responses', options, 'toOpenAIResponsesTools')
   },
   /** Declarations as Anthropic tools `{ name, description, input_schema }`. */
   toAnthropicTools() {

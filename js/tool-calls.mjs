@@ -1,7 +1,7 @@
 // Model responses in, replies out: `manager.executeToolCalls` and `toAiSdkTools`. Which
 // calls a response holds, the replies' shapes and the text a model reads for a failure
 // are the engine's (crates/toolhost/src/host/registry.rs); this side runs the calls.
-import { answered, checkOptions, reportCallbackError, reportUnusable, toolhostError } from './errors.mjs'
+import { answered, checkOptions, describe, reportCallbackError, reportUnusable, toolhostError } from './errors.mjs'
 import { then } from './context.mjs'
 import { approvalPolicies, executeRefused, modelErrorRewriters, outputBudgets } from './manager.mjs'
 import { stateOf } from './registry.mjs'
@@ -174,6 +174,15 @@ export function repliesFor(manager, sessionId, provider, calls, results) {
   return replyMessages(manager, state, sessionId ?? null, provider, calls, results, '')
 }
 
+/** `concurrency`, checked as the manager's `maxConcurrency` is: 0, -3, 'four' or 2.5 were
+ * made into a number in silence (0 and 'four' into the default 4). */
+function concurrencyOf(value) {
+  if (value === undefined) return 4
+  if (Number.isInteger(value) && value >= 1) return value
+  const got = typeof value === 'string' ? `the string ${JSON.stringify(value)}` : typeof value === 'number' ? String(value) : describe(value)
+  throw toolhostError('INVALID_CONFIG', `executeToolCalls: concurrency must be a whole number >= 1, got ${got} (leave it out for the default of 4)`)
+}
+
 /**
  * Runs the tool calls of a model response through `manager` (so retries, timeouts,
  * events and audit apply), at most `concurrency` (default 4) at once, and resolves
@@ -204,7 +213,7 @@ export async function executeToolCalls(manager, state, response, options) {
     copy ??= JSON.parse(text)
     call.value = valueAt(copy, call.at)
   }
-  const concurrency = Math.max(1, Math.floor(Number(options.concurrency) || 4))
+  const concurrency = concurrencyOf(options.concurrency)
   const results = new Array(calls.length)
   const callOptions = { sessionId: options.sessionId, signal: options.signal, timeoutMs: options.timeoutMs, retry: options.retry, context: options.context }
   let next = 0
