@@ -9,6 +9,7 @@ import type { McpMount } from 'toolhost/mcp'
 import weatherSchema from './fixtures/types/weather.schema.json'
 import type {
   PendingApproval,
+  ManagerOptions,
   AnthropicTool,
   ErrorCategory,
   ExecutionRecord,
@@ -500,7 +501,21 @@ export async function durable() {
   // @ts-expect-error: effect is 'read', 'idempotent' or 'once'
   r.register({ name: 'bad', description: 'x', metadata: { effect: 'twice' }, handler: () => 1 })
   await journaled.close()
-  return { now, later, wrong, replayed, key }
+  // A journal chosen at run time: options typed ManagerOptions, or a string | undefined.
+  // Either compiles, and the approval methods are awaited, as they may be Promises.
+  const fromEnv = (): string | undefined => undefined
+  const options: ManagerOptions = { journal: fromEnv(), maxConcurrency: 4 }
+  const configured: ToolExecutionManager<boolean> = new ToolExecutionManager(r, options)
+  const either = new ToolExecutionManager(r, { journal: fromEnv() })
+  const pending: PendingApproval[] = await either.pendingApprovals()
+  await configured.approve('id')
+  // @ts-expect-error: it may be a Promise
+  const notAwaited: PendingApproval[] = either.pendingApprovals()
+  // @ts-expect-error: a known journal still makes a ToolExecutionManager<true>, not <false>
+  const plainAgain: ToolExecutionManager<false> = new ToolExecutionManager(r, { journal: 'sqlite:./toolhost.db' })
+  // @ts-expect-error: leaseMS is misspelt, in the run-time overload too
+  new ToolExecutionManager(r, { journal: fromEnv(), leaseMS: 100 })
+  return { now, later, wrong, replayed, key, pending, notAwaited, plainAgain }
 }
 
 // Who calls (issue 23): ctx.authInfo, and serveHttp's auth and caps.

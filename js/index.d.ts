@@ -836,6 +836,12 @@ export declare const ToolExecutionManager: {
    * `maxAttempts < 1`, `baseDelay > maxDelay`, ...) and for unknown options.
    */
   new (registry: ToolRegistry, options?: ManagerOptions & { journal?: undefined | null }): ToolExecutionManager<false>
+  /**
+   * A journal chosen at run time (`journal: process.env.JOURNAL_URL`, or options typed
+   * `ManagerOptions`): whether there is one is known only then, so the approval methods
+   * may return a Promise or not (`await` them either way).
+   */
+  new (registry: ToolRegistry, options?: ManagerOptions): ToolExecutionManager<boolean>
   readonly prototype: ToolExecutionManager
 }
 
