@@ -252,6 +252,9 @@ describe('journal: close()', () => {
     assert.match(after.error.message, /journal was closed/)
     assert.deepEqual(runs, [1])
     await assert.rejects(manager.pendingApprovals(), { code: 'JOURNAL_UNAVAILABLE' })
+    // They never settled, and kept the process alive.
+    await assert.rejects(manager.approve('any-id'), { code: 'JOURNAL_UNAVAILABLE', message: /journal was closed/ })
+    await assert.rejects(manager.deny('any-id'), { code: 'JOURNAL_UNAVAILABLE', message: /journal was closed/ })
   })
 })
 

@@ -438,7 +438,9 @@ impl HostEngine {
             let verdict = Verdict::Approve { args: edited.is_some().then(|| args.to_string()) };
             let request = self.engine.approval_decision(ticket, approval_id, verdict, edited, by);
             self.tickets += 1;
-            return self.journal.push(request);
+            self.journal.push(request);
+            // A closed journal answers at once, as failed: the caller's promise settles.
+            return self.answer_closed_journal();
         }
         let edited = if args.is_empty() {
             None
@@ -474,7 +476,8 @@ impl HostEngine {
             let verdict = Verdict::Deny { reason: reason.unwrap_or_else(|| "denied by the approver".into()) };
             let request = self.engine.approval_decision(ticket, approval_id, verdict, None, by);
             self.tickets += 1;
-            return self.journal.push(request);
+            self.journal.push(request);
+            return self.answer_closed_journal();
         }
         match self.engine.deny(approval_id, reason, by) {
             Ok(t) => self.apply(t, None),
@@ -633,7 +636,7 @@ impl HostEngine {
                 JournalRequest::Claim(c) | JournalRequest::Watch(c) => {
                     JournalAnswer::Failed { exec: Some(c.exec), ticket: None, claim: Some(Box::new(c)), error: error() }
                 }
-                JournalRequest::Decide { ticket, .. } | JournalRequest::Approvals { ticket } if ticket != 0 => {
+                JournalRequest::Decide { ticket, .. } | JournalRequest::Approvals { ticket } | JournalRequest::Task { ticket, .. } if ticket != 0 => {
                     JournalAnswer::Failed { exec: None, ticket: Some(ticket), claim: None, error: error() }
                 }
                 _ => continue,
