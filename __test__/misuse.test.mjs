@@ -80,12 +80,19 @@ describe('misuse gets a clear, coded error', () => {
     }
   })
 
-  test('a Map, a Set or a function in the arguments is refused, not silently turned into {}', async () => {
+  test('a Map, a Set, Headers or a function in the arguments is refused, not silently turned into {}', async () => {
     const registry = new ToolRegistry()
     let called = false
     registry.register({ name: 't', description: 'd', handler: () => { called = true } })
     const manager = new ToolExecutionManager(registry)
-    for (const [args, says] of [[{ tags: new Map([['a', 1]]) }, /a Map is not JSON .* at \/tags/], [{ ids: new Set([1]) }, /a Set is not JSON/], [{ f() {} }, /a function is not JSON at \/f/]]) {
+    for (const [args, says] of [
+      [{ tags: new Map([['a', 1]]) }, /a Map is not JSON .* at \/tags/],
+      [{ ids: new Set([1]) }, /a Set is not JSON/],
+      [{ f() {} }, /a function is not JSON at \/f/],
+      // Objects of a class with no own fields: JSON would write {}.
+      [{ headers: new Headers({ authorization: 'Bearer t' }) }, /a Headers is not JSON \(it would become \{\}\); pass a plain object instead at \/headers$/],
+      [{ query: [new URLSearchParams('q=cats')] }, /a URLSearchParams is not JSON \(it would become \{\}\); pass a plain object instead at \/query\/0$/],
+    ]) {
       const r = await manager.execute('t', args)
       assert.equal(r.error.code, 'INVALID_ARGUMENTS')
       assert.match(r.error.message, says)
@@ -96,5 +103,13 @@ describe('misuse gets a clear, coded error', () => {
     registry.register({ name: 'at', description: 'd', handler: (a) => { seen = a } })
     await manager.execute('at', { when: new Date(0) })
     assert.deepEqual(seen, { when: '1970-01-01T00:00:00.000Z' })
+    // A class instance is written with its own fields, as JSON.stringify writes it.
+    class Point {
+      constructor() {
+        this.x = 1
+      }
+    }
+    await manager.execute('at', { at: new Point() })
+    assert.deepEqual(seen, { at: { x: 1 } })
   })
 })

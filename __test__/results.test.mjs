@@ -39,6 +39,13 @@ describe('a result JSON cannot carry fails with INVALID_RESULT, saying what and 
     ['an Error', () => ({ error: new Error('x') }), 'an Error is not JSON (it would become {}); throw it, or return its message at /error'],
     ['an array element whose getter throws', () => ({ items: throwingElement() }), 'the element could not be read at /items/1'],
     ['deep inside', async () => ({ a: [{ b: { 'c/d': new Map() } }] }), 'a Map is not JSON (it would become {}); return a plain object or array instead at /a/0/b/c~1d'],
+    // Any object of a class with no toJSON and no own fields would become {}.
+    ['a fetch Response not read', () => new Response('{"temp":21}'), 'a Response is not JSON (it would become {}); return a plain object with its data instead at the root'],
+    ['Headers', () => ({ headers: new Headers({ a: '1' }) }), 'a Headers is not JSON (it would become {}); return a plain object with its data instead at /headers'],
+    ['URLSearchParams', () => [new URLSearchParams('a=1')], 'a URLSearchParams is not JSON (it would become {}); return a plain object with its data instead at /0'],
+    ['a Blob', () => ({ file: new Blob(['hi']) }), 'a Blob is not JSON (it would become {}); return a plain object with its data instead at /file'],
+    ['the generator a *handler returns', () => (function* () { yield 1 })(), 'a Generator is not JSON (it would become {}); return a plain object with its data instead at the root'],
+    ['what a toJSON returns', () => ({ h: { toJSON: () => new Headers() } }), 'a Headers is not JSON (it would become {}); return a plain object with its data instead at /h'],
   ]
   for (const [what, handler, detail] of cases) {
     test(what, async () => {
@@ -87,6 +94,11 @@ describe('results that stay allowed', () => {
       [() => 'text', 'text'],
       [() => 'x'.repeat(100_000), 'x'.repeat(100_000)],
       [() => ({ buffer: { toJSON: () => 'custom' } }), undefined],
+      // A class instance with no fields but a toJSON, boxed primitives and null-prototype
+      // objects are written as what they hold.
+      [() => ({ url: new URL('https://example.com/a') }), { url: new URL('https://example.com/a') }],
+      [() => ({ n: new Number(0), s: new String(''), b: new Boolean(false) }), undefined],
+      [() => ({ bag: Object.create(null) }), undefined],
     ]
     for (const [handler, expected] of results) {
       const r = await managerOf(handler).execute('t', {})

@@ -5,8 +5,9 @@
 //
 // Values JSON cannot carry are refused with a reason and the JSON Pointer of where,
 // rather than dropped or turned into `null` as `JSON.stringify` would: functions,
-// symbols, BigInt, NaN and infinities, `undefined` as the whole value, cycles, and a
-// Map or Set (which would become `{}` and lose their entries). A value that could only
+// symbols, BigInt, NaN and infinities, `undefined` as the whole value, cycles, a Map or
+// Set (which would become `{}` and lose their entries), and any other object of a class
+// that JSON would make `{}` (Headers, URLSearchParams, a fetch Response). A value that could only
 // become text larger than the engine's limit is refused before it is written out.
 
 /** Largest argument text the engine accepts, in bytes (`MAX_ARGUMENT_BYTES`). */
@@ -62,6 +63,7 @@ function replacer(key, value) {
       if (value instanceof Map || value instanceof Set || value instanceof WeakMap || value instanceof WeakSet) {
         refuse(key, `a ${value.constructor.name} is not JSON (pass a plain object or array instead)`)
       }
+      if (becomesEmpty(value)) refuse(key, `${instanceName(value)} is not JSON (it would become {}); pass a plain object instead`)
       if (Array.isArray(value)) checkLength(key, value)
       holders.push(value)
       keys.push(key)
@@ -115,6 +117,51 @@ export function argumentsText(value) {
 }
 
 const objectPrototype = Object.prototype
+
+/** Whether JSON would write `value` (an object, after its `toJSON`) as `{}` though it is
+ * not an empty plain object: an object of a class with no `toJSON` and no own enumerable
+ * keys, whose data lives in internal slots or on its prototype (a fetch Response, Headers,
+ * URLSearchParams, a Blob, a generator). A class instance with fields of its own is
+ * written with them, and stays allowed. Only the slow paths ask: the fast ones take plain
+ * objects alone. May throw (a Proxy); its callers catch. */
+function becomesEmpty(value) {
+  if (Array.isArray(value)) return false
+  const proto = Object.getPrototypeOf(value)
+  // null, or some realm's Object.prototype (an object a vm context made).
+  if (proto === null || Object.getPrototypeOf(proto) === null) return false
+  if (typeof value.toJSON === 'function' || isBoxed(value)) return false
+  return Object.keys(value).length === 0
+}
+
+// new Number(1), new String(''), new Boolean(false): JSON writes the primitive, not {}.
+const unboxers = [Number.prototype.valueOf, String.prototype.valueOf, Boolean.prototype.valueOf]
+function isBoxed(value) {
+  for (const valueOf of unboxers) {
+    try {
+      valueOf.call(value)
+      return true
+    } catch {}
+  }
+  return false
+}
+
+/** "a Headers", "an ArrayBuffer", "a Generator": its constructor's name, else its
+ * toStringTag. Never throws. */
+function instanceName(value) {
+  let name
+  try {
+    const c = value.constructor
+    if (typeof c === 'function' && typeof c.name === 'string' && c.name !== '' && c.name !== 'Object') name = c.name
+  } catch {}
+  if (name === undefined) {
+    try {
+      const tag = Object.prototype.toString.call(value).slice(8, -1)
+      if (tag !== 'Object') name = tag
+    } catch {}
+  }
+  if (name === undefined) return 'an object of a prototype of its own, with no own properties,'
+  return `${/^[AEIO]/.test(name) ? 'an' : 'a'} ${name}`
+}
 
 /** Whether `value` is JSON as it stands: plain objects and arrays (at most 4 levels, 64
  * entries each) of strings, finite numbers, booleans and null, with no `toJSON`. */
@@ -250,6 +297,9 @@ const NOT_JSON_OBJECTS = [
   [(v) => ArrayBuffer.isView(v) || v instanceof ArrayBuffer, (v) => `a ${v.constructor?.name ?? 'typed array'} is not JSON (it would become an object of indexes); return Array.from(it) or a base64 string`],
   [(v) => v instanceof Error, () => 'an Error is not JSON (it would become {}); throw it, or return its message'],
   [(v) => v instanceof RegExp, () => 'a RegExp is not JSON (it would become {}); return its source'],
+  // Last: any other object JSON would write as {} (a fetch Response not read, Headers,
+  // URLSearchParams, a Blob, the generator a `*handler` returns).
+  [becomesEmpty, (v) => `${instanceName(v)} is not JSON (it would become {}); return a plain object with its data instead`],
 ]
 
 /** Why `value`, a handler's result, is not JSON, with the JSON Pointer of where (`a Map
