@@ -186,6 +186,30 @@ describe('approval', () => {
     await assert.rejects(manager.execute('pay', { amount: 9 }, { approved: 'yes' }), { code: 'INVALID_CONFIG', message: /approved must be true or \{ by: string \}/ })
   })
 
+  test('an approval given inside execute() runs the handler from a microtask: a cancel() right after execute() stops it', async () => {
+    // An auto-approve listener answered inside execute(), and the handler ran there,
+    // before execute() returned; so did a needsApproval function returning false.
+    const ways = [
+      ['a listener approving at once', { needsApproval: true }, (manager) => manager.on('tool-execution-approval-requested', (d) => manager.approve(d.approvalId, { by: 'auto-policy' }))],
+      ['a needsApproval function returning false', { needsApproval: () => false }, () => {}],
+    ]
+    for (const [way, definition, listen] of ways) {
+      const { manager, runs } = setup(definition)
+      listen(manager)
+      const cancelled = manager.execute('pay', { amount: 1 })
+      assert.equal(runs.length, 0, `${way}: not run inside execute()`)
+      assert.equal(manager.cancel(manager.getExecutions()[0].id), true, way)
+      assert.equal((await cancelled).error.code, 'CANCELLED', way)
+      assert.equal(runs.length, 0, `${way}: a cancelled call never runs its handler`)
+      // Not cancelled, it runs once the caller's synchronous code is done.
+      const ran = manager.execute('pay', { amount: 2 })
+      assert.equal(runs.length, 0, way)
+      await Promise.resolve()
+      assert.equal(runs.length, 1, `${way}: run from a microtask`)
+      assert.equal((await ran).result.paid, 2, way)
+    }
+  })
+
   test('bad answers are refused clearly', async () => {
     const { manager } = setup()
     assert.throws(() => manager.approve(42), { code: 'INVALID_ARGUMENTS' })

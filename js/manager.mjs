@@ -436,6 +436,9 @@ export class ToolExecutionManager extends ToolEventTarget {
     this.#runAdmitted()
   }
   #dispatching = false
+  /** Set while an approval is answered synchronously from user code that execute() (or
+   * another engine call) is running: the approved attempt is then run from a microtask. */
+  #deferRuns = false
   #laterEvents = []
   #onWake = (ticket, text) => (ticket === 0 ? this.#apply(text) : this.#argumentsReady(ticket))
   /** `ctx.reportProgress` of every attempt: one function, not one closure per attempt. */
@@ -1040,7 +1043,8 @@ export class ToolExecutionManager extends ToolEventTarget {
           break
         case W_RUN:
           this.#admit(work[w + 1], work[w + 2])
-          this.#runAdmitted()
+          if (this.#deferRuns) this.#runSoon()
+          else this.#runAdmitted()
           break
         case W_RUN_SOON:
           this.#admit(work[w + 1], work[w + 2])
@@ -1324,7 +1328,9 @@ export class ToolExecutionManager extends ToolEventTarget {
       return failed(err)
     }
     if (adopted !== undefined) then.call(adopted, answer, failed)
-    else answer(verdict)
+    // A synchronous verdict is given inside execute(): an attempt it lets through runs
+    // from a microtask, as it would without the policy.
+    else this.#deferringRuns(() => answer(verdict))
   }
 
   #settled(exec, attempt, value) {
@@ -1508,7 +1514,21 @@ export class ToolExecutionManager extends ToolEventTarget {
       text = converted.text
     }
     if (this.#journaled) return this.#ask((ticket) => this.#apply(this.#core.approve(approvalId, text, by, ticket)))
+    // From a listener (an auto-approve policy answering 'approval-requested', which
+    // execute() dispatches): the handler would run inside execute(), before its caller
+    // could cancel. It runs from a microtask instead, as a first attempt does.
+    if (this.#dispatching) return this.#deferringRuns(() => this.#answer(this.#core.approve(approvalId, text, by, 0)))
     this.#answer(this.#core.approve(approvalId, text, by, 0))
+  }
+
+  #deferringRuns(fn) {
+    const outer = this.#deferRuns
+    this.#deferRuns = true
+    try {
+      return fn()
+    } finally {
+      this.#deferRuns = outer
+    }
   }
 
   /** Denies a waiting call: it ends failed, category `denied`, code `APPROVAL_DENIED`.
