@@ -47,6 +47,17 @@ describe('journal: idempotency', () => {
     assert.equal(effects.length, 1)
   })
 
+  each('a result with a string cut inside a surrogate pair is replayed with U+FFFD, not as null', async (url) => {
+    const registry = new ToolRegistry()
+    registry.register({ name: 'cut', description: 'Cuts', inputSchema: { type: 'object' }, handler: () => ({ text: '💥💥'.slice(0, 3), [`k${'💥'.slice(1)}`]: 1 }) })
+    const manager = new ToolExecutionManager(registry, { journal: url })
+    const first = await manager.execute('cut', {}, { idempotencyKey: 'cut-1' })
+    assert.deepEqual(first.result, { text: '💥\ud83d', ['k\udca5']: 1 })
+    const again = await manager.execute('cut', {}, { idempotencyKey: 'cut-1' })
+    assert.equal(again.replayed, true)
+    assert.deepEqual(again.result, { text: '💥\ufffd', ['k\ufffd']: 1 })
+  })
+
   each('one call at a time: each handler runs after execute() returns, as without a journal', async (url) => {
     // A lone call's journal answers may be waited for within execute() (the JS thread
     // spins briefly instead of sleeping): its attempt still starts after it returns.

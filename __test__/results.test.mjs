@@ -108,6 +108,31 @@ describe('results that stay allowed', () => {
   })
 })
 
+describe('strings cut inside a surrogate pair', () => {
+  // JSON.stringify writes a lone surrogate as "\ud83d", which the engine refused: the
+  // batch's replies were lost (executeToolCalls rejected) and an error with one in its
+  // message became "a non-error value". The engine reads one as U+FFFD.
+  const cut = '💥💥'.slice(0, 3)
+  const call = (name) => ({ role: 'assistant', tool_calls: [{ id: name, type: 'function', function: { name, arguments: '{}' } }] })
+
+  test('a result with one reaches the model with U+FFFD; the caller gets it as it was', async () => {
+    const registry = new ToolRegistry()
+    registry.register({ name: 'cut', description: 'Cuts', handler: () => ({ text: cut }) })
+    registry.register({ name: 'checked', description: 'Cuts, with an output schema', outputSchema: { type: 'object', properties: { text: { type: 'string', maxLength: 3 } } }, handler: () => ({ text: cut }) })
+    const manager = new ToolExecutionManager(registry)
+    const { messages, results } = await manager.executeToolCalls({ role: 'assistant', tool_calls: [call('cut').tool_calls[0], call('checked').tool_calls[0]] }, { provider: 'openai' })
+    assert.equal(results[0].result.text, cut)
+    assert.equal(messages[0].content, '{"text":"💥\ufffd"}')
+    assert.equal(results[1].success, true, JSON.stringify(results[1].error))
+  })
+
+  test("a thrown error's message with one keeps its text", async () => {
+    const r = await managerOf(() => { throw new Error(`quota ${cut}`) }, { retry: { maxAttempts: 1 } }).execute('t', {})
+    assert.equal(r.error.code, 'EXECUTION_ERROR')
+    assert.equal(r.error.message, "tool 't' failed: quota 💥\ufffd")
+  })
+})
+
 describe('HTTP failures that mean "later" are transient and honour Retry-After', () => {
   /** An error as fetch wrappers and provider SDKs throw it. */
   function httpError(status, headers) {

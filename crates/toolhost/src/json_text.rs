@@ -54,6 +54,22 @@ pub fn from_str(text: &str) -> serde_json::Result<Value> {
     }
 }
 
+/// Reads JSON text a JS host wrote into `T`, a lone surrogate escape as U+FFFD:
+/// `JSON.stringify` writes a string cut inside a surrogate pair (`s.slice(0, n)` of an
+/// emoji) as `"\ud83d"`, which serde_json refuses.
+///
+/// # Errors
+/// serde_json's error for text that is not JSON, or not a `T`.
+pub fn from_str_as<T: serde::de::DeserializeOwned>(text: &str) -> serde_json::Result<T> {
+    match serde_json::from_str(text) {
+        Err(e) if e.is_syntax() => match without_lone_surrogates(text) {
+            Some(fixed) => serde_json::from_str(&fixed),
+            None => Err(e),
+        },
+        other => other,
+    }
+}
+
 /// Parses JSON text with numbers read as JS reads them; 128 levels at most, and a lone
 /// surrogate escape is an error (see [`from_str`] for text from a model).
 ///

@@ -282,7 +282,9 @@ impl HostEngine {
         }
         self.clear_timer(key, TimerKind::Attempt);
         if let Some(text) = result {
-            let parsed = crate::json_text::parse(text);
+            // A string cut inside a surrogate pair reads as U+FFFD: as an error it failed
+            // the output check as "not JSON", and a journal stored the result as null.
+            let parsed = crate::json_text::from_str(text);
             if self.engine.checks_output(key) {
                 let checked = match &parsed {
                     Ok(v) => self.engine.check_output(key, v),
@@ -318,7 +320,8 @@ impl HostEngine {
             return;
         }
         self.clear_timer(key, TimerKind::Attempt);
-        let thrown: Thrown = serde_json::from_str(thrown).unwrap_or_default();
+        // A message with a lone surrogate reads as U+FFFD (it made "a non-error value").
+        let thrown: Thrown = crate::json_text::from_str_as(thrown).unwrap_or_default();
         let tool = self.engine.timeout_of(key).map(|(t, _)| t.to_string()).unwrap_or_default();
         let mut error = ToolError::from_thrown(&tool, &thrown);
         // `throw undefined` has no cause to keep, nor a result that is not JSON.

@@ -534,7 +534,8 @@ impl HostRegistry {
     pub fn format_replies(&self, session: Option<&str>, provider: &str, replies: &str) -> Result<Value, RegistryError> {
         let invalid = |m: String| RegistryError::new(RegistryErrorCode::InvalidConfig, m);
         let provider = Provider::from_str(provider).map_err(|e| invalid(e.to_string()))?;
-        let outcomes: Vec<Outcome> = serde_json::from_str(replies).map_err(|e| invalid(format!("replies are not valid: {e}")))?;
+        // A result or message with a lone surrogate reads as U+FFFD: it failed the batch.
+        let outcomes: Vec<Outcome> = crate::json_text::from_str_as(replies).map_err(|e| invalid(format!("replies are not valid: {e}")))?;
         let mut replies = Vec::with_capacity(outcomes.len());
         let mut problems = Vec::new();
         for o in outcomes {
