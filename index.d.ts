@@ -85,10 +85,11 @@ export declare class EngineCore {
    */
   journalTask(ticket: number, op: string): string
   /**
-   * Stops the journal's thread (its connection closes when it ends its batch).
-   * Journaled calls made afterwards fail: their journal requests reach nobody.
+   * Stops the journal's thread; the promise resolves once it has ended its batch and
+   * closed its connection (so another process can take SQLite's lock at once).
+   * Journaled calls made afterwards fail at once.
    */
-  closeJournal(): void
+  closeJournal(): Promise<void>
   /** The running attempt reported progress (`total` NaN for none). */
   progress(key: number, attempt: number, progress: number, total: number, message?: string | undefined | null): string
   /** The running attempt yielded a preliminary result. */

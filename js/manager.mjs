@@ -1561,8 +1561,9 @@ export class ToolExecutionManager extends ToolEventTarget {
     while (this.inFlight > 0) await new Promise((resolve) => this.#onIdle.push(resolve))
     if (this.#journaled && !this.#closed) {
       this.#closed = true
-      this.#core.closeJournal()
+      const stopped = this.#core.closeJournal()
       this.#busy()
+      await stopped
     }
   }
 

@@ -385,12 +385,14 @@ impl EngineCore {
         self.inner.flush(env.raw())
     }
 
-    /// Stops the journal's thread (its connection closes when it ends its batch).
-    /// Journaled calls made afterwards fail: their journal requests reach nobody.
-    #[napi]
-    pub fn close_journal(&self) {
-        self.inner.journal.borrow_mut().take();
+    /// Stops the journal's thread; the promise resolves once it has ended its batch and
+    /// closed its connection (so another process can take SQLite's lock at once).
+    /// Journaled calls made afterwards fail at once.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close_journal(&self) -> napi::bindgen_prelude::AsyncTask<JournalStopped> {
+        let thread = self.inner.journal.borrow_mut().take().and_then(JournalWorker::stop);
         self.inner.with_host(HostEngine::close_journal);
+        napi::bindgen_prelude::AsyncTask::new(JournalStopped { thread })
     }
 
     /// The running attempt reported progress (`total` NaN for none).
@@ -621,5 +623,27 @@ pub fn on_message(env: RawEnv, message: Message) {
             }
             call_wake(env, engine, ticket as f64, Js::empty_string(env));
         }
+    }
+}
+
+/// Waits, on libuv's thread pool, for a stopped journal thread to end.
+pub struct JournalStopped {
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl napi::Task for JournalStopped {
+    type Output = ();
+    type JsValue = ();
+
+    fn compute(&mut self) -> napi::Result<()> {
+        if let Some(thread) = self.thread.take() {
+            // A panic on the journal thread has been reported where it happened.
+            let _ = thread.join();
+        }
+        Ok(())
+    }
+
+    fn resolve(&mut self, _env: Env, _output: ()) -> napi::Result<()> {
+        Ok(())
     }
 }

@@ -59,6 +59,7 @@ pub type Deliver = Box<dyn Fn(Vec<JournalAnswer>) + Send>;
 pub struct JournalWorker {
     tx: Sender<Message>,
     owner: String,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl JournalWorker {
@@ -70,11 +71,18 @@ impl JournalWorker {
             listen(pg.config().clone(), tx.clone());
         }
         let state = Worker::new(store, policy, owner.clone(), deliver);
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("toolhost-journal".into())
             .spawn(move || state.run(rx))
             .expect("starting the journal thread");
-        Self { tx, owner }
+        Self { tx, owner, thread: Some(thread) }
+    }
+
+    /// Stops the thread after the batch it is in, and hands back its handle: joined, the
+    /// store's connection is closed (SQLite's file is no longer locked by it).
+    pub fn stop(mut self) -> Option<std::thread::JoinHandle<()>> {
+        let _ = self.tx.send(Message::Stop);
+        self.thread.take()
     }
 
     /// Queues a request.
