@@ -347,6 +347,17 @@ function expectText(schema, text) {
   return { refuse: may ? 'may' : 'no', valid: accepts(schema, args), args, depth, bytes }
 }
 
+/** Whether JSON writes `v` (after its toJSON) as `{}` though it is not a plain object:
+ * of a prototype of its own (a RegExp, an Error, Headers), with no own enumerable keys;
+ * a boxed primitive is written as what it holds. */
+function becomesEmpty(v) {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false
+  const proto = Object.getPrototypeOf(v)
+  if (proto === null || Object.getPrototypeOf(proto) === null) return false
+  if (v instanceof Number || v instanceof String || v instanceof Boolean) return false
+  return Object.keys(v).length === 0
+}
+
 /** JSON text of a value as toolhost must read it, or why it must be refused. */
 function jsonTextOf(value) {
   if (value === undefined) return { text: '' }
@@ -359,6 +370,7 @@ function jsonTextOf(value) {
         case 'number': if (!Number.isFinite(v)) throw new Error(`${v}`)
       }
       if (v instanceof Map || v instanceof Set || v instanceof WeakMap || v instanceof WeakSet) throw new Error('a Map or Set')
+      if (becomesEmpty(v)) throw new Error('an object JSON would write as {}')
       if (Array.isArray(v) && v.length * 2 > MAX_BYTES) throw Object.assign(new Error('a huge array'), { huge: true })
       // A hole is not a value (JSON.stringify would write null for it): refused.
       if (Array.isArray(v) && Object.keys(v).length !== v.length) throw new Error('a sparse array')

@@ -379,7 +379,6 @@ const W_EVENT = 0, W_RUN_SOON = 1, W_AUDIT = 2, W_INTERRUPT = 3, W_RUN = 4, W_DO
 /** A log line is `W_LOG + level, message, fields`. */
 const W_LOG = 11, W_LOG_INFO = W_LOG + 1
 
-/** Runs tools with validation, retries, backoff, timeouts, cancellation and events. */
 const PROGRESS_KEYS = ['progress', 'total', 'message']
 const unknownProgressKey = (key) => {
   const near = closestOf(key, PROGRESS_KEYS)
@@ -389,6 +388,7 @@ const unknownProgressKey = (key) => {
 // What a manager dispatches: the engine's events and the audit's two.
 const MANAGER_EVENTS = [...OP.EVENT_TYPES, 'tool-invocation-recorded', 'tool-audit-error']
 
+/** Runs tools with validation, retries, backoff, timeouts, cancellation and events. */
 export class ToolExecutionManager extends ToolEventTarget {
   #state
   #core
