@@ -37,6 +37,11 @@ fn sqlite_target(rest: &str) -> Result<(PathBuf, Synchronous), RegistryError> {
     if path.is_empty() {
         return Err(invalid(format!("{EXPECTED}: the SQLite URL names no file")));
     }
+    // Each connection would have a database of its own: nothing outlives the process or
+    // is shared with another manager, so the journal would promise what it cannot keep.
+    if path == ":memory:" || path.starts_with("file::memory:") {
+        return Err(invalid(format!("{EXPECTED}: a journal in memory ('{path}') keeps nothing past the process and shares nothing with another manager; name a file")));
+    }
     let mut synchronous = Synchronous::default();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
@@ -72,6 +77,10 @@ pub fn open(url: &str) -> Result<Store, RegistryError> {
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         let config = postgres::Config::from_str(url).map_err(|e| invalid(format!("journal: not a valid Postgres URL: {e}")))?;
+        // The driver says so only when it connects, as JOURNAL_UNAVAILABLE.
+        if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
+            return Err(invalid(format!("journal: the Postgres URL names no host: {EXPECTED}")));
+        }
         if config.get_ssl_mode() == postgres::config::SslMode::Require {
             return Err(invalid("journal: sslmode=require is not supported yet (toolhost connects without TLS): reach the server over a private network or a local TLS tunnel"));
         }
@@ -94,6 +103,11 @@ mod tests {
         assert!(sqlite_target("").unwrap_err().message.contains("names no file"));
         assert!(sqlite_target("a.db?sync=full").unwrap_err().message.contains("did you mean `synchronous`?"));
         assert!(sqlite_target("a.db?synchronous=off").unwrap_err().message.contains("'normal' (the default) or 'full'"));
+        for memory in [":memory:", "file::memory:?cache=shared"] {
+            let e = sqlite_target(memory).unwrap_err();
+            assert_eq!(e.code, RegistryErrorCode::InvalidConfig);
+            assert!(e.message.contains("keeps nothing past the process"), "{}", e.message);
+        }
     }
 
     #[test]
@@ -105,6 +119,11 @@ mod tests {
         assert_eq!(e.code, RegistryErrorCode::InvalidConfig);
         assert!(e.message.contains("not a valid Postgres URL"), "{}", e.message);
         assert!(open("postgres://u@127.0.0.1/db?sslmode=require").err().unwrap().message.contains("sslmode=require"));
+        for no_host in ["postgres://", "postgresql:///db"] {
+            let e = open(no_host).err().unwrap();
+            assert_eq!(e.code, RegistryErrorCode::InvalidConfig, "{no_host}");
+            assert!(e.message.contains("names no host"), "{}", e.message);
+        }
     }
 
     #[test]
