@@ -370,6 +370,7 @@ function jsonTextOf(value) {
         case 'number': if (!Number.isFinite(v)) throw new Error(`${v}`)
       }
       if (v instanceof Map || v instanceof Set || v instanceof WeakMap || v instanceof WeakSet) throw new Error('a Map or Set')
+      if (ArrayBuffer.isView(v)) throw new Error('a typed array')
       if (becomesEmpty(v)) throw new Error('an object JSON would write as {}')
       if (Array.isArray(v) && v.length * 2 > MAX_BYTES) throw Object.assign(new Error('a huge array'), { huge: true })
       // A hole is not a value (JSON.stringify would write null for it): refused.

@@ -92,6 +92,9 @@ describe('misuse gets a clear, coded error', () => {
       // Objects of a class with no own fields: JSON would write {}.
       [{ headers: new Headers({ authorization: 'Bearer t' }) }, /a Headers is not JSON \(it would become \{\}\); pass a plain object instead at \/headers$/],
       [{ query: [new URLSearchParams('q=cats')] }, /a URLSearchParams is not JSON \(it would become \{\}\); pass a plain object instead at \/query\/0$/],
+      // The README said so; it became {"0":1,"1":2}.
+      [{ bytes: new Uint8Array([1, 2]) }, /a Uint8Array is not JSON \(it would become an object of indexes\); pass Array.from\(it\) or a base64 string at \/bytes$/],
+      [{ view: new DataView(new ArrayBuffer(2)) }, /a DataView is not JSON/],
     ]) {
       const r = await manager.execute('t', args)
       assert.equal(r.error.code, 'INVALID_ARGUMENTS')

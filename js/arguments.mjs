@@ -6,7 +6,8 @@
 // Values JSON cannot carry are refused with a reason and the JSON Pointer of where,
 // rather than dropped or turned into `null` as `JSON.stringify` would: functions,
 // symbols, BigInt, NaN and infinities, `undefined` as the whole value, cycles, a Map or
-// Set (which would become `{}` and lose their entries), and any other object of a class
+// Set (which would become `{}` and lose their entries), a typed array or DataView (an
+// object of indexes, or `{}`), and any other object of a class
 // that JSON would make `{}` (Headers, URLSearchParams, a fetch Response). A value that could only
 // become text larger than the engine's limit is refused before it is written out.
 
@@ -63,6 +64,7 @@ function replacer(key, value) {
       if (value instanceof Map || value instanceof Set || value instanceof WeakMap || value instanceof WeakSet) {
         refuse(key, `a ${value.constructor.name} is not JSON (pass a plain object or array instead)`)
       }
+      if (ArrayBuffer.isView(value)) refuse(key, `${instanceName(value)} is not JSON (it would become an object of indexes); pass Array.from(it) or a base64 string`)
       if (becomesEmpty(value)) refuse(key, `${instanceName(value)} is not JSON (it would become {}); pass a plain object instead`)
       if (Array.isArray(value)) checkLength(key, value)
       holders.push(value)
@@ -294,7 +296,8 @@ function whatFailed(root) {
 const NOT_JSON_OBJECTS = [
   [(v) => v instanceof Map || v instanceof Set || v instanceof WeakMap || v instanceof WeakSet, (v) => `a ${v.constructor.name} is not JSON (it would become {}); return a plain object or array instead`],
   [(v) => typeof v.then === 'function', () => 'an unawaited Promise is not JSON (it would become {}); await it before returning'],
-  [(v) => ArrayBuffer.isView(v) || v instanceof ArrayBuffer, (v) => `a ${v.constructor?.name ?? 'typed array'} is not JSON (it would become an object of indexes); return Array.from(it) or a base64 string`],
+  // (An ArrayBuffer, with no indexes of its own, is one that would become {}: below.)
+  [(v) => ArrayBuffer.isView(v), (v) => `${instanceName(v)} is not JSON (it would become an object of indexes); return Array.from(it) or a base64 string`],
   [(v) => v instanceof Error, () => 'an Error is not JSON (it would become {}); throw it, or return its message'],
   [(v) => v instanceof RegExp, () => 'a RegExp is not JSON (it would become {}); return its source'],
   // Last: any other object JSON would write as {} (a fetch Response not read, Headers,
