@@ -69,20 +69,23 @@ export function answered(text, prefix = '') {
 // makes it.
 const captureStack = typeof Error.captureStackTrace === 'function' ? Error.captureStackTrace : undefined
 
-const CLASSIFIED_OPTIONS = ['cause', 'code', 'retryAfterMs']
+const TRANSIENT_OPTIONS = ['cause', 'code', 'retryAfterMs']
+// A permanent error is never retried: a retryAfterMs on it would be ignored.
+const PERMANENT_OPTIONS = ['cause', 'code']
 
 // A misspelt option (`retryAfter`) would drop the hint in silence; so would options
 // given as something other than an object.
-function checkClassifiedOptions(options, name) {
+function checkClassifiedOptions(options, name, known) {
   if (options === undefined) return
   if (options === null || typeof options !== 'object') {
-    throw toolhostError('INVALID_CONFIG', `${name}(message, options): options must be an object { cause?, code?, retryAfterMs? }, got ${describe(options)}`)
+    throw toolhostError('INVALID_CONFIG', `${name}(message, options): options must be an object { ${known.map((k) => `${k}?`).join(', ')} }, got ${describe(options)}`)
   }
-  checkOptions(options, CLASSIFIED_OPTIONS, `${name} options`, `${name}: `)
+  checkOptions(options, known, `${name} options`, `${name}: `)
 }
 
 function classifiedError(message, options, category, code, retryable, caller) {
-  checkClassifiedOptions(options, category === 'transient' ? 'transientError' : 'permanentError')
+  if (category === 'transient') checkClassifiedOptions(options, 'transientError', TRANSIENT_OPTIONS)
+  else checkClassifiedOptions(options, 'permanentError', PERMANENT_OPTIONS)
   const cause = options && options.cause !== undefined ? { cause: options.cause } : undefined
   let error
   if (captureStack === undefined) error = new Error(String(message), cause)
