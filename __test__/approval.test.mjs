@@ -81,6 +81,8 @@ describe('approval', () => {
       assert.equal(e.validationErrors[0].path, '/amount')
       return true
     })
+    // Edited text that is not JSON names the tool (it named "tool 'the approved call'").
+    assert.throws(() => manager.approve(approvalId, { args: '{"amount": 5' }), { code: 'INVALID_ARGUMENTS', message: /^invalid arguments for tool 'pay': malformed JSON/ })
     assert.equal(manager.pendingApprovals().length, 1, 'still waiting')
     manager.approve(approvalId, { args: { amount: 50 }, by: 'ada' })
     const r = await pending

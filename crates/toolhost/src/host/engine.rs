@@ -427,15 +427,11 @@ impl HostEngine {
     pub fn approve_ticket(&mut self, approval_id: &str, args: &str, by: Option<String>, ticket: u64) {
         self.wire.clear();
         if self.journal_policy().is_some() {
-            let edited = if args.is_empty() {
-                None
-            } else {
-                match crate::arguments::parse_arguments("the approved call", args) {
-                    Ok(v) => Some(v),
-                    Err(e) => {
-                        self.wire.push(&[op::ANSWER, ticket as f64, 0.0]);
-                        return self.wire.error(&ToolError::from(e));
-                    }
+            let edited = match self.edited_arguments(approval_id, args) {
+                Ok(v) => v,
+                Err(e) => {
+                    self.wire.push(&[op::ANSWER, ticket as f64, 0.0]);
+                    return self.wire.error(&e);
                 }
             };
             let verdict = Verdict::Approve { args: edited.is_some().then(|| args.to_string()) };
@@ -445,13 +441,9 @@ impl HostEngine {
             // A closed journal answers at once, as failed: the caller's promise settles.
             return self.answer_closed_journal();
         }
-        let edited = if args.is_empty() {
-            None
-        } else {
-            match crate::arguments::parse_arguments("the approved call", args) {
-                Ok(v) => Some(v),
-                Err(e) => return self.refuse_approval(&ToolError::from(e)),
-            }
+        let edited = match self.edited_arguments(approval_id, args) {
+            Ok(v) => v,
+            Err(e) => return self.refuse_approval(&e),
         };
         let edited_text = edited.is_some().then(|| args.to_string());
         match self.engine.approve(approval_id, edited, by) {
@@ -486,6 +478,23 @@ impl HostEngine {
             Ok(t) => self.apply(t, None),
             Err(e) => self.refuse_approval(&e),
         }
+    }
+
+    /// The approver's edited arguments ('' for none), read as a call's argument text is.
+    /// A refusal names the tool when this engine holds the waiting call, else the
+    /// approval (with a journal it may wait in another process).
+    fn edited_arguments(&self, approval_id: &str, args: &str) -> Result<Option<serde_json::Value>, ToolError> {
+        if args.is_empty() {
+            return Ok(None);
+        }
+        let tool = self.engine.pending_approvals().into_iter().find(|p| p.approval_id == approval_id).map(|p| p.tool_name);
+        crate::arguments::parse_arguments(tool.as_deref().unwrap_or(""), args).map(Some).map_err(|e| {
+            let mut e = ToolError::from(e);
+            if tool.is_none() {
+                e.message = e.message.replacen("invalid arguments for tool ''", &format!("invalid edited arguments for approval '{approval_id}'"), 1);
+            }
+            e
+        })
     }
 
     fn refuse_approval(&mut self, e: &ToolError) {
