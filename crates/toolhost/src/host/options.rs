@@ -81,10 +81,29 @@ pub fn unknown_option_or_synonym(key: &str, known: &[&str], synonyms: &[(&str, &
 
 /// Refuses keys of `o` not in `known`, with [`unknown_option`]'s message.
 pub fn check_keys(o: &Map<String, Value>, known: &[&str], what: &str, code: RegistryErrorCode) -> Result<(), RegistryError> {
+    // The JS host sends a value JSON cannot write as `{ notJson: 'function' }` (a symbol,
+    // a function, a BigInt) or `{ boxed: 'number' }` (js/manager.mjs optionNumbers): where
+    // an object is expected, that is the value's kind, not an option named `notJson`.
+    if let (1, Some((marker, Value::String(kind)))) = (o.len(), o.iter().next()) {
+        let shown = match marker.as_str() {
+            "notJson" if kind == "bigint" => Some("a BigInt".to_string()),
+            "notJson" => Some(format!("a {kind}")),
+            "boxed" => Some(format!("a boxed {kind} (new {}(...))", capitalized(kind))),
+            _ => None,
+        };
+        if let Some(shown) = shown {
+            return Err(RegistryError::new(code, format!("{what} must be an object, got {shown}")));
+        }
+    }
     match o.keys().find(|k| !known.contains(&k.as_str())) {
         Some(key) => Err(RegistryError::new(code, unknown_option(key, known, what))),
         None => Ok(()),
     }
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
 }
 
 /// A number the host sent, `"Infinity"`, `"-Infinity"` and `"NaN"` included.
@@ -316,7 +335,11 @@ fn journal(v: &Value) -> Result<(String, crate::journal::JournalPolicy), Registr
     let url = match v {
         Value::String(url) => url.clone(),
         Value::Object(o) => {
-            check_keys(o, JOURNAL_KEYS, "journal", RegistryErrorCode::InvalidConfig)?;
+            check_keys(o, JOURNAL_KEYS, "journal", RegistryErrorCode::InvalidConfig).map_err(|e| match e.message.strip_prefix("journal must be an object, got ") {
+                // A function or a symbol: a string is as good as an object here.
+                Some(shown) => invalid_config(format!("journal must be a URL ('sqlite:<path>' or 'postgres://…') or {{ url, retentionMs?, leaseMs?, pollMs? }}, got {shown}")),
+                None => e,
+            })?;
             let url = match o.get("url") {
                 Some(Value::String(url)) => url.clone(),
                 _ => return Err(invalid_config("journal.url must be a string: 'sqlite:<path>' or 'postgres://…'")),
@@ -448,6 +471,19 @@ mod tests {
         let e = call_options(r#"{"retry":{"maxAttempt":2}}"#, false).unwrap_err();
         assert_eq!(e.message, "unknown option `maxAttempt` in retry; did you mean `maxAttempts`?");
         assert_eq!(call_options(r#"{"sessionId":42}"#, false).unwrap_err().message, "sessionId must be a string");
+    }
+
+    #[test]
+    fn a_value_json_cannot_write_is_named_where_an_object_is_expected() {
+        // What the JS host sends for a function, a BigInt or a boxed primitive: it read as
+        // an option named `notJson`.
+        assert_eq!(manager_options(r#"{"retry":{"notJson":"function"}}"#).unwrap_err().message, "retry must be an object, got a function");
+        assert_eq!(call_options(r#"{"retry":{"notJson":"bigint"}}"#, false).unwrap_err().message, "retry must be an object, got a BigInt");
+        assert_eq!(manager_options(r#"{"retry":{"boxed":"number"}}"#).unwrap_err().message, "retry must be an object, got a boxed number (new Number(...))");
+        assert_eq!(
+            manager_options(r#"{"journal":{"notJson":"function"}}"#).unwrap_err().message,
+            "journal must be a URL ('sqlite:<path>' or 'postgres://…') or { url, retentionMs?, leaseMs?, pollMs? }, got a function"
+        );
     }
 
     #[test]
