@@ -583,6 +583,27 @@ describe('maxSchemaCost: a bound on the validation cost of the schemas registere
     assert.equal(r.result, 'ok')
   })
 
+  test('the values of one call are bounded too: each element of an array runs its path again', async () => {
+    // The cost is per path: 1,000 elements of an 11-level doubling schema (within the
+    // mount's default bound) froze the JS thread for 11 s. One validation may take
+    // 16 times the bound in all.
+    const registry = new ToolRegistry({ maxSchemaCost: 1000 })
+    const items = doubling(7)
+    registry.register(tool('many', { inputSchema: { type: 'object', properties: { xs: { type: 'array', items: items.properties.x } }, $defs: items.$defs } }))
+    const manager = new ToolExecutionManager(registry)
+    const few = await manager.execute('many', { xs: ['a', 'b'] })
+    assert.equal(few.result, 'ok')
+    const started = performance.now()
+    const many = await manager.execute('many', { xs: Array.from({ length: 1000 }, () => 1) })
+    assert.equal(many.error.code, 'INVALID_ARGUMENTS')
+    assert.match(many.error.message, /^invalid arguments for tool 'many': \/: more than \d+ values: each may take up to \d+ validation steps with this schema, and one validation may take 16000 in all; send fewer at once$/)
+    assert.ok(performance.now() - started < 1000, 'refused before it is validated')
+    // A registry without the bound validates whatever it is given, as before.
+    const unbounded = new ToolRegistry()
+    unbounded.register(tool('many', { inputSchema: { type: 'object', properties: { xs: { type: 'array', items: { type: 'integer' } } } } }))
+    assert.equal((await new ToolExecutionManager(unbounded).execute('many', { xs: Array.from({ length: 100_000 }, () => 1) })).result, 'ok')
+  })
+
   test('it holds in sessions too', () => {
     const registry = new ToolRegistry({ maxSchemaCost: 1000 })
     const session = registry.createSession()

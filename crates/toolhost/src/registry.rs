@@ -222,7 +222,24 @@ impl ToolRegistry {
         declaration: ToolDeclaration,
         handler: Arc<dyn ToolHandler>,
     ) -> Result<ToolDeclaration, RegistryError> {
-        self.register_from(scope, declaration, handler, Origin::Local)
+        self.register_from(scope, declaration, handler, Origin::Local, None)
+    }
+
+    /// Registers a tool in a scope, its schemas held to `max_schema_cost` validation steps
+    /// (see [`crate::schema_cost`], [`Bound::Registry`](crate::schema_cost::Bound)): a
+    /// registry that bounds the validation cost of its own schemas.
+    ///
+    /// # Errors
+    /// As [`ToolRegistry::register_in`]; `INVALID_SCHEMA` for a schema over the bound.
+    pub fn register_bounded_in(
+        &self,
+        scope: Scope<'_>,
+        declaration: ToolDeclaration,
+        handler: Arc<dyn ToolHandler>,
+        max_schema_cost: u64,
+    ) -> Result<ToolDeclaration, RegistryError> {
+        let costs = schema_costs(&declaration, max_schema_cost, crate::schema_cost::Bound::Registry)?;
+        self.register_from(scope, declaration, handler, Origin::Local, Some(costs))
     }
 
     /// Registers a tool another server declared (see [`Origin::Mounted`]): refused where
@@ -242,13 +259,8 @@ impl ToolRegistry {
         may_shadow: bool,
         max_schema_cost: Option<u64>,
     ) -> Result<ToolDeclaration, RegistryError> {
-        if let Some(limit) = max_schema_cost {
-            crate::schema_cost::check(&declaration.name, "inputSchema", &declaration.input_schema, limit, crate::schema_cost::Bound::Mounted)?;
-            if let Some(output) = &declaration.output_schema {
-                crate::schema_cost::check(&declaration.name, "outputSchema", output, limit, crate::schema_cost::Bound::Mounted)?;
-            }
-        }
-        self.register_from(scope, declaration, handler, Origin::Mounted { may_shadow })
+        let costs = max_schema_cost.map(|limit| schema_costs(&declaration, limit, crate::schema_cost::Bound::Mounted)).transpose()?;
+        self.register_from(scope, declaration, handler, Origin::Mounted { may_shadow }, costs)
     }
 
     fn register_from(
@@ -257,11 +269,19 @@ impl ToolRegistry {
         declaration: ToolDeclaration,
         handler: Arc<dyn ToolHandler>,
         origin: Origin,
+        costs: Option<SchemaCosts>,
     ) -> Result<ToolDeclaration, RegistryError> {
         check_declaration(&declaration)?;
         // Compile outside the lock: a large schema must not stall concurrent lookups.
-        let schema = CompiledSchema::compile(&declaration.name, &declaration.input_schema)?;
-        let output = declaration.output_schema.as_ref().map(|o| CompiledSchema::compile_output(&declaration.name, o)).transpose()?;
+        let mut schema = CompiledSchema::compile(&declaration.name, &declaration.input_schema)?;
+        let mut output = declaration.output_schema.as_ref().map(|o| CompiledSchema::compile_output(&declaration.name, o)).transpose()?;
+        if let Some(c) = costs {
+            let all = c.limit.saturating_mul(crate::schema_cost::WORK_FACTOR);
+            schema.bound_work(c.input, all);
+            if let (Some(o), Some(steps)) = (output.as_mut(), c.output) {
+                o.bound_work(steps, all);
+            }
+        }
         let session_id = match scope {
             Scope::Global => None,
             Scope::Session(id) => Some(id.to_string()),
@@ -543,6 +563,23 @@ fn scope_id(scope: Scope<'_>) -> Option<String> {
         Scope::Global => None,
         Scope::Session(id) => Some(id.to_string()),
     }
+}
+
+/// The validation cost of a tool's schemas, in steps per value path, and the bound they
+/// were held to.
+#[derive(Clone, Copy)]
+struct SchemaCosts {
+    input: u64,
+    output: Option<u64>,
+    limit: u64,
+}
+
+/// Refuses a declaration whose schemas cost more than `limit` (see
+/// [`crate::schema_cost::check`]), else their costs.
+fn schema_costs(declaration: &ToolDeclaration, limit: u64, bound: crate::schema_cost::Bound) -> Result<SchemaCosts, RegistryError> {
+    let input = crate::schema_cost::check(&declaration.name, "inputSchema", &declaration.input_schema, limit, bound)?;
+    let output = declaration.output_schema.as_ref().map(|o| crate::schema_cost::check(&declaration.name, "outputSchema", o, limit, bound)).transpose()?;
+    Ok(SchemaCosts { input, output, limit })
 }
 
 #[cfg(test)]

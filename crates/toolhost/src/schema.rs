@@ -61,6 +61,9 @@ pub struct CompiledSchema {
     /// The schema path of each `pattern` keyword and its pattern, for a schema whose
     /// patterns run on the backtracking engine: a value over its step limit names it.
     backtracking_patterns: Vec<(String, String)>,
+    /// For a schema held to a cost bound: (its steps per value path, the most steps one
+    /// validation may take in all). See [`Self::bound_work`].
+    work: Option<(u64, u64)>,
 }
 
 impl fmt::Debug for CompiledSchema {
@@ -144,7 +147,43 @@ impl CompiledSchema {
                 RegistryError::invalid_schema(format!("tool '{tool}': invalid {what} at {at}: {e}"), path)
             })?;
         let backtracking_patterns = if engine == Engine::Backtracking { crate::pattern_dialect::patterns_at(schema) } else { Vec::new() };
-        Ok(Self { validator, draft, rewritten_patterns, backtracking_patterns })
+        Ok(Self { validator, draft, rewritten_patterns, backtracking_patterns, work: None })
+    }
+
+    /// Bounds the work of one validation by this schema, whose cost along any path of a
+    /// value is `steps` ([`crate::schema_cost`]), to `limit` steps in all: a value of more
+    /// than `limit / steps` values (objects, arrays and scalars, the root included) fails
+    /// before it is validated. The cost bounds one path, and each element of an array
+    /// runs its path again.
+    pub fn bound_work(&mut self, steps: u64, limit: u64) {
+        self.work = Some((steps.max(1), limit));
+    }
+
+    /// The refusal of a value with more values than the work bound lets through.
+    fn over_work(&self, value: &Value) -> Option<ValidationIssue> {
+        let (steps, limit) = self.work?;
+        let most = usize::try_from(limit / steps).unwrap_or(usize::MAX);
+        let mut seen = 0usize;
+        let mut stack = vec![value];
+        while let Some(v) = stack.pop() {
+            seen += 1;
+            if seen > most {
+                return Some(ValidationIssue {
+                    path: String::new(),
+                    schema_path: String::new(),
+                    keyword: "cost".into(),
+                    message: format!(
+                        "more than {most} values: each may take up to {steps} validation steps with this schema, and one validation may take {limit} in all; send fewer at once"
+                    ),
+                });
+            }
+            match v {
+                Value::Array(items) => stack.extend(items),
+                Value::Object(members) => stack.extend(members.values()),
+                _ => {}
+            }
+        }
+        None
     }
 
     /// The draft the schema is validated under.
@@ -154,7 +193,7 @@ impl CompiledSchema {
 
     /// True when the arguments satisfy the schema. Cheaper than [`Self::validate`].
     pub fn is_valid(&self, args: &Value) -> bool {
-        self.validator.is_valid(args)
+        (self.work.is_none() || self.over_work(args).is_none()) && self.validator.is_valid(args)
     }
 
     /// The failures, at most [`MAX_VALIDATION_ERRORS`] and a count of the rest.
@@ -168,6 +207,9 @@ impl CompiledSchema {
     /// Validation stops once [`MAX_VALIDATION_ERRORS`] are listed and
     /// [`MAX_COUNTED_ERRORS`] more counted.
     pub fn validate_redacting(&self, args: &Value, redact: &[String]) -> Vec<ValidationIssue> {
+        if let Some(issue) = self.work.and_then(|_| self.over_work(args)) {
+            return vec![issue];
+        }
         if self.validator.is_valid(args) {
             return Vec::new();
         }

@@ -67,18 +67,24 @@ pub enum Bound {
     Registry,
 }
 
+/// How many times a schema's bound one validation may take in all: the cost is per path,
+/// and a value of many elements runs the path's schema once for each (1,000 elements of
+/// an 11-level `anyOf` took 11 s), so the values a validation may see are bounded too
+/// (see [`CompiledSchema::bound_work`](crate::schema::CompiledSchema::bound_work)).
+pub const WORK_FACTOR: u64 = 16;
+
 /// Refuses a schema over `limit` with `INVALID_SCHEMA` naming the tool, its cost and the
-/// bound. `what` is `inputSchema` or `outputSchema`.
+/// bound. `what` is `inputSchema` or `outputSchema`. Returns its cost, in steps.
 ///
 /// # Errors
 /// `INVALID_SCHEMA` when the schema's cost is over `limit` or cannot be bounded.
-pub fn check(tool: &str, what: &str, schema: &Value, limit: u64, bound: Bound) -> Result<(), RegistryError> {
+pub fn check(tool: &str, what: &str, schema: &Value, limit: u64, bound: Bound) -> Result<u64, RegistryError> {
     let (over, unbounded) = match bound {
         Bound::Mounted => (" (maxSchemaCost), which a mounted server's schema may not", "which a mounted server's schema may not"),
         Bound::Registry => (", over this registry's maxSchemaCost", "which this registry's maxSchemaCost does not allow"),
     };
     match cost(schema, limit) {
-        Cost::Steps(_) => Ok(()),
+        Cost::Steps(steps) => Ok(steps),
         Cost::Over => Err(RegistryError::invalid_schema(
             format!("tool '{tool}': {what} could take more than {limit} validation steps for one value{over}: its applicators (anyOf, allOf, $ref...) multiply"),
             "",

@@ -264,16 +264,10 @@ impl HostRegistry {
             }
         }
         let own_bound = self.max_schema_cost.load(Ordering::Relaxed);
-        if matches!(origin, Origin::Local) && own_bound > 0 {
-            use crate::schema_cost::{check, Bound};
-            check(&name, "inputSchema", &declaration.input_schema, own_bound, Bound::Registry)?;
-            if let Some(output) = &declaration.output_schema {
-                check(&name, "outputSchema", output, own_bound, Bound::Registry)?;
-            }
-        }
         let id = self.next_tool.fetch_add(1, Ordering::Relaxed);
         let handler = Arc::new(HostHandler { id, released: self.released.clone() });
         let registered = match origin {
+            Origin::Local if own_bound > 0 => self.registry.register_bounded_in(scope(session), declaration, handler, own_bound),
             Origin::Local => self.registry.register_in(scope(session), declaration, handler),
             Origin::Mounted { may_shadow } => self.registry.register_mounted_in(scope(session), declaration, handler, may_shadow, max_schema_cost),
         };
