@@ -97,11 +97,15 @@ impl PostgresStore {
         // Processes opening a new database at the same moment take turns.
         tx.execute("SELECT pg_advisory_xact_lock(727174007)", &[]).map_err(err)?;
         tx.batch_execute(migrations::META_TABLE).map_err(err)?;
-        let current: i64 = tx
-            .query_opt("SELECT value FROM toolhost_meta WHERE name = 'schema_version'", &[])
-            .map_err(err)?
-            .and_then(|r| r.get::<_, String>(0).parse().ok())
-            .unwrap_or(0);
+        let current: i64 = match tx.query_opt("SELECT value FROM toolhost_meta WHERE name = 'schema_version'", &[]).map_err(err)? {
+            None => 0,
+            Some(row) => {
+                let v: String = row.get(0);
+                v.parse().map_err(|_| {
+                    JournalError::unavailable(format!("the Postgres journal {label}: its toolhost_meta schema_version is {v:?}, not a number: the database was edited, or another program uses these tables"))
+                })?
+            }
+        };
         let todo = migrations::pending(migrations::POSTGRES, current, &label)?;
         for m in todo {
             tx.batch_execute(m.sql).map_err(err)?;

@@ -111,15 +111,29 @@ impl SqliteStore {
         let err = |e: rusqlite::Error| unavailable(&label, &e);
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(err)?;
         tx.execute_batch(migrations::META_TABLE).map_err(err)?;
-        let current: i64 = tx
+        let current: i64 = match tx
             .query_row("SELECT value FROM toolhost_meta WHERE name = 'schema_version'", [], |r| r.get::<_, String>(0))
             .optional()
             .map_err(err)?
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
+        {
+            None => 0,
+            Some(v) => v.parse().map_err(|_| {
+                JournalError::unavailable(format!("the SQLite journal {label}: its toolhost_meta schema_version is {v:?}, not a number: the database was edited, or another program uses these tables"))
+            })?,
+        };
         let todo = migrations::pending(set, current, &label)?;
         for m in todo {
-            tx.execute_batch(m.sql).map_err(err)?;
+            tx.execute_batch(m.sql).map_err(|e| {
+                // The statement's text is not the news (it quoted the migration's comment).
+                let why = match &e {
+                    rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
+                    other => other.to_string(),
+                };
+                JournalError::unavailable(format!(
+                    "the SQLite journal {label}: its schema could not be brought to version {}: {why} (tables of these names that toolhost did not make?)",
+                    m.version
+                ))
+            })?;
         }
         if !todo.is_empty() {
             tx.execute(

@@ -140,4 +140,25 @@ mod tests {
         assert_eq!(e.code, RegistryErrorCode::JournalUnavailable);
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    #[test]
+    fn another_programs_tables_or_an_edited_version_are_refused_by_what_they_are() {
+        // The refusal quoted the migration's SQL comment ("already exists in -- One row
+        // per idempotency key..."), or read a version that is not a number as 0.
+        let dir = std::env::temp_dir().join(format!("toolhost-journal-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let foreign = dir.join("foreign.db");
+        rusqlite::Connection::open(&foreign).unwrap().execute_batch("CREATE TABLE toolhost_calls (id INTEGER)").unwrap();
+        let e = open(&format!("sqlite:{}", foreign.display())).err().unwrap();
+        assert_eq!(e.code, RegistryErrorCode::JournalUnavailable);
+        assert!(e.message.ends_with("its schema could not be brought to version 1: table toolhost_calls already exists (tables of these names that toolhost did not make?)"), "{}", e.message);
+        let edited = dir.join("edited.db");
+        rusqlite::Connection::open(&edited)
+            .unwrap()
+            .execute_batch("CREATE TABLE toolhost_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO toolhost_meta VALUES ('schema_version', 'abc')")
+            .unwrap();
+        let e = open(&format!("sqlite:{}", edited.display())).err().unwrap();
+        assert!(e.message.contains("its toolhost_meta schema_version is \"abc\", not a number"), "{}", e.message);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
