@@ -250,10 +250,27 @@ pub mod __private {
     pub fn result_output<T: Serialize, E: Display + 'static>(result: Result<T, E>) -> Result<Value, ToolError> {
         match result {
             Ok(value) => value_output(value),
-            Err(e) => match (&e as &dyn std::any::Any).downcast_ref::<ToolError>() {
-                Some(tool_error) => Err(tool_error.clone()),
-                None => Err(ToolError::execution(e.to_string())),
-            },
+            Err(e) => Err(super::tool_error_in(&e).cloned().unwrap_or_else(|| ToolError::execution(e.to_string()))),
         }
     }
+}
+
+/// The [`ToolError`] an error is, or wraps as the error types a `#[tool]` fn returns do
+/// (`anyhow::Error`, a boxed `dyn Error`): `Err(ToolError::transient(..))?` in a fn of
+/// `anyhow::Result` must keep its category, or it is never retried.
+fn tool_error_in<E: 'static>(e: &E) -> Option<&crate::ToolError> {
+    let any = e as &dyn std::any::Any;
+    if let Some(t) = any.downcast_ref::<crate::ToolError>() {
+        return Some(t);
+    }
+    if let Some(a) = any.downcast_ref::<anyhow::Error>() {
+        return a.downcast_ref::<crate::ToolError>();
+    }
+    if let Some(b) = any.downcast_ref::<Box<dyn std::error::Error + Send + Sync>>() {
+        return b.downcast_ref::<crate::ToolError>();
+    }
+    if let Some(b) = any.downcast_ref::<Box<dyn std::error::Error + Send>>() {
+        return b.downcast_ref::<crate::ToolError>();
+    }
+    any.downcast_ref::<Box<dyn std::error::Error>>().and_then(|b| b.downcast_ref::<crate::ToolError>())
 }

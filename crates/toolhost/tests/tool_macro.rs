@@ -328,6 +328,38 @@ async fn a_returned_tool_error_keeps_its_category_so_the_engine_retries_it() {
     );
 }
 
+/// Fails once with a transient error behind anyhow's `?`, then succeeds
+#[tool]
+async fn flaky_anyhow(_args: Nothing) -> anyhow::Result<&'static str> {
+    if toolhost::current_context().expect("inside a tool call").attempt_number < 2 {
+        Err(ToolError::transient("busy", None))?;
+    }
+    Ok("second time")
+}
+
+/// Fails once with a transient error in a boxed error, then succeeds
+#[tool]
+fn flaky_boxed(_args: Nothing) -> Result<&'static str, Box<dyn std::error::Error + Send + Sync>> {
+    if toolhost::current_context().expect("inside a tool call").attempt_number < 2 {
+        return Err(Box::new(ToolError::transient("busy", None)));
+    }
+    Ok("second time")
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tool_error_inside_anyhow_or_a_box_keeps_its_category() {
+    // Only a bare ToolError was found: behind anyhow's `?` a transient failure became an
+    // execution error, never retried.
+    let registry = ToolRegistry::new();
+    toolhost::register_tools!(registry, flaky_anyhow_tool, flaky_boxed_tool).unwrap();
+    let executor = ToolExecutor::new(registry, ManagerConfig::default()).unwrap();
+    for name in ["flaky_anyhow", "flaky_boxed"] {
+        let outcome = executor.execute(name, json!({}), CallOptions::default()).await;
+        assert_eq!(outcome.result().unwrap(), &json!("second time"), "{name}");
+        assert_eq!(outcome.record.previous_errors[0].category, ErrorCategory::Transient, "{name}");
+    }
+}
+
 /// Does nothing, and says so with `null`
 #[tool]
 fn noop(_args: Nothing) {}
