@@ -458,6 +458,14 @@ impl ExecutionEngine {
         &self.config
     }
 
+    /// Asks the host's policy about every call whose tool says nothing of approval, where
+    /// the manager's rule was `Never`: a host that sets a policy means it to decide.
+    pub fn ask_by_default(&mut self) {
+        if self.config.needs_approval == NeedsApproval::Never {
+            self.config.needs_approval = NeedsApproval::Ask;
+        }
+    }
+
     /// Sets which event types are built.
     pub fn set_wanted_events(&mut self, mask: EventMask) {
         self.wanted = mask;

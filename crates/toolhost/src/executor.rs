@@ -5,6 +5,7 @@
 //! handed to the tool in its [`ToolContext`].
 
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -16,7 +17,7 @@ use crate::engine::{AttemptSpec, CallOptions, ExecutionEngine, ManagerConfig, St
 use crate::log_lines::{self, LogFields, LogLevel, LogLine};
 use crate::error::{RegistryError, ToolError};
 use crate::engine::PendingApproval;
-use crate::handler::{ProgressSink, ToolContext};
+use crate::handler::{BoxFuture, ProgressSink, ToolContext};
 use crate::record::{payload_json, EventMask, ExecutionEvent, ExecutionRecord, ExecutionStatus, Payload, Progress, ToolStats};
 use crate::registry::ToolRegistry;
 
@@ -69,6 +70,43 @@ pub struct ToolExecutor {
 }
 
 /// Resolves at `deadline`, never without one.
+/// Cancels its execution when dropped while still armed: an `execute` future dropped
+/// before it finished.
+struct DropCancels<'a> {
+    executor: &'a ToolExecutor,
+    key: u64,
+    armed: bool,
+}
+
+impl Drop for DropCancels<'_> {
+    fn drop(&mut self) {
+        if self.armed && lock(&self.executor.inner.engine).id_of(self.key).is_some() {
+            self.executor.cancel_now(self.key);
+        }
+    }
+}
+
+/// A handler's future, with a panic in a poll caught and handed back as its output.
+struct CatchUnwind(BoxFuture<Result<Value, ToolError>>);
+
+impl std::future::Future for CatchUnwind {
+    type Output = Result<Result<Value, ToolError>, Box<dyn std::any::Any + Send>>;
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
+        match std::panic::catch_unwind(AssertUnwindSafe(|| self.0.as_mut().poll(cx))) {
+            Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
+            Ok(std::task::Poll::Ready(r)) => std::task::Poll::Ready(Ok(r)),
+            Err(panic) => std::task::Poll::Ready(Err(panic)),
+        }
+    }
+}
+
+/// The failure of an attempt whose handler panicked, with the panic's message.
+fn panicked(tool: &str, panic: &(dyn std::any::Any + Send)) -> ToolError {
+    let what = panic.downcast_ref::<&str>().map(|s| (*s).to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
+    ToolError::execution(format!("tool '{tool}' panicked: {}", what.as_deref().unwrap_or("a panic with no message")))
+}
+
 async fn until(deadline: Option<tokio::time::Instant>) {
     match deadline {
         Some(at) => tokio::time::sleep_until(at).await,
@@ -206,11 +244,16 @@ impl ToolExecutor {
         lock(&self.inner.engine).stats(tool_name)
     }
 
-    /// Decides, for tools whose `needsApproval` is `ask` (and the manager's policy
-    /// `Ask`), whether a call needs approval: `policy(tool_name, args)`. Without one,
-    /// such calls always wait for approval.
+    /// Decides whether a call needs approval: `policy(tool_name, args)`, for every tool
+    /// whose own `needs_approval` is unset or `Ask` (a tool's `Always` or `Never` wins).
+    /// A manager whose `needs_approval` was `Never` (the default) asks the policy from now
+    /// on; one set to `Always` keeps asking a person for every call. Without a policy,
+    /// `Ask` calls always wait for approval.
     pub fn set_approval_policy(&self, policy: impl Fn(&str, &Value) -> bool + Send + Sync + 'static) {
         *lock(&self.inner.approval_policy) = Some(Arc::new(policy));
+        // It was consulted only with the manager's rule set to `Ask`, so a policy set as
+        // the README shows let every call run unapproved.
+        lock(&self.inner.engine).ask_by_default();
     }
 
     /// Every call waiting for approval, oldest first.
@@ -284,7 +327,13 @@ impl ToolExecutor {
             lock(&self.inner.tokens).insert(key, cancel.clone());
         }
         let step = self.apply(t);
-        self.drive(key, step, admission, cancel).await
+        // Dropping this future (a `tokio::time::timeout` or `select!` around it) cancels
+        // the execution: without this, its concurrency slot stayed taken and its record
+        // `Executing` for good, and once `maxConcurrency` were gone every call hung.
+        let mut guard = DropCancels { executor: self, key, armed: true };
+        let outcome = self.drive(key, step, admission, cancel).await;
+        guard.armed = false;
+        outcome
     }
 
     /// Drives an execution from `step` to its end.
@@ -454,7 +503,19 @@ impl ToolExecutor {
             cancellation: attempt_token.clone(),
             progress: Some(sink),
         };
-        let call = spec.tool.handler.call(spec.args.to_value().into_owned(), ctx);
+        // A handler that panics fails its attempt (EXECUTION_ERROR) instead of unwinding
+        // through the caller with the execution's slot still taken.
+        let args = spec.args.to_value().into_owned();
+        let call = match std::panic::catch_unwind(AssertUnwindSafe(|| spec.tool.handler.call(args, ctx))) {
+            Ok(future) => CatchUnwind(future),
+            Err(panic) => CatchUnwind(Box::pin(std::future::ready(Err(panicked(&tool_name, panic.as_ref()))))),
+        };
+        let call = async {
+            match call.await {
+                Ok(r) => r,
+                Err(panic) => Err(panicked(&tool_name, panic.as_ref())),
+            }
+        };
         // Progress may move the deadline (resetTimeoutOnProgress): wait for the current one.
         let timeout = async {
             loop {
@@ -493,14 +554,22 @@ impl ToolExecutor {
     }
 
     async fn cancelled(&self, key: u64) -> ExecutionOutcome {
-        lock(&self.inner.admissions).remove(&key);
-        lock(&self.inner.approvals).remove(&key);
-        lock(&self.inner.tokens).remove(&key);
-        let t = lock(&self.inner.engine).cancel_key(key);
-        match self.apply(t) {
+        match self.cancel_now(key) {
             Step::Finished(record) => ExecutionOutcome { record },
             _ => unreachable!("cancelling an execution in flight finishes it"),
         }
+    }
+
+    /// Ends an execution in flight as cancelled, freeing what it holds.
+    fn cancel_now(&self, key: u64) -> Step {
+        lock(&self.inner.admissions).remove(&key);
+        lock(&self.inner.approvals).remove(&key);
+        lock(&self.inner.approval_answers).remove(&key);
+        lock(&self.inner.queued_answers).remove(&key);
+        lock(&self.inner.deadlines).remove(&key);
+        lock(&self.inner.tokens).remove(&key);
+        let t = lock(&self.inner.engine).cancel_key(key);
+        self.apply(t)
     }
 
     /// Delivers a transition's events, log lines and audit record, hands admitted

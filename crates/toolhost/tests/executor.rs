@@ -295,3 +295,93 @@ async fn executions_lists_those_in_flight_last_started_first_then_history_last_f
     assert_eq!(after.len(), 2, "history keeps 2");
     assert!(executor.executions(usize::MAX).iter().all(|r| r.tool_name == "slow" && r.status.as_str() == "succeeded"));
 }
+
+// ---- What a Rust caller does that a JS one cannot: drop the future, panic, `?` ----
+
+/// A tool that sleeps `ms` (paused clock) and one that answers at once.
+fn sleeper_and_quick(registry: &ToolRegistry) {
+    registry
+        .register_async(ToolDeclaration::new("sleeper", "sleeps", json!({"type": "object"})), |_args, _ctx| async {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok(json!("woke"))
+        })
+        .unwrap();
+    registry.register_async(ToolDeclaration::new("quick", "answers", json!({"type": "object"})), |_args, _ctx| async { Ok(json!(1)) }).unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dropped_execute_future_cancels_its_execution_and_frees_its_slot() {
+    // With no drop guard the slot stayed taken and the record Executing: once
+    // maxConcurrency futures were dropped (a timeout around execute), every call hung.
+    let registry = ToolRegistry::new();
+    sleeper_and_quick(&registry);
+    let executor = ToolExecutor::new(registry, ManagerConfig { max_concurrency: 1, ..config(toolhost::Jitter::None) }).unwrap();
+    let ended = Arc::new(Mutex::new(Vec::new()));
+    let seen = ended.clone();
+    executor.on_audit(move |r| seen.lock().unwrap().push((r.tool_name.clone(), r.status.clone())));
+    for _ in 0..3 {
+        // Running, then (behind a running one) queued: both dropped by their timeouts.
+        let running = tokio::time::timeout(Duration::from_millis(10), executor.execute("sleeper", json!({}), CallOptions::default()));
+        assert!(running.await.is_err(), "the sleeper is still running when its timeout drops it");
+    }
+    let first = executor.execute("sleeper", json!({}), CallOptions::default());
+    let queued = tokio::time::timeout(Duration::from_millis(10), executor.execute("quick", json!({}), CallOptions::default()));
+    let (first, queued) = tokio::join!(tokio::time::timeout(Duration::from_millis(20), first), queued);
+    assert!(first.is_err() && queued.is_err());
+    let next = tokio::time::timeout(Duration::from_secs(1), executor.execute("quick", json!({}), CallOptions::default())).await;
+    assert_eq!(next.expect("a call after the dropped ones runs").result().unwrap(), &json!(1));
+    let records = executor.executions(usize::MAX);
+    assert_eq!(records.iter().filter(|r| r.status == toolhost::ExecutionStatus::Cancelled).count(), 5, "{records:?}");
+    assert_eq!(ended.lock().unwrap().iter().filter(|(_, s)| s == "cancelled").count(), 5, "each dropped call has its audit record");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_handler_fails_its_attempt_and_leaves_the_executor_whole() {
+    let registry = ToolRegistry::new();
+    registry
+        .register_async(ToolDeclaration::new("boom", "panics", json!({"type": "object"})), |_args, _ctx| async {
+            panic!("the disk is on fire");
+            #[allow(unreachable_code)]
+            Ok(json!(1))
+        })
+        .unwrap();
+    registry.register(ToolDeclaration::new("boom_now", "panics before its future", json!({"type": "object"})), toolhost::handler_fn(|_args: Value, _ctx: ToolContext| -> std::future::Ready<Result<Value, ToolError>> { panic!("at once") })).unwrap();
+    registry.register_async(ToolDeclaration::new("quick", "answers", json!({"type": "object"})), |_args, _ctx| async { Ok(json!(1)) }).unwrap();
+    let executor = ToolExecutor::new(registry, ManagerConfig { max_concurrency: 1, ..config(toolhost::Jitter::None) }).unwrap();
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    for tool in ["boom", "boom_now"] {
+        for _ in 0..3 {
+            let outcome = executor.execute(tool, json!({}), CallOptions::default()).await;
+            let e = outcome.result().unwrap_err();
+            assert_eq!((e.code.as_str(), e.category), ("EXECUTION_ERROR", toolhost::ErrorCategory::Execution));
+            assert!(e.message.starts_with(&format!("tool '{tool}' panicked: ")), "{}", e.message);
+        }
+    }
+    std::panic::set_hook(hook);
+    assert!(executor.execute("boom", json!({}), CallOptions::default()).await.result().unwrap_err().message.contains("the disk is on fire"));
+    assert_eq!(executor.execute("quick", json!({}), CallOptions::default()).await.result().unwrap(), &json!(1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_approval_policy_alone_decides_for_every_tool() {
+    // It was consulted only with ManagerConfig.needs_approval = Ask: set as the README
+    // shows, it let every call run unapproved.
+    let registry = ToolRegistry::new();
+    sleeper_and_quick(&registry);
+    let executor = ToolExecutor::new(registry, config(toolhost::Jitter::None)).unwrap();
+    executor.set_approval_policy(|tool, _args| tool == "quick");
+    let asked = executor.execute("quick", json!({}), CallOptions::default());
+    let decide = async {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let pending = executor.pending_approvals();
+        assert_eq!(pending.len(), 1, "the call waits for a person");
+        executor.approve(&pending[0].approval_id, None, Some("ada".into())).unwrap();
+    };
+    let (outcome, ()) = tokio::join!(asked, decide);
+    assert_eq!(outcome.record.approval.as_ref().and_then(|a| a.by.clone()).as_deref(), Some("ada"));
+    assert_eq!(outcome.result().unwrap(), &json!(1));
+    let free = tokio::time::timeout(Duration::from_millis(5), executor.execute("sleeper", json!({}), CallOptions::default())).await;
+    assert!(free.is_err(), "the policy said no approval: the sleeper ran (and was still running)");
+    assert!(executor.pending_approvals().is_empty());
+}
