@@ -207,4 +207,52 @@ describe('toAiSdkTools', () => {
     assert.equal(record.approval.by, 'vercel-ai-sdk')
     assert.deepEqual(manager.pendingApprovals(), [], 'toolhost did not ask a second time')
   })
+
+  /** A registry with `pay`, whose needsApproval is `policy`; a model that calls it once. */
+  function policySetup(policy) {
+    const registry = new ToolRegistry()
+    const paid = []
+    registry.register({
+      name: 'pay', description: 'Pays', needsApproval: policy,
+      inputSchema: { type: 'object', properties: { cents: { type: 'integer' } }, required: ['cents'] },
+      handler: ({ cents }) => { paid.push(cents); return { paid: cents } },
+    })
+    const manager = new ToolExecutionManager(registry)
+    const model = new MockLanguageModelV3({
+      doGenerate: [
+        { content: [{ type: 'tool-call', toolCallId: 'call_pay', toolName: 'pay', input: JSON.stringify({ cents: 5 }) }], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage, warnings: [] },
+        { content: [{ type: 'text', text: 'Done.' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] },
+      ],
+    })
+    return { manager, model, paid }
+  }
+
+  test('a needsApproval function that throws asks a person through the SDK, as execute() does; the throw becomes a process warning', async () => {
+    const { manager, model, paid } = policySetup(() => { throw new Error('policy broke') })
+    const warned = new Promise((resolve) => process.once('warning', resolve))
+    // The throw used to reject the whole generateText.
+    const first = await generateText({ model, tools: toAiSdkTools(manager), prompt: 'Pay', stopWhen: stepCountIs(3) })
+    const request = first.content.find((p) => p.type === 'tool-approval-request')
+    assert.ok(request, `an approval request: ${JSON.stringify(first.content.map((p) => p.type))}`)
+    const warning = await warned
+    assert.equal(warning.name, 'ToolhostApprovalWarning')
+    assert.match(warning.message, /needsApproval function of 'pay' threw: .*policy broke/)
+    assert.deepEqual(paid, [], 'nothing ran before the approval')
+  })
+
+  test('a needsApproval function returning a non-boolean fails closed: INVALID_APPROVAL_POLICY is a tool error the model reads', async () => {
+    const { manager, model, paid } = policySetup(() => 'yes')
+    // It used to reject the whole generateText.
+    const result = await generateText({ model, tools: toAiSdkTools(manager), prompt: 'Pay', stopWhen: stepCountIs(3) })
+    const error = result.steps[0].content.find((p) => p.type === 'tool-error')
+    assert.ok(error, `a tool error: ${JSON.stringify(result.steps[0].content.map((p) => p.type))}`)
+    assert.equal(error.error.code, 'INVALID_APPROVAL_POLICY')
+    assert.match(error.error.message, /pay/)
+    assert.equal(result.text, 'Done.', 'the model read the error and answered')
+    assert.deepEqual(paid, [], 'the handler never ran')
+    const [record] = manager.getExecutionsForToolCall('call_pay')
+    assert.equal(record.status, 'failed')
+    assert.equal(record.error.code, 'INVALID_APPROVAL_POLICY')
+    assert.equal(record.approval, undefined, 'nobody approved it')
+  })
 })

@@ -146,6 +146,8 @@ class Execution {
     this.idempotencyKey = undefined
     /** The caller's `authInfo` option (`ctx.authInfo`). */
     this.authInfo = undefined
+    /** `{ verdict }` of needsApproval given with the call (`decidedApprovals`). */
+    this.decided = undefined
     /** The async context `execute` was called in (Node: an AsyncResource), in which every
      * attempt, queued, retried or approved, runs; undefined where there is none. */
     this.scope = undefined
@@ -357,6 +359,13 @@ export const outputBudgets = new WeakMap()
 /** Each manager's `needsApproval` option (true, false or a function), for toAiSdkTools. */
 export const approvalPolicies = new WeakMap()
 
+/** Call options (the object given to execute) -> `{ verdict }`, what the call's
+ * needsApproval function already answered toAiSdkTools (false, or a value that is not an
+ * answer), which the AI SDK acted on by running the call at once. The manager decides
+ * with that verdict instead of asking the function again: a second answer could differ
+ * (true would leave the call waiting for a person the SDK never asked). */
+export const decidedApprovals = new WeakMap()
+
 /** Each manager's `toModelError(error, info)` function, for the replies to a model. */
 export const modelErrorRewriters = new WeakMap()
 
@@ -555,6 +564,7 @@ export class ToolExecutionManager extends ToolEventTarget {
       if (typeof options.idempotencyKey === 'string') exec.idempotencyKey = options.idempotencyKey
       exec.context = options.context
       exec.authInfo = options.authInfo
+      exec.decided = decidedApprovals.get(options)
     }
     exec.scope = captureScope()
     const promise = new Promise((resolve, reject) => {
@@ -1317,6 +1327,7 @@ export class ToolExecutionManager extends ToolEventTarget {
       reportCallbackError(err, `the needsApproval function of '${exec.toolName}'`, 'ToolhostApprovalWarning')
       answer(true)
     }
+    if (exec.decided !== undefined) return this.#deferringRuns(() => answer(exec.decided.verdict))
     if (typeof policy !== 'function') return answer(true)
     let verdict
     let adopted

@@ -3,7 +3,7 @@
 // are the engine's (crates/toolhost/src/host/registry.rs); this side runs the calls.
 import { answered, checkOptions, describe, reportCallbackError, reportUnusable, toolhostError } from './errors.mjs'
 import { then } from './context.mjs'
-import { approvalPolicies, executeRefused, modelErrorRewriters, outputBudgets } from './manager.mjs'
+import { approvalPolicies, decidedApprovals, executeRefused, modelErrorRewriters, outputBudgets } from './manager.mjs'
 import { stateOf } from './registry.mjs'
 
 const CALL_OPTIONS = ['provider', 'sessionId', 'signal', 'concurrency', 'timeoutMs', 'retry', 'context']
@@ -269,20 +269,34 @@ function aiSdkSchema(schema) {
 
 /** A tool's approval rule as the AI SDK's `needsApproval` (true, or a function of the
  * input), so the SDK's own approval flow asks the person; undefined when none applies.
- * The tool's own setting wins over the manager's, as in the engine. */
-function aiSdkApproval(state, manager, session, name, declared) {
+ * The tool's own setting wins over the manager's, as in the engine.
+ *
+ * The SDK takes only true or false, and a throw from it rejects the whole generateText,
+ * so the function keeps execute()'s rules itself: a policy that throws asks a person (the
+ * throw becomes a warning); a verdict that is not true lets the SDK run the call at once,
+ * and is left in `verdicts` (input -> `{ toolCallId, verdict }`) for the tool's execute,
+ * whose manager then decides with it: false runs the call, anything but a boolean fails
+ * it closed with INVALID_APPROVAL_POLICY, a tool error the model reads. */
+function aiSdkApproval(state, manager, session, name, declared, verdicts) {
   const rule = declared !== undefined ? declared : approvalPolicies.get(manager)
   if (rule === true) return true
   if (rule === 'ask' || typeof rule === 'function') {
     const policy = rule === 'ask' ? state.approvalPredicates.get(state.core.toolId(session, name)) : rule
     if (typeof policy !== 'function') return true
-    return async (input, { toolCallId }) => {
-      const verdict = await policy(input, { toolName: name, toolCallId, sessionId: session ?? undefined, executionId: undefined })
-      // Only a boolean is an answer: anything else refuses the call (fails closed).
-      if (typeof verdict !== 'boolean') {
-        throw toolhostError('INVALID_APPROVAL_POLICY', `tool '${name}' was not run: its needsApproval function returned ${typeof verdict === 'string' ? JSON.stringify(verdict) : String(verdict)}, not true or false`)
+    return async (input, options) => {
+      const toolCallId = options !== undefined ? options.toolCallId : undefined
+      let verdict
+      try {
+        verdict = await policy(input, { toolName: name, toolCallId, sessionId: session ?? undefined, executionId: undefined })
+      } catch (err) {
+        reportCallbackError(err, `the needsApproval function of '${name}'`, 'ToolhostApprovalWarning')
+        return true
       }
-      return verdict
+      if (verdict === true) return true
+      // The SDK hands execute the same input object; an input that is not an object is
+      // decided again by the manager.
+      if (input !== null && typeof input === 'object') verdicts.set(input, { toolCallId, verdict })
+      return false
     }
   }
   return undefined
@@ -306,17 +320,23 @@ export function toAiSdkTools(manager, options) {
   for (const { name, description, inputSchema, metadata } of declarations) {
     const tool = { description, inputSchema: aiSdkSchema(inputSchema) }
     if (metadata.title !== undefined) tool.title = metadata.title
-    const needsApproval = aiSdkApproval(state, manager, session, name, metadata.needsApproval)
+    const verdicts = new WeakMap()
+    const needsApproval = aiSdkApproval(state, manager, session, name, metadata.needsApproval, verdicts)
     if (needsApproval !== undefined) tool.needsApproval = needsApproval
     tool.execute = async (input, opts) => {
       const toolCallId = opts !== undefined ? opts.toolCallId : undefined
       const signal = opts !== undefined ? opts.abortSignal : undefined
       // The AI SDK's `experimental_context` is the handler's `ctx.context`.
       const context = opts !== undefined ? opts.experimental_context : undefined
+      const decided = input !== null && typeof input === 'object' ? verdicts.get(input) : undefined
       // The SDK calls execute only once its own approval flow approved the call (when
-      // the tool needs one), so toolhost records it approved rather than asking again.
-      const approved = needsApproval === undefined ? undefined : { by: 'vercel-ai-sdk' }
-      const result = await manager.execute(name, input, { toolCallId, signal, sessionId: session ?? undefined, approved, context })
+      // the tool needs one), so toolhost records it approved rather than asking again;
+      // a call the policy refused to answer was not approved, and fails in the manager.
+      const refused = decided !== undefined && decided.toolCallId === toolCallId && typeof decided.verdict !== 'boolean'
+      const approved = needsApproval === undefined || refused ? undefined : { by: 'vercel-ai-sdk' }
+      const callOptions = { toolCallId, signal, sessionId: session ?? undefined, approved, context }
+      if (refused) decidedApprovals.set(callOptions, decided)
+      const result = await manager.execute(name, input, callOptions)
       if (result.success) return result.result
       let argumentsText = ''
       try {

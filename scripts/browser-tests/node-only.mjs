@@ -68,6 +68,8 @@ export default {
       "asserts the process warnings of a signal whose methods throw (process.on('warning')); a browser has no process",
     '__test__/approval.test.mjs: approval > a needsApproval function that throws asks a person, and the throw becomes a process warning':
       "asserts a process warning (process.on('warning')); in a browser the throw is reported with reportError, an uncaught error of the page",
+    "__test__/ai-sdk.test.mjs: toAiSdkTools > a needsApproval function that throws asks a person through the SDK, as execute() does; the throw becomes a process warning":
+      "asserts a process warning (process.on('warning')); in a browser the throw is reported with reportError, an uncaught error of the page",
     '__test__/event-target.test.mjs: EventTarget semantics > a listener that throws disturbs neither the execution nor the listeners after it':
       'in a browser the throw is reported with reportError, which the page sees as an uncaught error (as the DOM does for a throwing listener)',
     '__test__/results.test.mjs: toModelError rewrites the text a model reads for a failure > a toModelError that throws keeps the default text, and is reported as a warning':
