@@ -240,6 +240,41 @@ describe('toAiSdkTools', () => {
     assert.deepEqual(paid, [], 'nothing ran before the approval')
   })
 
+  test('a call its needsApproval function let through is not recorded as approved by anyone', async () => {
+    const { manager, model, paid } = policySetup(({ cents }) => cents > 10_000)
+    const audit = []
+    manager.on('tool-invocation-recorded', (r) => audit.push(r))
+    const result = await generateText({ model, tools: toAiSdkTools(manager), prompt: 'Pay', stopWhen: stepCountIs(3) })
+    assert.equal(result.text, 'Done.')
+    assert.deepEqual(paid, [5])
+    // It used to say { decision: 'approved', by: 'vercel-ai-sdk' }: a person nobody asked.
+    const [record] = manager.getExecutionsForToolCall('call_pay')
+    assert.equal(record.approval, undefined)
+    assert.equal(audit.length, 1)
+    assert.equal(audit[0].approval, undefined)
+  })
+
+  test('execute without the SDK\'s approval of that call does not count as approved: toolhost asks', async () => {
+    const registry = new ToolRegistry()
+    const paid = []
+    registry.register({ name: 'pay', description: 'Pays', needsApproval: true, handler: () => { paid.push(1); return 'paid' } })
+    const manager = new ToolExecutionManager(registry)
+    manager.on('tool-execution-approval-requested', () => {})
+    const tools = toAiSdkTools(manager)
+    // Messages where another call was approved, not this one.
+    const messages = [
+      { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'other', toolName: 'pay', input: {} }, { type: 'tool-approval-request', approvalId: 'a1', toolCallId: 'other' }] },
+      { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: 'a1', approved: true }] },
+    ]
+    const running = tools.pay.execute({}, { toolCallId: 'call_direct', messages })
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    assert.deepEqual(paid, [], 'it did not run unasked')
+    const [pending] = manager.pendingApprovals()
+    assert.equal(pending.toolCallId, 'call_direct')
+    manager.deny(pending.approvalId, { reason: 'not asked' })
+    await assert.rejects(running, { code: 'APPROVAL_DENIED' })
+  })
+
   test('a needsApproval function returning a non-boolean fails closed: INVALID_APPROVAL_POLICY is a tool error the model reads', async () => {
     const { manager, model, paid } = policySetup(() => 'yes')
     // It used to reject the whole generateText.

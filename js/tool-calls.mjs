@@ -302,6 +302,27 @@ function aiSdkApproval(state, manager, session, name, declared, verdicts) {
   return undefined
 }
 
+/** Whether the AI SDK messages hold an approval request for the call `toolCallId` and
+ * an approving response to it: the SDK runs a call that needs approval only then. */
+function approvedInMessages(messages, toolCallId) {
+  if (!Array.isArray(messages) || typeof toolCallId !== 'string') return false
+  const requests = new Set()
+  for (const m of messages) {
+    if (m === null || typeof m !== 'object' || m.role !== 'assistant' || !Array.isArray(m.content)) continue
+    for (const part of m.content) {
+      if (part !== null && typeof part === 'object' && part.type === 'tool-approval-request' && part.toolCallId === toolCallId) requests.add(part.approvalId)
+    }
+  }
+  if (requests.size === 0) return false
+  for (const m of messages) {
+    if (m === null || typeof m !== 'object' || m.role !== 'tool' || !Array.isArray(m.content)) continue
+    for (const part of m.content) {
+      if (part !== null && typeof part === 'object' && part.type === 'tool-approval-response' && part.approved === true && requests.has(part.approvalId)) return true
+    }
+  }
+  return false
+}
+
 /**
  * The tools the manager's registry shows (or a session's, with `sessionId`) as Vercel
  * AI SDK tools: pass the object as `tools` to `generateText` / `streamText`.
@@ -328,14 +349,13 @@ export function toAiSdkTools(manager, options) {
       const signal = opts !== undefined ? opts.abortSignal : undefined
       // The AI SDK's `experimental_context` is the handler's `ctx.context`.
       const context = opts !== undefined ? opts.experimental_context : undefined
-      const decided = input !== null && typeof input === 'object' ? verdicts.get(input) : undefined
-      // The SDK calls execute only once its own approval flow approved the call (when
-      // the tool needs one), so toolhost records it approved rather than asking again;
-      // a call the policy refused to answer was not approved, and fails in the manager.
-      const refused = decided !== undefined && decided.toolCallId === toolCallId && typeof decided.verdict !== 'boolean'
-      const approved = needsApproval === undefined || refused ? undefined : { by: 'vercel-ai-sdk' }
+      // Recorded approved (and not asked again) only when the SDK's approval flow asked
+      // about this very call and the person approved: a call the policy let through ran
+      // unasked, and a call made outside that flow is asked by toolhost itself.
+      const approved = needsApproval !== undefined && approvedInMessages(opts !== undefined ? opts.messages : undefined, toolCallId) ? { by: 'vercel-ai-sdk' } : undefined
       const callOptions = { toolCallId, signal, sessionId: session ?? undefined, approved, context }
-      if (refused) decidedApprovals.set(callOptions, decided)
+      const decided = input !== null && typeof input === 'object' ? verdicts.get(input) : undefined
+      if (approved === undefined && decided !== undefined && decided.toolCallId === toolCallId) decidedApprovals.set(callOptions, decided)
       const result = await manager.execute(name, input, callOptions)
       if (result.success) return result.result
       let argumentsText = ''
