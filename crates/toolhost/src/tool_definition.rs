@@ -230,12 +230,27 @@ pub mod __private {
 
     /// The arguments as the fn's argument type. The engine validated them against the
     /// schema first, so this fails only where serde is stricter than the schema.
+    /// The fn's argument from the validated JSON. What its `Deserialize` refuses though
+    /// the schema accepted it (`1.0` for an `i32`, `3e9` past its range) is named by its
+    /// JSON pointer, as a validation issue is: without it the model read only "invalid
+    /// type: floating point `1.0`, expected i32", with no field.
     pub fn arguments<A: DeserializeOwned>(tool: &str, args: Value) -> Result<A, ToolError> {
-        serde_json::from_value(args).map_err(|e| {
+        serde_path_to_error::deserialize(args).map_err(|e| {
+            let mut at = String::new();
+            for segment in e.path().iter() {
+                at.push('/');
+                match segment {
+                    serde_path_to_error::Segment::Seq { index } => at.push_str(&index.to_string()),
+                    serde_path_to_error::Segment::Map { key } => at.push_str(&key.replace('~', "~0").replace('/', "~1")),
+                    serde_path_to_error::Segment::Enum { variant } => at.push_str(variant),
+                    serde_path_to_error::Segment::Unknown => at.push('?'),
+                }
+            }
+            let at = if at.is_empty() { String::new() } else { format!("{at}: ") };
             ToolError::new(
                 ErrorCategory::Validation,
                 "INVALID_ARGUMENTS",
-                format!("invalid arguments for tool '{tool}': {e}"),
+                format!("invalid arguments for tool '{tool}': {at}{}", e.inner()),
             )
         })
     }

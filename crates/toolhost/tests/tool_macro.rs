@@ -290,7 +290,19 @@ async fn arguments_serde_refuses_are_validation_errors_even_without_schema_valid
     let e = outcome.result().unwrap_err();
     assert_eq!(e.category, ErrorCategory::Validation);
     assert_eq!(e.code, "INVALID_ARGUMENTS");
-    assert!(e.message.starts_with("invalid arguments for tool 'divide': invalid type"), "{}", e.message);
+    assert!(e.message.starts_with("invalid arguments for tool 'divide': /a: invalid type"), "{}", e.message);
+}
+
+#[tokio::test]
+async fn what_the_schema_lets_by_and_serde_refuses_is_named_by_its_place() {
+    // `1.0` is a JSON Schema integer, and `int32` is not enforced: an i32 field's serde
+    // refused it with a message that named no field.
+    let registry = ToolRegistry::new();
+    registry.register_tool(scalars_tool).unwrap();
+    let args = json!({"text": "t", "count": 1.5e10, "big": 1, "ratio": 1.0, "small": 1.0, "flag": true});
+    let e = run(&registry, "scalars", args).await.unwrap_err();
+    assert_eq!(e.code, "INVALID_ARGUMENTS");
+    assert!(e.message.starts_with("invalid arguments for tool 'scalars': /count: "), "{}", e.message);
 }
 
 static FLAKY_CALLS: AtomicUsize = AtomicUsize::new(0);
