@@ -280,3 +280,22 @@ describe('the audit file', () => {
     assert.equal(auditErrors[0].record.executionId, r.execution.id)
   })
 })
+
+describe('the audit options', () => {
+  const refused = (options, message) => assert.throws(() => new ToolExecutionManager(new ToolRegistry(), options), { code: 'INVALID_CONFIG', message })
+
+  test("auditLog: '' is refused: no file has that path, so every record would fail", () => {
+    refused({ auditLog: '' }, /^auditLog must be a file path, not '' \(an empty string\)/)
+  })
+
+  test("auditSync: 'fsync' without auditLog is refused: there is no file to sync", () => {
+    for (const auditLog of [undefined, null]) {
+      refused({ auditSync: 'fsync', auditLog }, /^auditSync: 'fsync' syncs the auditLog file, but auditLog is not set/)
+    }
+    // A misspelt auditLog is named as such by the check of unknown options.
+    refused({ auditSync: 'fsync', auditlog: auditPath() }, /unknown option `auditlog` in manager options; did you mean `auditLog`\?/)
+    // The default mode asks nothing of a file, and with a file 'fsync' is taken.
+    new ToolExecutionManager(new ToolRegistry(), { auditSync: 'flush' })
+    new ToolExecutionManager(new ToolRegistry(), { auditSync: 'fsync', auditLog: auditPath() })
+  })
+})

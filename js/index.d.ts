@@ -462,7 +462,7 @@ export interface ManagerOptions {
   /** How each audit record reaches the file before `execute()` resolves: `'flush'`
    * (written to the OS: survives the process being killed, not a power loss) or
    * `'fsync'` (also synced to the storage device: survives power loss, costs a disk sync
-   * per record). @default 'flush' */
+   * per record); `'fsync'` without `auditLog` is refused. @default 'flush' */
   auditSync?: 'flush' | 'fsync'
   /** Whether calls wait for approval, for tools that do not say: true, false, or a function deciding per call. @default false */
   needsApproval?: boolean | ((args: unknown, context: ApprovalContext) => boolean | PromiseLike<boolean>)
