@@ -359,21 +359,6 @@ export const outputBudgets = new WeakMap()
 /** Each manager's `needsApproval` option (true, false or a function), for toAiSdkTools. */
 export const approvalPolicies = new WeakMap()
 
-/** Refuses audit options that would lose every record without a word at construction:
- * `auditLog: ''` (no file has that path: each record would fail to open it), and
- * `auditSync: 'fsync'` with no `auditLog` (the durability asked for has no file). The
- * engine checks the rest (types, the mode's spelling, unknown keys). */
-function checkAuditOptions(options) {
-  const { auditLog, auditSync } = options
-  if (auditLog === '') throw toolhostError('INVALID_CONFIG', "auditLog must be a file path, not '' (an empty string)")
-  if (auditSync !== 'fsync' || (auditLog !== undefined && auditLog !== null)) return
-  // A misspelt auditLog (`auditlog`) is left to the engine, which names it.
-  for (const key of Object.keys(options)) {
-    if (key !== 'auditLog' && key !== 'auditSync' && closestOf(key, ['auditLog']) !== undefined) return
-  }
-  throw toolhostError('INVALID_CONFIG', "auditSync: 'fsync' syncs the auditLog file, but auditLog is not set: give auditLog the file's path, or leave auditSync out")
-}
-
 /** Call options (the object given to execute) -> `{ verdict }`, what the call's
  * needsApproval function already answered toAiSdkTools (false, or a value that is not an
  * answer), which the AI SDK acted on by running the call at once. The manager decides
@@ -482,7 +467,6 @@ export class ToolExecutionManager extends ToolEventTarget {
       if (typeof options.auditLog === 'string' && !backend.auditFile) {
         throw toolhostError('INVALID_CONFIG', `auditLog (a file) is not available in ${backend.name === 'wasm' ? 'the browser' : 'this runtime'}: listen to 'tool-invocation-recorded' and store the records yourself`)
       }
-      checkAuditOptions(options)
       let needsApproval = options.needsApproval
       if (needsApproval !== undefined) approvalPolicies.set(this, needsApproval)
       if (typeof needsApproval === 'function') {

@@ -91,11 +91,15 @@ export function wasmEngineCore(glue, host) {
       let auditLog
       let auditSync
       if (openAuditFile !== undefined && options.includes('"auditLog"')) {
-        // The file is the host's: the engine gets the options without it.
+        // The file is the host's: the engine gets the options without it, once it has
+        // checked them whole (auditLog '' and the like are its to refuse).
         const parsed = JSON.parse(options)
         if (typeof parsed?.auditLog === 'string') {
+          const refused = this.#core.checkOptions(options)
+          if (refused !== '') return refused
           ;({ auditLog, auditSync } = parsed)
           delete parsed.auditLog
+          delete parsed.auditSync
           options = JSON.stringify(parsed)
         }
       }

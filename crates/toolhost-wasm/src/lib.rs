@@ -175,6 +175,16 @@ impl EngineCore {
     }
 
     /// '' when the options are accepted, else the refusal `{ code, message }` as JSON.
+    /// Checks a manager's options as `init` would, without making its engine: the host
+    /// checks the options whole before it takes `auditLog` out to write the file itself.
+    #[wasm_bindgen(js_name = checkOptions)]
+    pub fn check_options(&self, options: &str) -> String {
+        match toolhost::host::options::manager_options(options) {
+            Ok(_) => String::new(),
+            Err(e) => toolhost::host::registry_error_json(&e).to_string(),
+        }
+    }
+
     pub fn init(&mut self, options: &str) -> String {
         match HostEngine::new(&self.registry, options) {
             // The journal's stores are files and servers a page cannot reach.

@@ -311,6 +311,8 @@ pub fn manager_options(json: &str) -> Result<(ManagerConfig, HostOptions), Regis
     host.logger = present(&o, "logger").is_some();
     host.audit_log = match present(&o, "auditLog") {
         None => None,
+        // No file has that path: every record would fail to open it.
+        Some(Value::String(p)) if p.is_empty() => return Err(invalid_config("auditLog must be a file path, not '' (an empty string)")),
         Some(Value::String(p)) => Some(p.clone()),
         Some(_) => return Err(invalid_config("auditLog must be a file path (a string)")),
     };
@@ -318,6 +320,10 @@ pub fn manager_options(json: &str) -> Result<(ManagerConfig, HostOptions), Regis
         None => crate::audit::AuditSync::default(),
         Some(v) => audit_sync(v)?,
     };
+    if host.audit_sync == crate::audit::AuditSync::Fsync && host.audit_log.is_none() {
+        // The durability asked for has no file to give it.
+        return Err(invalid_config("auditSync: 'fsync' syncs the auditLog file, but auditLog is not set: give auditLog the file's path, or leave auditSync out"));
+    }
     if let Some(v) = present(&o, "journal") {
         let (url, policy) = journal(v)?;
         host.journal = Some(url);
@@ -471,6 +477,16 @@ mod tests {
         let e = call_options(r#"{"retry":{"maxAttempt":2}}"#, false).unwrap_err();
         assert_eq!(e.message, "unknown option `maxAttempt` in retry; did you mean `maxAttempts`?");
         assert_eq!(call_options(r#"{"sessionId":42}"#, false).unwrap_err().message, "sessionId must be a string");
+    }
+
+    #[test]
+    fn audit_options_that_would_lose_every_record_are_refused() {
+        assert_eq!(manager_options(r#"{"auditLog":""}"#).unwrap_err().message, "auditLog must be a file path, not '' (an empty string)");
+        assert!(manager_options(r#"{"auditSync":"fsync"}"#).unwrap_err().message.starts_with("auditSync: 'fsync' syncs the auditLog file, but auditLog is not set"));
+        assert!(manager_options(r#"{"auditSync":"fsync","auditLog":"a.jsonl"}"#).is_ok());
+        assert!(manager_options(r#"{"auditSync":"flush"}"#).is_ok());
+        // A misspelt auditLog is named as that, not as a missing one.
+        assert!(manager_options(r#"{"auditSync":"fsync","auditlog":"a.jsonl"}"#).unwrap_err().message.contains("did you mean `auditLog`?"));
     }
 
     #[test]
