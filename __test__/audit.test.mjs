@@ -5,7 +5,7 @@
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ToolRegistry, ToolExecutionManager, transientError } from 'toolhost'
@@ -268,6 +268,22 @@ describe('the audit file', () => {
     // the next call is reported again and still completes
     assert.equal((await manager.execute('echo', {})).success, true)
     assert.equal(auditErrors.length, 2)
+  })
+
+  test('a file whose directory does not exist yet is reported, then written once it does', async () => {
+    // It was opened once, at construction: every record of the manager's life was lost.
+    const later = join(dir, `later-${++fileCounter}`)
+    const path = join(later, 'audit.jsonl')
+    const { manager } = setup([tool('echo', (a) => a)], { auditLog: path, logger: () => {} })
+    const auditErrors = []
+    manager.on('tool-audit-error', (d) => auditErrors.push(d.message))
+    assert.equal((await manager.execute('echo', { n: 1 })).success, true)
+    assert.equal(auditErrors.length, 1)
+    assert.match(auditErrors[0], /could not be opened/)
+    mkdirSync(later)
+    const r = await manager.execute('echo', { n: 2 })
+    assert.equal(auditErrors.length, 1, 'no error once the directory exists')
+    assert.deepEqual(readAudit(path).map((l) => l.executionId), [r.execution.id])
   })
 
   test('a directory as auditLog is reported and the call still completes', async () => {

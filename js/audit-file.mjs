@@ -4,7 +4,8 @@
 // - each record is one line, written with one write(2) on a file opened for appending
 //   (nothing is buffered in the process), before execute() resolves: it survives the
 //   process being killed; with `auditSync: 'fsync'` it is also fdatasync'ed;
-// - a file that cannot be opened is reported with every record, as the native one does;
+// - a file that cannot be opened is reported with the record, and tried again with the
+//   next one, as the native one does;
 // - outside Windows, each append checks that the open file still has a name (one fstat),
 //   and at most once a second that the path still names it (one stat): a file deleted,
 //   or moved away by log rotation, is created again at the path; when that fails (its
@@ -28,8 +29,6 @@ export class AuditFile {
   /** `{ fd, dev, ino }` of the open file; the registry closes it once this is collected. */
   #open = null
   #pathChecked = 0
-  /** Why the file could not be opened at first, reported with every record. */
-  #openError
 
   /** @param path the `auditLog` option; @param sync the `auditSync` option (checked by the engine). */
   constructor(path, sync) {
@@ -37,15 +36,21 @@ export class AuditFile {
     this.#fsync = sync === 'fsync'
     try {
       this.#reopen()
-    } catch (e) {
-      this.#openError = `audit log ${path} could not be opened: ${e.message}`
+    } catch {
+      // Reported with the first record, and tried again then.
     }
   }
 
   /** Appends `line` (a record's JSON, no newline) and a newline; returns why it could
    * not, as the native writer words it, or undefined. */
   append(line) {
-    if (this.#openError !== undefined) return this.#openError
+    if (this.#open === null) {
+      try {
+        this.#reopen()
+      } catch (e) {
+        return `audit log ${this.#path} could not be opened: ${e.message}`
+      }
+    }
     try {
       if (!this.#stillAtPath()) {
         try {

@@ -953,6 +953,12 @@ impl HostEngine {
     /// Appends the record to the audit file (flushed before the result is returned) and
     /// hands it to the host; a write failure travels with it.
     fn audit(&mut self, record: &AuditRecord) {
+        // A file that could not be opened (its directory not made yet) is tried again with
+        // each record, as a file lost mid-run is: it was reported with every record for the
+        // manager's life, even once it could be opened.
+        if let (Some(Err(_)), Some(path)) = (&self.audit_file, &self.options.audit_log) {
+            self.audit_file = Some(AuditLog::open_with(path, self.options.audit_sync).map_err(|e| format!("audit log {path} could not be opened: {e}")));
+        }
         let failure = match &self.audit_file {
             Some(Ok(file)) => file.append(record).err().map(|e| format!("audit log {} could not be written: {e}", file.path().display())),
             Some(Err(open_error)) => Some(open_error.clone()),
