@@ -422,3 +422,72 @@ describe('finding 13: the default approvalTimeoutMs over MCP yields to the tool\
     await client.close()
   })
 })
+
+describe('MCP tasks belong to the identity that created them (adversarial pass, tasks-leak)', () => {
+  test('another identity cannot list, read, get the result of, or cancel a task; its owner can, on a new server too', { timeout: 60_000 }, async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs')
+    const { tmpdir } = await import('node:os')
+    const { join } = await import('node:path')
+    const { CreateTaskResultSchema, CallToolResultSchema } = await import('@modelcontextprotocol/sdk/types.js')
+    const dir = mkdtempSync(join(tmpdir(), 'toolhost-tasks-'))
+    const tokens = { 'tok-ada': { clientId: 'ada' }, 'tok-bob': { clientId: 'bob' } }
+    const { registry } = tools()
+    const manager = new ToolExecutionManager(registry, { journal: `sqlite:${join(dir, 'tasks.db')}`, retry: { maxAttempts: 1 } })
+    const clients = []
+    const servers = []
+    try {
+      const serving = await serveHttp(registry, manager, { auth: (t) => tokens[t], drainMs: 0 })
+      servers.push(serving)
+      const ada = await sdkClient(serving.url, { token: 'tok-ada' })
+      const bob = await sdkClient(serving.url, { token: 'tok-bob' })
+      clients.push(ada, bob)
+      const ask = (client, name, args) => client.request({ method: 'tools/call', params: { name, arguments: args, task: { ttl: 600_000 } } }, CreateTaskResultSchema)
+      const { task: done } = await ask(ada, 'whoami', {})
+      const { task: slow } = await ask(ada, 'sleep', { ms: 4000 })
+      // 100 more, so that ada's listing takes two pages; bob's two tasks sit among them.
+      for (let i = 0; i < 99; i++) await ask(ada, 'echo', { i })
+      const bobs = [(await ask(bob, 'echo', { bob: 1 })).task.taskId, (await ask(bob, 'echo', { bob: 2 })).task.taskId]
+      await until(async () => (await ada.experimental.tasks.getTask(done.taskId)).status === 'completed', 'ada\'s task to complete')
+
+      const listed = async (client) => {
+        const ids = []
+        let cursor
+        do {
+          const page = await client.experimental.tasks.listTasks(cursor)
+          ids.push(...page.tasks.map((t) => t.taskId))
+          cursor = page.nextCursor
+        } while (cursor !== undefined)
+        return ids
+      }
+      assert.deepEqual((await listed(bob)).sort(), bobs.sort(), 'bob lists only his own tasks')
+      const adas = await listed(ada)
+      assert.equal(adas.length, 101)
+      assert.ok(adas.includes(done.taskId) && adas.includes(slow.taskId) && !adas.some((id) => bobs.includes(id)))
+      // A cursor that is another identity's task id shows nothing of theirs.
+      assert.ok((await bob.experimental.tasks.listTasks(done.taskId)).tasks.every((t) => bobs.includes(t.taskId)))
+
+      await assert.rejects(bob.experimental.tasks.getTask(done.taskId), /Task not found/)
+      await assert.rejects(bob.experimental.tasks.getTaskResult(done.taskId, CallToolResultSchema), /Task not found/)
+      await assert.rejects(bob.experimental.tasks.cancelTask(slow.taskId), /Task not found/)
+      assert.equal((await ada.experimental.tasks.getTask(slow.taskId)).status, 'working', 'bob\'s cancel did not touch it')
+      const result = await ada.experimental.tasks.getTaskResult(done.taskId, CallToolResultSchema)
+      assert.deepEqual(result.structuredContent, { clientId: 'ada' })
+      assert.equal((await ada.experimental.tasks.cancelTask(slow.taskId)).status, 'cancelled')
+      await serving.close()
+
+      // The binding is kept in the journal: a new server over it knows whose task is whose.
+      const again = await serveHttp(registry, manager, { auth: (t) => tokens[t], drainMs: 0 })
+      servers.push(again)
+      const ada2 = await sdkClient(again.url, { token: 'tok-ada' })
+      const bob2 = await sdkClient(again.url, { token: 'tok-bob' })
+      clients.push(ada2, bob2)
+      assert.deepEqual((await ada2.experimental.tasks.getTaskResult(done.taskId, CallToolResultSchema)).structuredContent, { clientId: 'ada' })
+      await assert.rejects(bob2.experimental.tasks.getTaskResult(done.taskId, CallToolResultSchema), /Task not found/)
+    } finally {
+      for (const c of clients) await c.close().catch(() => {})
+      for (const s of servers) await s.close()
+      await manager.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})

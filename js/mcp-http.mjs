@@ -185,8 +185,10 @@ export async function serveHttp(tools, manager, options) {
   const sessionsOf = new Tally()
   let allowedHostValues
 
-  const newSession = async (client) => {
-    const server = buildServer(tools, manager, serverOptions, hooks)
+  // `owner`: the authenticated identity (undefined without auth), whose tasks alone
+  // the session's server answers.
+  const newSession = async (client, owner) => {
+    const server = buildServer(tools, manager, serverOptions, owner === undefined ? hooks : { ...hooks, owner })
     const entry = { server, transport: null, active: 0, lastSeen: Date.now(), client }
     const transport = new StreamableHTTPServerTransport({
       enableJsonResponse,
@@ -251,6 +253,7 @@ export async function serveHttp(tools, manager, options) {
     for (const [k, v] of Object.entries(cors)) res.setHeader(k, v)
     if (closing) return jsonRpcErrorResponse(res, 503, -32000, 'Service unavailable: the server is shutting down')
     let client = `address ${req.socket.remoteAddress}`
+    let owner
     if (verify !== undefined) {
       const header = req.headers.authorization
       const token = typeof header === 'string' && /^bearer /i.test(header) ? header.slice(7).trim() : ''
@@ -261,10 +264,11 @@ export async function serveHttp(tools, manager, options) {
       }
       req.auth = info
       client = `client ${info.clientId}`
+      owner = info.clientId
     }
     if (stateless) {
       if (req.method !== 'POST') return jsonRpcErrorResponse(res, 405, -32000, 'Method not allowed: this server is stateless (POST only)')
-      const entry = await newSession(client)
+      const entry = await newSession(client, owner)
       res.on('close', () => entry.server.close().catch(() => {}))
       return serve(entry, req, res)
     }
@@ -285,7 +289,7 @@ export async function serveHttp(tools, manager, options) {
     }
     // No session yet: only an initialize request makes one; the transport answers any
     // other message with an error, and this session, never initialized, is dropped.
-    const entry = await newSession(client)
+    const entry = await newSession(client, owner)
     await serve(entry, req, res)
     if (entry.transport.sessionId === undefined) await entry.server.close().catch(() => {})
   }

@@ -263,8 +263,11 @@ export function buildServer(tools, manager, o, hooks) {
   if (typeof o.instructions === 'string') serverOptions.instructions = o.instructions
 
   // With a journal, a client may ask for a call as a task (MCP tasks, 2025-11-25): the
-  // journal keeps it, so it outlives this process and the client's connection.
-  const tasks = isJournaled(manager) && sessionId === undefined ? new JournalTaskStore(manager, storedReply) : undefined
+  // journal keeps it, so it outlives this process and the client's connection. The SDK
+  // gives a task store no caller, so a transport that authenticates (serveHttp with
+  // `auth`) makes a server per identity and names it (`hooks.owner`): the store then
+  // answers only that identity's tasks.
+  const tasks = isJournaled(manager) && sessionId === undefined ? new JournalTaskStore(manager, storedReply, hooks.owner) : undefined
   if (tasks !== undefined) {
     serverOptions.capabilities.tasks = { list: {}, cancel: {}, requests: { tools: { call: {} } } }
     serverOptions.taskStore = tasks

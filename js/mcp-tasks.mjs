@@ -8,6 +8,13 @@
 // while it waits for approval, completed or failed once it finished, here or, after a
 // crash, wherever recovery finished it. The SDK's own `tasks/get`, `tasks/result`,
 // `tasks/list` and `tasks/cancel` read this store through its `TaskStore` interface.
+//
+// A store made for an authenticated identity (serveHttp with `auth`) binds each task to
+// it: the task id starts with a digest of the identity, which the journal keeps with the
+// row, so the binding outlives this process. Such a store answers only its identity's
+// tasks: another's id is not found, and tasks/list is the identity's own (ids sharing a
+// prefix sort together, so a page is one range of the journal's list). Without an
+// identity a task id is a bare UUID and every task is seen, as before.
 import { journalTask } from './manager.mjs'
 import { toolhostError } from './errors.mjs'
 
@@ -15,6 +22,8 @@ import { toolhostError } from './errors.mjs'
 export const taskKey = (taskId) => `task:${taskId}`
 
 const iso = (ms) => new Date(ms).toISOString()
+
+const notFound = (taskId) => toolhostError('TASK_NOT_FOUND', `task ${taskId} does not exist (or its ttl passed)`)
 
 /** The SDK's `Task` of a journal answer `{ task, call? }`. */
 function taskOf({ task, call }) {
@@ -38,10 +47,39 @@ function taskOf({ task, call }) {
 export class JournalTaskStore {
   #manager
   #toResult
+  /** The identity this store answers (undefined: anyone), and its id prefix, once made. */
+  #owner
+  #prefix
 
-  constructor(manager, toResult) {
+  constructor(manager, toResult, owner) {
     this.#manager = manager
     this.#toResult = toResult
+    this.#owner = typeof owner === 'string' ? owner : undefined
+  }
+
+  /** The prefix of the owner's task ids: 32 hex digits of a SHA-256 of the identity and a
+   * dot ('' without an owner). A bare UUID has a dash at its 9th character, so it never
+   * has such a prefix. crypto.subtle: this module also loads in a browser. */
+  async #ownerPrefix() {
+    if (this.#owner === undefined) return ''
+    if (this.#prefix === undefined) {
+      const bytes = new TextEncoder().encode(`toolhost task owner\0${this.#owner}`)
+      const hash = new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', bytes))
+      this.#prefix = `${[...hash.slice(0, 16)].map((b) => b.toString(16).padStart(2, '0')).join('')}.`
+    }
+    return this.#prefix
+  }
+
+  /** Whether this store may answer `taskId`: its own identity's, or any without one. */
+  async #mine(taskId) {
+    const prefix = await this.#ownerPrefix()
+    return typeof taskId === 'string' && taskId.startsWith(prefix)
+  }
+
+  /** The task `{ task, call? }`, or null when it does not exist or is another identity's. */
+  async #get(taskId) {
+    if (!(await this.#mine(taskId))) return null
+    return this.#op({ op: 'get', taskId })
   }
 
   #op(op) {
@@ -51,7 +89,7 @@ export class JournalTaskStore {
   }
 
   async createTask(taskParams) {
-    const taskId = globalThis.crypto.randomUUID()
+    const taskId = `${await this.#ownerPrefix()}${globalThis.crypto.randomUUID()}`
     const ttl = typeof taskParams?.ttl === 'number' ? taskParams.ttl : null
     const pollInterval = typeof taskParams?.pollInterval === 'number' ? taskParams.pollInterval : 500
     const task = await this.#op({ op: 'create', taskId, ttl, pollInterval })
@@ -59,30 +97,37 @@ export class JournalTaskStore {
   }
 
   async getTask(taskId) {
-    const found = await this.#op({ op: 'get', taskId })
+    const found = await this.#get(taskId)
     return found === null ? null : taskOf(found)
   }
 
   async storeTaskResult(taskId, status, result) {
+    if (!(await this.#mine(taskId))) throw notFound(taskId)
     await this.#op({ op: 'update', taskId, status, result })
   }
 
   async getTaskResult(taskId) {
-    const found = await this.#op({ op: 'get', taskId })
-    if (found === null) throw toolhostError('TASK_NOT_FOUND', `task ${taskId} does not exist (or its ttl passed)`)
+    const found = await this.#get(taskId)
+    if (found === null) throw notFound(taskId)
     if (found.task.result !== undefined) return found.task.result
     if (found.call?.state === 'done' && found.call.outcome !== undefined) return this.#toResult(found.call.outcome)
     throw toolhostError('TASK_NOT_FINISHED', `task ${taskId} has no result yet`)
   }
 
   async updateTaskStatus(taskId, status, statusMessage) {
+    if (!(await this.#mine(taskId))) throw notFound(taskId)
     await this.#op({ op: 'update', taskId, status, statusMessage })
   }
 
   async listTasks(cursor) {
     const limit = 100
-    const tasks = await this.#op({ op: 'list', cursor, limit })
+    const prefix = await this.#ownerPrefix()
+    // The owner's ids are the range after its prefix: a cursor outside it starts there.
+    const from = typeof cursor === 'string' && cursor.startsWith(prefix) ? cursor : prefix === '' ? cursor : prefix
+    const rows = await this.#op({ op: 'list', cursor: from, limit })
+    const tasks = rows.filter((task) => task.taskId.startsWith(prefix))
     const out = tasks.map((task) => taskOf({ task }))
-    return tasks.length === limit ? { tasks: out, nextCursor: tasks.at(-1).taskId } : { tasks: out }
+    // A row past the owner's range means the range ended within this page.
+    return rows.length === limit && tasks.length === limit ? { tasks: out, nextCursor: tasks.at(-1).taskId } : { tasks: out }
   }
 }
