@@ -491,3 +491,34 @@ describe('MCP tasks belong to the identity that created them (adversarial pass, 
     }
   })
 })
+
+describe('idempotency keys are scoped by identity with one reading (adversarial pass, idem-scope)', () => {
+  test("identity 'org' with key 'ada:k' does not replay identity 'org:ada' with key 'k'", T, async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs')
+    const { tmpdir } = await import('node:os')
+    const { join } = await import('node:path')
+    const { CallToolResultSchema } = await import('@modelcontextprotocol/sdk/types.js')
+    const dir = mkdtempSync(join(tmpdir(), 'toolhost-idem-'))
+    const tokens = { 'tok-ada': { clientId: 'org:ada' }, 'tok-org': { clientId: 'org' } }
+    const { registry } = tools()
+    const manager = new ToolExecutionManager(registry, { journal: `sqlite:${join(dir, 'idem.db')}`, retry: { maxAttempts: 1 } })
+    const clients = []
+    let serving
+    try {
+      serving = await serveHttp(registry, manager, { auth: (t) => tokens[t] })
+      const ada = await sdkClient(serving.url, { token: 'tok-ada' })
+      const org = await sdkClient(serving.url, { token: 'tok-org' })
+      clients.push(ada, org)
+      const call = (client, key) => client.request({ method: 'tools/call', params: { name: 'whoami', arguments: {}, _meta: { 'toolhost/idempotencyKey': key } } }, CallToolResultSchema)
+      assert.deepEqual((await call(ada, 'k')).structuredContent, { clientId: 'org:ada' })
+      assert.deepEqual((await call(org, 'ada:k')).structuredContent, { clientId: 'org' }, "org's call ran as its own")
+      // The same identity and key still replay.
+      assert.deepEqual((await call(ada, 'k')).structuredContent, { clientId: 'org:ada' })
+    } finally {
+      for (const c of clients) await c.close().catch(() => {})
+      await serving?.close()
+      await manager.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})

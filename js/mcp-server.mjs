@@ -246,7 +246,9 @@ function idempotencyKeyOf(request, extra) {
   const sent = request.params._meta?.[IDEMPOTENCY_META]
   if (typeof sent !== 'string' || sent === '' || sent.length > 512) return `mcp-call:${globalThis.crypto.randomUUID()}`
   const who = extra.authInfo?.clientId
-  return typeof who === 'string' && who !== '' ? `${who}:${sent}` : sent
+  // The identity's length first: `${who}:${sent}` made 'org' with 'ada:k' the key of
+  // 'org:ada' with 'k'. A length ends at the first ':', so each key has one reading.
+  return typeof who === 'string' && who !== '' ? `${who.length}:${who}:${sent}` : sent
 }
 
 export function buildServer(tools, manager, o, hooks) {
