@@ -257,6 +257,35 @@ describe('finding 13: what one client holds on the server is capped', () => {
     assert.deepEqual(Object.keys(HTTP_DEFAULTS).sort(), ['headersTimeoutMs', 'maxConnections', 'maxConnectionsPerClient', 'maxSessions', 'maxSessionsPerClient', 'requestTimeoutMs', 'sessionIdleMs'])
   })
 
+  test('initializations whose bodies arrive late count against the caps, and a failed one gives its slot back (adversarial pass, session-race2)', T, async () => {
+    const { serving } = await serve({ maxSessionsPerClient: 3, maxSessions: 5, auth: (token) => token })
+    const body = JSON.stringify(INIT)
+    // Headers at once, the body 300 ms later: every request passes the caps' check before
+    // any session is registered.
+    const slowInit = (token) => new Promise((resolve, reject) => {
+      const req = http.request(serving.url, {
+        method: 'POST', agent: false,
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${token}` },
+      }, (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.statusCode))
+      })
+      req.on('error', reject)
+      req.flushHeaders()
+      setTimeout(() => req.end(body), 300)
+    })
+    const statuses = await Promise.all([...Array(10).fill('a'), ...Array(10).fill('b')].map(slowInit))
+    const ok = (from, to) => statuses.slice(from, to).filter((s) => s === 200).length
+    assert.equal(ok(0, 20), 5, `maxSessions: ${statuses}`)
+    assert.ok(ok(0, 10) <= 3 && ok(10, 20) <= 3, `maxSessionsPerClient: ${statuses}`)
+    assert.equal(serving.sessions.length, 5)
+
+    const { serving: one } = await serve({ maxSessions: 1 })
+    const bad = await rawPost(one.url, { jsonrpc: '2.0', id: 1, method: 'tools/list' })
+    assert.equal(bad.status, 400, 'not an initialize request: no session')
+    assert.equal((await rawPost(one.url, INIT)).status, 200, 'the failed one gave its slot back')
+  })
+
   test('pending approvals per session, and a default approvalTimeoutMs for calls over MCP', T, async () => {
     assert.equal(APPROVAL_DEFAULTS.approvalTimeoutMs, 300_000)
     const { serving, manager } = await serve({ maxPendingApprovals: 2, approvalTimeoutMs: 150 })

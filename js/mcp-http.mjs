@@ -183,19 +183,26 @@ export async function serveHttp(tools, manager, options) {
   /** session id -> { server, transport, active, lastSeen, client } */
   const sessions = new Map()
   const sessionsOf = new Tally()
+  // Initializations in progress, which count against the caps: a session is registered
+  // only once its initialize body was read, and 40 slow bodies all passed a check of
+  // registered sessions alone.
+  let starting = 0
+  const startingOf = new Tally()
   let allowedHostValues
 
   // `owner`: the authenticated identity (undefined without auth), whose tasks alone
   // the session's server answers.
   const newSession = async (client, owner) => {
     const server = buildServer(tools, manager, serverOptions, owner === undefined ? hooks : { ...hooks, owner })
-    const entry = { server, transport: null, active: 0, lastSeen: Date.now(), client }
+    const entry = { server, transport: null, active: 0, lastSeen: Date.now(), client, release: () => {} }
     const transport = new StreamableHTTPServerTransport({
       enableJsonResponse,
       ...(maxBodyBytes === undefined ? {} : { maxRequestBodySize: maxBodyBytes }),
       ...(allowedHostValues === undefined ? {} : { enableDnsRebindingProtection: true, allowedHosts: allowedHostValues }),
       sessionIdGenerator: stateless ? undefined : () => globalThis.crypto.randomUUID(),
       onsessioninitialized: (id) => {
+        // Its reserved slot becomes the session's.
+        entry.release()
         sessions.set(id, entry)
         sessionsOf.add(client, 1)
       },
@@ -281,17 +288,34 @@ export async function serveHttp(tools, manager, options) {
       return serve(entry, req, res)
     }
     if (req.method !== 'POST') return jsonRpcErrorResponse(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required')
-    if (sessions.size >= limits.maxSessions) {
+    if (sessions.size + starting >= limits.maxSessions) {
       return jsonRpcErrorResponse(res, 503, -32000, `Service unavailable: the server holds its most sessions (${limits.maxSessions}, maxSessions)`, { 'retry-after': '60' })
     }
-    if (sessionsOf.get(client) >= limits.maxSessionsPerClient) {
+    if (sessionsOf.get(client) + startingOf.get(client) >= limits.maxSessionsPerClient) {
       return jsonRpcErrorResponse(res, 429, -32000, `Too many sessions: this client holds ${limits.maxSessionsPerClient} (maxSessionsPerClient); end one (DELETE) or reuse it`, { 'retry-after': '60' })
+    }
+    // The slot is taken now, before anything awaits, and given back unless the
+    // initialization registers the session.
+    starting++
+    startingOf.add(client, 1)
+    let reserved = true
+    const release = () => {
+      if (!reserved) return
+      reserved = false
+      starting--
+      startingOf.add(client, -1)
     }
     // No session yet: only an initialize request makes one; the transport answers any
     // other message with an error, and this session, never initialized, is dropped.
-    const entry = await newSession(client, owner)
-    await serve(entry, req, res)
-    if (entry.transport.sessionId === undefined) await entry.server.close().catch(() => {})
+    let entry
+    try {
+      entry = await newSession(client, owner)
+      entry.release = release
+      await serve(entry, req, res)
+    } finally {
+      release()
+      if (entry !== undefined && entry.transport.sessionId === undefined) await entry.server.close().catch(() => {})
+    }
   }
 
   // Node takes 0 for none.
