@@ -396,6 +396,34 @@ describe('mountMcp: failures', () => {
     await mount.unmount()
   })
 
+  test('a result that is not a CallToolResult is a permanent protocol error: not retried, and the connection is kept (adversarial pass, badresult-retry)', async () => {
+    // A raw server (an SDK Server checks its own results): it runs 'pay', then answers
+    // with a text item that has no text, unless asked for 'ok'.
+    const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair()
+    let runs = 0
+    serverTransport.onmessage = (msg) => {
+      if (msg.id === undefined) return
+      const answer = (result) => serverTransport.send({ jsonrpc: '2.0', id: msg.id, result })
+      if (msg.method === 'initialize') return answer({ protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'bad', version: '1' } })
+      if (msg.method === 'tools/list') return answer({ tools: ['pay', 'ok'].map((name) => ({ name, description: name, inputSchema: { type: 'object' } })) })
+      runs++
+      return answer(msg.params.name === 'ok' ? { content: [{ type: 'text', text: 'fine' }] } : { content: [{ type: 'text' }] })
+    }
+    await serverTransport.start()
+    const client = new Client({ name: 'toolhost-test', version: '1.0.0' })
+    await client.connect(clientTransport)
+    const registry = new ToolRegistry()
+    const mount = await registry.mountMcp(client)
+    const manager = new ToolExecutionManager(registry, { retry: { maxAttempts: 3, baseDelay: 1 } })
+    const r = await manager.execute('pay', {})
+    assert.equal(r.error.category, 'permanent')
+    assert.equal(r.error.code, 'MCP_PROTOCOL_ERROR')
+    assert.match(r.error.message, /answered tools\/call of 'pay' with a result that is not a CallToolResult \(content\.0: /)
+    assert.equal(runs, 1, 'ran once')
+    assert.equal((await manager.execute('ok', {})).result, 'fine', 'the same connection still answers')
+    await mount.unmount()
+  })
+
   test('mistakes are refused at once, naming what is wrong', async () => {
     const registry = new ToolRegistry()
     await assert.rejects(registry.mountMcp({ nope: true }), { code: 'INVALID_ARGUMENTS' })

@@ -10,9 +10,9 @@
 // (cut), a schema's size and validation cost (the tool is skipped), and a response's size
 // on every transport (js/mcp-connection.mjs). A tool that cannot be mounted is skipped
 // with a warning and listed in `mount.skipped`; it never fails the mount.
-import { checkOptions, toolhostError, transientError } from './errors.mjs'
+import { checkOptions, permanentError, toolhostError, transientError } from './errors.mjs'
 import { Connection, httpStatus, isClient, isTransport, messageOf } from './mcp-connection.mjs'
-import { CallToolResultSchema, ErrorCode, ListToolsResultSchema } from './mcp-sdk.mjs'
+import { CallToolResultSchema, ErrorCode, ListToolsResultSchema, ResultSchema } from './mcp-sdk.mjs'
 import { IDEMPOTENCY_META, META, toolSet, fromCallToolResult } from './mcp-server.mjs'
 import { ToolRegistry, mountedDefinition, registerMounted, stateOf, unregisterMounted } from './registry.mjs'
 
@@ -374,7 +374,10 @@ export class McpMount {
     for (let tries = 0; ; tries++) {
       conn.pending++
       try {
-        result = await conn.request(client, request, CallToolResultSchema, options)
+        // Read as any result, then checked here: a result the SDK's schema rejects came
+        // from a server that answered, so it is not 'unreachable' (transient, retried on
+        // a new connection, running a once tool again), but a permanent protocol error.
+        result = await conn.request(client, request, ResultSchema, options)
         break
       } catch (err) {
         if (signal.aborted) throw signal.reason
@@ -391,6 +394,9 @@ export class McpMount {
         conn.pending--
       }
     }
+    const parsed = CallToolResultSchema.safeParse(result)
+    if (!parsed.success) throw notCallToolResult(conn.label, remote, parsed.error)
+    result = parsed.data
     if (result.isError === true) throw remoteToolError(result, remote)
     return fromCallToolResult(result)
   }
@@ -409,6 +415,14 @@ export class McpMount {
     this.#mounted.clear()
     await this.#conn.close()
   }
+}
+
+/** The error of a `tools/call` answered with a result that is not a `CallToolResult`:
+ * where it is wrong (the schema's first few issues), not the whole result. */
+function notCallToolResult(label, remote, error) {
+  const issues = (error?.issues ?? []).slice(0, 3).map((i) => `${i.path?.length ? i.path.join('.') : '(result)'}: ${i.message}`)
+  const where = issues.length > 0 ? ` (${issues.join('; ')})` : ''
+  return permanentError(`MCP server ${label} answered tools/call of '${remote}' with a result that is not a CallToolResult${where}`, { code: 'MCP_PROTOCOL_ERROR', cause: error })
 }
 
 const MOUNT_KEY = Symbol('toolhost.mcp-mount')

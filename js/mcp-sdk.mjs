@@ -41,5 +41,6 @@ export const {
   ListToolsRequestSchema,
   ListToolsResultSchema,
   RequestSchema,
+  ResultSchema,
   ToolListChangedNotificationSchema,
 } = types
