@@ -92,7 +92,12 @@ describe('issue 23: approval fails closed', () => {
     const runs = []
     const manager = new ToolExecutionManager(payTool(() => 500, runs))
     const tools = toAiSdkTools(manager)
-    await assert.rejects(tools.pay.needsApproval({ amount: 5 }, { toolCallId: 'c1', messages: [] }), { code: 'INVALID_APPROVAL_POLICY' })
+    // The AI SDK's needsApproval takes true or false, and a rejection there lost the whole
+    // generateText call: the SDK is let run the call, and the manager refuses it, an error
+    // the model reads (the policy is not asked again).
+    const input = { amount: 5 }
+    assert.equal(await tools.pay.needsApproval(input, { toolCallId: 'c1', messages: [] }), false)
+    await assert.rejects(tools.pay.execute(input, { toolCallId: 'c1', messages: [] }), { code: 'INVALID_APPROVAL_POLICY' })
     assert.deepEqual(runs, [])
   })
 })
