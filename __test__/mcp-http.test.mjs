@@ -202,6 +202,41 @@ describe('serveHttp: bad requests get JSON-RPC errors and never break the server
     await assert.rejects(serveHttp(registry, null, { prot: 1 }), { code: 'INVALID_CONFIG', message: /prot/ })
     await assert.rejects(serveHttp(registry, null, { port: -1 }), { code: 'INVALID_CONFIG' })
     await assert.rejects(serveHttp(registry, null, { path: 'mcp' }), { code: 'INVALID_CONFIG' })
+    // Options of the wrong kind, refused at the call rather than read loosely (adversarial
+    // pass: options.mjs, maxbody.mjs, origins-string.mjs).
+    const refused = [
+      [{ stateless: 'false' }, /stateless must be true or false, not "false"/],
+      [{ enableJsonResponse: 'no' }, /enableJsonResponse must be true or false/],
+      [{ maxBodyBytes: '4MB' }, /maxBodyBytes must be a positive integer, not "4MB"/],
+      [{ maxBodyBytes: -1 }, /maxBodyBytes must be a positive integer, not -1/],
+      [{ maxBodyBytes: 0 }, /maxBodyBytes must be a positive integer/],
+      [{ allowedOrigins: 'https://app.example' }, /allowedOrigins must be an array of origins .* or '\*', not "https:\/\/app.example"/],
+      [{ allowedOrigins: [5] }, /allowedOrigins must be an array of origins/],
+      [{ allowedHosts: 'localhost' }, /allowedHosts must be an array/],
+      [{ name: 5 }, /name must be a string, not 5/],
+      [{ version: {} }, /version must be a string, not an object/],
+      [{ instructions: 42 }, /instructions must be a string/],
+      [{ path: '/mcp?x=1' }, /path must be a URL path alone \(no query/],
+      [{ path: '/my mcp' }, /path must be a URL path alone/],
+      [{ host: 5 }, /host must be a host name or IP address/],
+    ]
+    for (const [options, message] of refused) {
+      await assert.rejects(serveHttp(registry, null, options), { code: 'INVALID_CONFIG', message }, JSON.stringify(options))
+    }
+    const { serveStdio } = await import('toolhost/mcp')
+    const { PassThrough } = await import('node:stream')
+    const io = () => ({ stdin: new PassThrough(), stdout: new PassThrough() })
+    await assert.rejects(serveStdio(registry, null, 5), { code: 'INVALID_CONFIG', message: /serveStdio: options must be an object, not 5/ })
+    for (const [options, message] of [
+      [{ ...io(), drainMs: 'abc' }, /drainMs must be a non-negative integer \(or Infinity\), not "abc"/],
+      [{ ...io(), maxMessageBytes: -1 }, /maxMessageBytes must be a positive integer, not -1/],
+      [{ ...io(), maxMessageBytes: '10MB' }, /maxMessageBytes must be a positive integer/],
+      [{ stdin: 'x', stdout: new PassThrough() }, /stdin must be a readable stream .*, not "x"/],
+      [{ stdin: new PassThrough(), stdout: {} }, /stdout must be a writable stream .*, not an object/],
+      [{ ...io(), name: 7 }, /name must be a string/],
+    ]) {
+      await assert.rejects(serveStdio(registry, null, options), { code: 'INVALID_CONFIG', message }, Object.keys(options).join())
+    }
     const taken = await serve()
     await assert.rejects(serveHttp(registry, null, { port: taken.serving.port }), { code: 'EADDRINUSE' })
   })

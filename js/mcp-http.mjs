@@ -14,7 +14,7 @@
 // Listening beyond loopback without `auth` must be asked for (`auth: false`).
 import { checkOptions, toolhostError } from './errors.mjs'
 import { ErrorCode, sdk } from './mcp-sdk.mjs'
-import { CallCounter, DEFAULT_DRAIN_MS, SERVER_OPTIONS, buildServer, checkServerOptions, managerFor, toolSet } from './mcp-server.mjs'
+import { CallCounter, DEFAULT_DRAIN_MS, SERVER_OPTIONS, buildServer, checkCount, checkServerOptions, managerFor, shown, toolSet } from './mcp-server.mjs'
 
 /** Defaults of what one HTTP server takes from its clients. */
 export const HTTP_DEFAULTS = {
@@ -100,7 +100,23 @@ async function verifierOf(auth) {
 function checkHttpOptions(o) {
   const { port = 0, host = '127.0.0.1', path = '/mcp', auth } = o
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw toolhostError('INVALID_CONFIG', 'serveHttp: port must be an integer from 0 to 65535')
+  if (typeof host !== 'string' || host === '') throw toolhostError('INVALID_CONFIG', `serveHttp: host must be a host name or IP address (a string), not ${shown(host)}`)
   if (typeof path !== 'string' || !path.startsWith('/')) throw toolhostError('INVALID_CONFIG', "serveHttp: path must start with '/'")
+  // A request is matched by its URL's pathname: a path that is not one (a query, a
+  // fragment, a space) would answer every request 404.
+  if (new URL(path, 'http://localhost').pathname !== path) {
+    throw toolhostError('INVALID_CONFIG', `serveHttp: path must be a URL path alone (no query, fragment, or characters a URL escapes), not ${shown(path)}`)
+  }
+  // Read as truthy, 'false' and 'no' meant true.
+  for (const key of ['stateless', 'enableJsonResponse']) {
+    if (o[key] !== undefined && typeof o[key] !== 'boolean') throw toolhostError('INVALID_CONFIG', `serveHttp: ${key} must be true or false, not ${shown(o[key])}`)
+  }
+  checkCount('serveHttp', 'maxBodyBytes', o.maxBodyBytes, { min: 1, infinite: false })
+  // A string was read by includes() as a substring test; [5] matched no origin.
+  const origins = o.allowedOrigins
+  if (origins !== undefined && origins !== '*' && !(Array.isArray(origins) && origins.every((h) => typeof h === 'string'))) {
+    throw toolhostError('INVALID_CONFIG', `serveHttp: allowedOrigins must be an array of origins (such as ['https://app.example']) or '*', not ${shown(origins)}`)
+  }
   if (auth !== undefined && auth !== false && typeof auth !== 'function' && !(typeof auth === 'string' && auth.length > 0)) {
     throw toolhostError('INVALID_CONFIG', 'serveHttp: auth must be a bearer token (a non-empty string), a function (token, req) => identity | undefined, or false for none')
   }

@@ -83,8 +83,31 @@ export function managerFor(registry, manager, method) {
 
 export const SERVER_OPTIONS = ['sessionId', 'name', 'version', 'instructions', 'approval', 'approvalTimeoutMs', 'maxPendingApprovals', 'maxRequestIdChars']
 
+/** Throws INVALID_CONFIG unless `value` is a whole number of at least `min` (0 or 1),
+ * or Infinity when `infinite`; `what` prefixes the message. */
+export function checkCount(what, key, value, { min, infinite }) {
+  if (value === undefined) return
+  if (typeof value === 'number' && value >= min && (Number.isInteger(value) || (infinite && value === Infinity))) return
+  const kind = min > 0 ? 'a positive integer' : 'a non-negative integer'
+  throw toolhostError('INVALID_CONFIG', `${what}: ${key} must be ${kind}${infinite ? ' (or Infinity)' : ''}, not ${shown(value)}`)
+}
+
+/** A value as a message shows it: short, and never throwing. */
+export function shown(value) {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)
+  if (typeof value === 'function') return 'a function'
+  if (Array.isArray(value)) return 'an array'
+  if (value === null) return 'null'
+  if (typeof value === 'object') return 'an object'
+  return String(value)
+}
+
 /** Checks the options every server takes (`what`: the method, for messages). */
 export function checkServerOptions(o, what) {
+  // Read by the server's info and initialize answer; another kind was dropped silently.
+  for (const key of ['name', 'version', 'instructions']) {
+    if (o[key] !== undefined && typeof o[key] !== 'string') throw toolhostError('INVALID_CONFIG', `${what}: ${key} must be a string, not ${shown(o[key])}`)
+  }
   if (o.approval !== undefined && !APPROVAL_MODES.includes(o.approval)) {
     throw toolhostError('INVALID_CONFIG', `${what}: approval must be one of ${APPROVAL_MODES.map((m) => `'${m}'`).join(', ')}`)
   }
@@ -446,8 +469,20 @@ export class CallCounter {
  */
 export async function serveStdio(tools, manager, options) {
   const o = options ?? {}
+  if (typeof o !== 'object') throw toolhostError('INVALID_CONFIG', `serveStdio: options must be an object, not ${shown(o)}`)
   checkOptions(o, STDIO_OPTIONS, 'serveStdio options', 'serveStdio: ')
   checkServerOptions(o, 'serveStdio')
+  checkCount('serveStdio', 'drainMs', o.drainMs, { min: 0, infinite: true })
+  // The SDK's transport takes it as its read buffer's size.
+  checkCount('serveStdio', 'maxMessageBytes', o.maxMessageBytes, { min: 1, infinite: false })
+  // Checked here, not at the first message, with what the transport calls on them.
+  const isStream = (v, methods) => v !== null && typeof v === 'object' && methods.every((m) => typeof v[m] === 'function')
+  if (o.stdin !== undefined && !isStream(o.stdin, ['on', 'once', 'off', 'pause'])) {
+    throw toolhostError('INVALID_CONFIG', `serveStdio: stdin must be a readable stream (process.stdin, a socket, a PassThrough), not ${shown(o.stdin)}`)
+  }
+  if (o.stdout !== undefined && !isStream(o.stdout, ['on', 'once', 'write'])) {
+    throw toolhostError('INVALID_CONFIG', `serveStdio: stdout must be a writable stream (process.stdout, a socket, a PassThrough), not ${shown(o.stdout)}`)
+  }
   const { stdin, stdout, maxMessageBytes, drainMs = DEFAULT_DRAIN_MS, ...serverOptions } = o
   const calls = new CallCounter()
   let closing = null
