@@ -433,6 +433,24 @@ describe('mountMcp: failures', () => {
     await assert.rejects(registry.mountMcp(client, { prefx: 'a_' }), { code: 'INVALID_CONFIG', message: /prefx/ })
     await assert.rejects(registry.mountMcp(client, { sessionId: 'no-such-session' }), { code: 'SESSION_NOT_FOUND' })
     await assert.rejects(registry.mountMcp(client, { include: 42 }), { code: 'INVALID_CONFIG' })
+    // A { url } or { command } source's keys and kinds, and options of the wrong kind,
+    // refused before anything connects (adversarial pass: source-keys.mjs, options.mjs).
+    const url = 'http://127.0.0.1:1/mcp'
+    for (const [source, options, message] of [
+      [{ url, header: { authorization: 'Bearer x' } }, {}, /unknown option `header` in a \{ url \} source; did you mean `headers`\?/],
+      [{ command: 'node', evn: { API_KEY: 'k' } }, {}, /unknown option `evn` in a \{ command \} source; did you mean `env`\?/],
+      [{ url, headers: 'Bearer x' }, {}, /headers must be an object of header names and string values/],
+      [{ url, fetch: 'x' }, {}, /fetch must be a function/],
+      [{ url: 'not a url' }, {}, /url must be an absolute http: or https: URL, not "not a url"/],
+      [{ command: 'node', args: 'x.mjs' }, {}, /args must be an array of strings/],
+      [{ command: 'node', env: { N: 1 } }, {}, /env must be an object of variable names and string values/],
+      [{ command: 'node', stderr: 'loud' }, {}, /stderr must be 'inherit', 'ignore', 'pipe'/],
+      [{ url, command: 'node' }, {}, /\{ url \} \(Streamable HTTP\) or \{ command \} \(stdio\), not both/],
+      [{ url }, { clientInfo: 'me' }, /clientInfo must be \{ name, version \}/],
+      [{ url }, { onError: 'warn' }, /onError must be a function/],
+    ]) {
+      await assert.rejects(registry.mountMcp(source, options), { code: 'INVALID_CONFIG', message }, JSON.stringify([source, options]))
+    }
     assert.deepEqual(registry.names, [])
     await client.close()
   })

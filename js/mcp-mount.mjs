@@ -446,6 +446,49 @@ function raced(promise, signal) {
   })
 }
 
+const URL_SOURCE = ['url', 'headers', 'fetch']
+const COMMAND_SOURCE = ['command', 'args', 'env', 'cwd', 'stderr']
+const STDERR = ['inherit', 'ignore', 'pipe']
+
+const isRecord = (v) => v !== null && typeof v === 'object' && !Array.isArray(v)
+const ofStrings = (v) => isRecord(v) && Object.values(v).every((x) => typeof x === 'string')
+
+/** Checks a `{ url }` or `{ command }` source: a misspelt key (`header`, `evn`) was
+ * ignored, so a mount ran without its token or its environment; a key of the wrong
+ * kind failed later as a connection failure, or not at all. */
+function checkSource(source) {
+  const bad = (message) => toolhostError('INVALID_CONFIG', `mountMcp: ${message}`)
+  if (source.url !== undefined && source.command !== undefined) {
+    throw bad('a source is { url } (Streamable HTTP) or { command } (stdio), not both')
+  }
+  if (source.url !== undefined) {
+    checkOptions(source, URL_SOURCE, 'a { url } source', 'mountMcp: ')
+    let url
+    try {
+      url = new URL(source.url)
+    } catch {}
+    if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw bad(`url must be an absolute http: or https: URL, not ${JSON.stringify(String(source.url))}`)
+    const headers = source.headers
+    if (headers !== undefined && !ofStrings(headers) && !(typeof globalThis.Headers === 'function' && headers instanceof globalThis.Headers)) {
+      throw bad("headers must be an object of header names and string values, such as { authorization: 'Bearer <token>' }")
+    }
+    if (source.fetch !== undefined && typeof source.fetch !== 'function') throw bad('fetch must be a function (a fetch implementation)')
+    return
+  }
+  checkOptions(source, COMMAND_SOURCE, 'a { command } source', 'mountMcp: ')
+  if (source.command === '') throw bad('command must name a program')
+  if (source.args !== undefined && !(Array.isArray(source.args) && source.args.every((a) => typeof a === 'string'))) {
+    throw bad("args must be an array of strings, such as ['server.mjs', '--stdio']")
+  }
+  if (source.env !== undefined && !ofStrings(source.env)) throw bad('env must be an object of variable names and string values')
+  if (source.cwd !== undefined && typeof source.cwd !== 'string') throw bad('cwd must be a directory path (a string)')
+  // The SDK also takes a stream or a file descriptor; a string must be one of its modes.
+  const { stderr } = source
+  if (stderr !== undefined && !(STDERR.includes(stderr) || typeof stderr === 'number' || (isRecord(stderr) && typeof stderr.write === 'function'))) {
+    throw bad(`stderr must be ${STDERR.map((m) => `'${m}'`).join(', ')}, a stream or a file descriptor`)
+  }
+}
+
 /**
  * Registers the tools of an MCP server in `registry` (or its session `sessionId`): an
  * SDK `Client` (connected), an SDK `Transport`, `{ url, headers? }` for Streamable HTTP
@@ -471,11 +514,16 @@ export async function mountMcp(registry, source, options) {
     if (!(typeof v === 'number' && v > 0 && (Number.isInteger(v) || v === Infinity))) throw toolhostError('INVALID_CONFIG', `mountMcp: ${key} must be a positive integer (or Infinity)`)
     limits[key] = v
   }
+  if (o.clientInfo !== undefined && !(o.clientInfo !== null && typeof o.clientInfo === 'object' && typeof o.clientInfo.name === 'string' && typeof o.clientInfo.version === 'string')) {
+    throw toolhostError('INVALID_CONFIG', "mountMcp: clientInfo must be { name, version } (two strings), such as { name: 'my-agent', version: '1.0.0' }")
+  }
+  if (o.onError !== undefined && typeof o.onError !== 'function') throw toolhostError('INVALID_CONFIG', 'mountMcp: onError must be a function (error) => void')
   const valid = source !== null && typeof source === 'object' &&
     (isClient(source) || isTransport(source) || (source.url !== undefined && (typeof source.url === 'string' || source.url instanceof URL)) || typeof source.command === 'string')
   if (!valid) {
     throw toolhostError('INVALID_ARGUMENTS', 'mountMcp takes an MCP SDK Client (connected), a Transport, { url, headers? } (Streamable HTTP) or { command, args? } (stdio)')
   }
+  if (!isClient(source) && !isTransport(source)) checkSource(source)
   const { target, sessionId } = toolSet(registry, o.sessionId, 'mountMcp')
   const conn = new Connection(source, { ...o, maxResultBytes: limits.maxResultBytes })
   const mount = new McpMount(MOUNT_KEY, registry, target, sessionId, conn, { ...o, limits })
