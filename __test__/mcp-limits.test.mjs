@@ -86,6 +86,30 @@ describe('finding 15: what a remote server pushes is bounded', () => {
     await short.mount.unmount()
   })
 
+  test("a title, category and tags are cut as a description is (adversarial pass, bigmeta-check)", T, async () => {
+    const { mount, registry, warnings } = await mounted(servers.bigText())
+    const titled = registry.get('titled')
+    assert.equal(titled.metadata.title.length, 256)
+    assert.ok(titled.metadata.title.endsWith('…'))
+    assert.ok(titled.description.length <= 256, 'the title stands in for the missing description, cut')
+    const tagged = registry.get('tagged').metadata
+    assert.equal(tagged.category.length, 256)
+    assert.equal(tagged.tags.length, 32)
+    assert.equal(tagged.tags[0].length, 64)
+    assert.deepEqual(tagged.tags.slice(1, 3), ['tag0', 'tag1'])
+    for (const text of [
+      /the title of tool 'titled' of MCP server .* is 5000000 characters: cut to 256/,
+      /the annotations\.title of tool 'titled' .* is 5000000 characters: cut to 256/,
+      /the category of tool 'tagged' .* is 3000000 characters: cut to 256/,
+      /the tags of tool 'tagged' .* are 300001: the first 32 kept/,
+      /the tags of tool 'tagged' .* have 1 longer than 64 characters: cut to 64/,
+    ]) {
+      assert.ok(mount.warnings.some((w) => text.test(w)), `mount.warnings: ${text}`)
+      assert.ok(warnings.some((w) => text.test(w)), `process warning: ${text}`)
+    }
+    await mount.unmount()
+  })
+
   test('a result over maxResultBytes is refused over HTTP, stdio and a given Client; the server stays usable', T, async () => {
     const big = 20 * 1024 * 1024
     const http = await overHttp(() => servers.hugeResult(big))

@@ -7,8 +7,8 @@
 // visible where it is mounted (`shadow` allows it by name), `unmount()` removes only what
 // it mounted, and what it can push is bounded (`MOUNT_DEFAULTS`): the tools taken from one
 // listing and its total time (a cursor that comes back ends it), a description's length
-// (cut), a schema's size and validation cost (the tool is skipped), and a response's size
-// on every transport (js/mcp-connection.mjs). A tool that cannot be mounted is skipped
+// (cut; a title, category and tags too), a schema's size and validation cost (the tool
+// is skipped), and a response's size on every transport (js/mcp-connection.mjs). A tool that cannot be mounted is skipped
 // with a warning and listed in `mount.skipped`; it never fails the mount.
 import { checkOptions, permanentError, toolhostError, transientError } from './errors.mjs'
 import { Connection, httpStatus, isClient, isTransport, messageOf } from './mcp-connection.mjs'
@@ -26,11 +26,17 @@ export const MOUNT_DEFAULTS = {
   maxResultBytes: 16 * 1024 * 1024,
 }
 
+/** Fixed bounds on a listed tool's other text, cut as a description is (with a warning):
+ * a 5 MB title was kept whole, and became the description of a tool that had none. */
+const MOUNT_TEXT_LIMITS = { titleChars: 256, categoryChars: 256, tags: 32, tagChars: 64 }
+
 const MOUNT_OPTIONS = ['prefix', 'sessionId', 'include', 'exclude', 'requestTimeoutMs', 'connectTimeoutMs', 'clientInfo', 'onError', 'progress', 'shadow', ...Object.keys(MOUNT_DEFAULTS)]
 const NAME = /^[A-Za-z0-9_-]{1,64}$/
 const CHANGE = 'tool-registry-change'
 /** The longest delay setTimeout takes (longer ones fire at once). */
 const LONGEST_TIMER = 2 ** 31 - 1
+
+const isRecord = (v) => v !== null && typeof v === 'object' && !Array.isArray(v)
 
 function warn(message) {
   try {
@@ -111,6 +117,45 @@ function readTool(raw) {
   const issue = read.error.issues?.[0]
   const at = issue?.path?.length > 0 ? ` at ${issue.path.join('.')}` : ''
   return { why: `it is not a valid MCP tool${at}: ${issue?.message ?? read.error.message}` }
+}
+
+const cut = (text, max) => `${text.slice(0, max - 1)}…`
+
+/** Cuts a listed tool's title (its own and its annotations'), and a toolhost server's
+ * category and tags, to MOUNT_TEXT_LIMITS; `note(what, how)` is told what was cut. */
+function boundText(tool, note) {
+  const { titleChars, categoryChars, tags: maxTags, tagChars } = MOUNT_TEXT_LIMITS
+  if (typeof tool.title === 'string' && tool.title.length > titleChars) {
+    note('title', `is ${tool.title.length} characters: cut to ${titleChars}`)
+    tool.title = cut(tool.title, titleChars)
+  }
+  const annotations = tool.annotations
+  if (isRecord(annotations) && typeof annotations.title === 'string' && annotations.title.length > titleChars) {
+    note('annotations.title', `is ${annotations.title.length} characters: cut to ${titleChars}`)
+    tool.annotations = { ...annotations, title: cut(annotations.title, titleChars) }
+  }
+  const kept = isRecord(tool._meta) ? tool._meta[META.metadata] : undefined
+  if (!isRecord(kept)) return
+  const metadata = { ...kept }
+  if (typeof metadata.category === 'string' && metadata.category.length > categoryChars) {
+    note('category', `is ${metadata.category.length} characters: cut to ${categoryChars}`)
+    metadata.category = cut(metadata.category, categoryChars)
+  }
+  if (Array.isArray(metadata.tags)) {
+    // Only strings are read as tags.
+    let tags = metadata.tags.filter((t) => typeof t === 'string')
+    if (tags.length > maxTags) {
+      note('tags', `are ${tags.length}: the first ${maxTags} kept`)
+      tags = tags.slice(0, maxTags)
+    }
+    const long = tags.filter((t) => t.length > tagChars).length
+    if (long > 0) {
+      note('tags', `have ${long} longer than ${tagChars} characters: cut to ${tagChars}`)
+      tags = tags.map((t) => (t.length > tagChars ? cut(t, tagChars) : t))
+    }
+    metadata.tags = tags
+  }
+  tool._meta = { ...tool._meta, [META.metadata]: metadata }
 }
 
 /** What `mountMcp` resolves to. */
@@ -306,6 +351,7 @@ export class McpMount {
         notes.push(`the description of tool '${tool.name}' of MCP server ${this.#conn.label} is ${tool.description.length} characters: cut to maxDescriptionChars (${maxDescriptionChars})`)
         tool.description = `${tool.description.slice(0, maxDescriptionChars - 1)}…`
       }
+      boundText(tool, (what, how) => notes.push(`the ${what} of tool '${tool.name}' of MCP server ${this.#conn.label} ${how}`))
       wanted.set(name, { tool, json: JSON.stringify(tool) })
     }
     const added = [], removed = [], updated = []
@@ -450,7 +496,6 @@ const URL_SOURCE = ['url', 'headers', 'fetch']
 const COMMAND_SOURCE = ['command', 'args', 'env', 'cwd', 'stderr']
 const STDERR = ['inherit', 'ignore', 'pipe']
 
-const isRecord = (v) => v !== null && typeof v === 'object' && !Array.isArray(v)
 const ofStrings = (v) => isRecord(v) && Object.values(v).every((x) => typeof x === 'string')
 
 /** Checks a `{ url }` or `{ command }` source: a misspelt key (`header`, `evn`) was

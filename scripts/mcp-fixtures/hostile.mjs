@@ -44,6 +44,19 @@ export const servers = {
   /** One tool whose description is `chars` long. */
   longDescription: (chars) => hostileServer(() => ({ tools: [{ name: 'talker', description: 'x'.repeat(chars), inputSchema: OBJECT }] })),
 
+  /** A 5 MB title (and annotations.title) on a tool with no description, and a toolhost
+   * category of 3 MB with 300,001 tags, one of them 100 characters. */
+  bigText: () =>
+    hostileServer(() => ({
+      tools: [
+        { name: 'titled', title: 'T'.repeat(5_000_000), annotations: { title: 'A'.repeat(5_000_000) }, inputSchema: OBJECT },
+        {
+          name: 'tagged', description: 'd', inputSchema: OBJECT,
+          _meta: { 'toolhost/metadata': { category: 'C'.repeat(3_000_000), tags: ['x'.repeat(100), ...Array.from({ length: 300_000 }, (_, i) => `tag${i}`)] } },
+        },
+      ],
+    })),
+
   /** Tools that cannot be mounted (a non-object inputSchema, no name, a huge or costly
    * schema) beside one that can. */
   badTools: () =>
