@@ -136,6 +136,35 @@ describe('toolhost serve: mistakes', () => {
     assert.equal(badPort.code, 2)
     assert.match(badPort.stderr, /port must be an integer/)
   })
+
+  test('a bad --path, a host that only looks like loopback, and HTTP flags with --stdio are refused before the module loads (adversarial pass, cli-flags.sh)', T, async () => {
+    // broken.mjs cannot load: a refusal that names the flag came before loading it.
+    const BROKEN = `${DIR}broken.mjs`
+    const { TOOLHOST_TOKEN: _, ...noToken } = process.env
+    const path = await run(['serve', BROKEN, '--http', '0', '--path', 'mcp'])
+    assert.equal(path.code, 2)
+    assert.match(path.stderr, /--path must be a URL path starting with '\/', with no query or fragment \(such as \/mcp\), not 'mcp'/)
+    const query = await run(['serve', BROKEN, '--http', '0', '--path', '/mcp?x=1'])
+    assert.equal(query.code, 2)
+    assert.match(query.stderr, /--path must be a URL path/)
+    const lookalike = await run(['serve', BROKEN, '--http', '0', '--host', '127.attacker.example'], { env: noToken })
+    assert.equal(lookalike.code, 1)
+    assert.match(lookalike.stderr, /listening on 127\.attacker\.example lets anyone who reaches it run every tool/)
+    const stdio = await run(['serve', BROKEN, '--stdio', '--host', '0.0.0.0', '--stateless', '--port', '9000', '--path', '/x'])
+    assert.equal(stdio.code, 2)
+    assert.match(stdio.stderr, /--host, --stateless, --port, --path are for --http, and this serves over stdio/)
+    const bare = await run(['serve', BROKEN, '--no-auth'])
+    assert.equal(bare.code, 2)
+    assert.match(bare.stderr, /--no-auth is for --http/)
+    for (const r of [path, query, lookalike, stdio, bare]) assert.doesNotMatch(r.stderr, /could not load/)
+    // Real loopback addresses need no token.
+    for (const host of ['127.0.0.2', '::1']) {
+      const served = await serveHttp(CATALOG, ['--host', host], noToken)
+      assert.match(served.line, /serving \d+ tools/, host)
+      served.child.kill('SIGKILL')
+      await served.exited
+    }
+  })
 })
 
 describe('toolhost serve at the trust boundary', () => {

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `toolhost serve ./tools.mjs [--http [port] | --stdio]`: serves the tools a module
 // registers over MCP, without writing a server. See `toolhost --help`.
+import { BlockList, isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { ToolExecutionManager, ToolRegistry, permanentError, transientError } from './node.mjs'
@@ -21,7 +22,8 @@ Transports:
   --http [port]        Streamable HTTP on http://<host>:<port><path> (default port 8080)
 
 Options (HTTP):
-  --host <host>        interface to listen on (default 127.0.0.1; 0.0.0.0 for all)
+  --host <host>        interface to listen on (default 127.0.0.1; 0.0.0.0 for all);
+                       beyond loopback (localhost, 127.0.0.0/8, ::1) it needs auth
   --path <path>        endpoint path (default /mcp)
   --stateless          no sessions: any instance behind a load balancer answers any request
   --allow-origin <o>   a browser Origin allowed to call (repeatable; '*' for any)
@@ -57,6 +59,23 @@ function die(message) {
 
 const APPROVALS = ['elicit', 'deny', 'allow', 'manager']
 
+/** Flags that only --http reads: given with --stdio they would be ignored in silence
+ * (--host 0.0.0.0 --stdio looked like a network server and was none). */
+const HTTP_FLAGS = ['--port', '--host', '--path', '--stateless', '--allow-origin', '--allow-host', '--no-auth']
+
+const LOOPBACK = new BlockList()
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4')
+LOOPBACK.addAddress('::1', 'ipv6')
+
+/** Whether `host` is loopback: 'localhost', or an IP address in 127.0.0.0/8 or ::1 (a
+ * name such as 127.attacker.example is not, whatever it starts with). */
+function isLoopback(host) {
+  if (host === 'localhost') return true
+  const ip = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host
+  const version = isIP(ip)
+  return version !== 0 && LOOPBACK.check(ip, version === 6 ? 'ipv6' : 'ipv4')
+}
+
 function parse(argv) {
   const args = { transport: 'stdio', port: 8080, host: '127.0.0.1', path: '/mcp', stateless: false, origins: [], hosts: [], noAuth: false, approval: 'elicit', drainMs: 10_000, module: undefined }
   if (argv.length === 0 || argv.includes('-h') || argv.includes('--help')) {
@@ -65,8 +84,10 @@ function parse(argv) {
   }
   const [command, ...rest] = argv
   if (command !== 'serve') fail(`unknown command '${command}'`)
+  const httpFlags = new Set()
   for (let i = 0; i < rest.length; i++) {
     const a = rest[i]
+    if (HTTP_FLAGS.includes(a)) httpFlags.add(a)
     const value = () => {
       if (i + 1 >= rest.length) fail(`${a} needs a value`)
       return rest[++i]
@@ -121,7 +142,14 @@ function parse(argv) {
     }
   }
   if (args.module === undefined) fail('which module? e.g. toolhost serve ./tools.mjs')
+  if (args.transport === 'stdio' && httpFlags.size > 0) {
+    fail(`${[...httpFlags].join(', ')} ${httpFlags.size === 1 ? 'is' : 'are'} for --http, and this serves over stdio: add --http, or leave ${httpFlags.size === 1 ? 'it' : 'them'} out`)
+  }
   if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) fail('the port must be an integer from 0 to 65535')
+  // Checked here, before the module runs (serveHttp would refuse it after).
+  if (!args.path.startsWith('/') || new URL(args.path, 'http://localhost').pathname !== args.path) {
+    fail(`--path must be a URL path starting with '/', with no query or fragment (such as /mcp), not '${args.path}'`)
+  }
   return args
 }
 
@@ -184,7 +212,7 @@ async function main() {
     for (const level of ['log', 'info', 'debug']) console[level] = (...a) => console.error(...a)
   }
   const token = process.env.TOOLHOST_TOKEN
-  const loopback = ['127.0.0.1', 'localhost', '::1', '[::1]'].includes(args.host) || /^127\./.test(args.host)
+  const loopback = isLoopback(args.host)
   // Refused before the module runs: its top-level code may have effects.
   if (args.transport === 'http' && !loopback && !token && !args.noAuth) {
     die(`listening on ${args.host} lets anyone who reaches it run every tool: set TOOLHOST_TOKEN to a secret that clients send as "Authorization: Bearer <token>", or pass --no-auth to serve without authentication on purpose`)
