@@ -1409,6 +1409,20 @@ describe('bad input to the error helpers and argument getters', () => {
   })
 })
 
+/** The process warnings `fn` leads to (a listener or logger that throws or rejects). */
+async function quietly(fn) {
+  const warnings = []
+  const onWarning = (w) => warnings.push(w.message)
+  process.on('warning', onWarning)
+  try {
+    await fn()
+    await sleep(5)
+  } finally {
+    process.off('warning', onWarning)
+  }
+  return warnings
+}
+
 describe('callbacks that throw values that cannot be printed', () => {
   // The warning's text used to be a template literal, which throws for these; that
   // throw ended the listener loop, or reached the caller.
@@ -1417,18 +1431,6 @@ describe('callbacks that throw values that cannot be printed', () => {
     ['a null-prototype object', () => Object.create(null)],
     ['an object whose stack getter throws', () => ({ get stack() { throw new Error('no stack') } })],
   ]
-  async function quietly(fn) {
-    const warnings = []
-    const onWarning = (w) => warnings.push(w.message)
-    process.on('warning', onWarning)
-    try {
-      await fn()
-      await sleep(5)
-    } finally {
-      process.off('warning', onWarning)
-    }
-    return warnings
-  }
   for (const [label, make] of unprintable) {
     test(`a listener throwing ${label}: later listeners run, and a warning says so`, async () => {
       const { registry, manager } = setup([{ name: 'tool', handler: () => 'fine' }])
@@ -1461,18 +1463,6 @@ describe('callbacks that throw values that cannot be printed', () => {
 describe('async callbacks whose promise rejects', () => {
   // A rejection was left unhandled, which ends a Node process (>= 15) after the call
   // had succeeded: an `async` listener or logger must be contained as a throwing one is.
-  async function warningsOf(fn) {
-    const warnings = []
-    const onWarning = (w) => warnings.push(w.message)
-    process.on('warning', onWarning)
-    try {
-      await fn()
-      await sleep(5)
-    } finally {
-      process.off('warning', onWarning)
-    }
-    return warnings
-  }
 
   test('an async listener (on, addEventListener, handleEvent) that rejects becomes a warning; later listeners run', async () => {
     const { registry, manager } = setup([{ name: 'tool', handler: () => 'fine' }])
@@ -1484,7 +1474,7 @@ describe('async callbacks whose promise rejects', () => {
     manager.on('tool-execution-succeeded', () => ({ then: (_, reject) => reject(new Error('thenable rejected')) }))
     manager.on('tool-execution-succeeded', () => seen.push('manager'))
     registry.on('tool-registry-change', async () => { throw new Error('registry listener rejected') })
-    const warnings = await warningsOf(async () => {
+    const warnings = await quietly(async () => {
       assert.equal((await manager.execute('tool', {})).result, 'fine')
       registry.register({ name: 'other', description: 'another tool', handler: () => 1 })
     })
@@ -1498,7 +1488,7 @@ describe('async callbacks whose promise rejects', () => {
     const { manager } = setup([{ name: 'tool', handler: () => 'fine' }], {
       logging: true, logger: async () => { throw new Error('log shipper down') },
     })
-    const warnings = await warningsOf(async () => {
+    const warnings = await quietly(async () => {
       assert.equal((await manager.execute('tool', {})).result, 'fine')
     })
     assert.ok(warnings.some((w) => /the toolhost logger rejected: Error: log shipper down/.test(w)), warnings.join('; '))
