@@ -252,34 +252,31 @@ export function thrownText(err) {
   }
 }
 
-/** Reports a user callback's answer that toolhost could not use (`message` says which,
- * what it was and what was done instead): in a browser as an uncaught error of the page,
- * in Node as a process warning of `warningType`. */
-export function reportUnusable(message, warningType) {
+/** Reports what a user callback did that toolhost contained: in a browser as an uncaught
+ * error of the page (`pageError`), in Node as a process warning of `warningType` whose
+ * text `message()` makes. Never throws. */
+function report(pageError, message, warningType) {
   try {
     if (typeof globalThis.reportError === 'function' && typeof globalThis.process === 'undefined') {
-      globalThis.reportError(new TypeError(message))
+      globalThis.reportError(pageError)
     } else if (typeof globalThis.process?.emitWarning === 'function') {
-      globalThis.process.emitWarning(message, warningType)
+      globalThis.process.emitWarning(message(), warningType)
     } else {
-      console.error(message)
+      console.error(message())
     }
   } catch {}
 }
 
+/** Reports a user callback's answer that toolhost could not use (`message` says which,
+ * what it was and what was done instead). */
+export function reportUnusable(message, warningType) {
+  report(new TypeError(message), () => message, warningType)
+}
+
 /** Reports an error thrown by a user callback (a listener, a logger) without letting it
- * disturb toolhost: in a browser as an uncaught error of the page (`reportError`), in
- * Node as a process warning. `verb` is 'rejected' for a returned promise's rejection. */
+ * disturb toolhost. `verb` is 'rejected' for a returned promise's rejection. */
 export function reportCallbackError(err, what, warningType, verb = 'threw') {
-  try {
-    if (typeof globalThis.reportError === 'function' && typeof globalThis.process === 'undefined') {
-      globalThis.reportError(err)
-    } else if (typeof globalThis.process?.emitWarning === 'function') {
-      globalThis.process.emitWarning(`${what} ${verb}: ${thrownText(err)}`, warningType)
-    } else {
-      console.error(`${what} ${verb}:`, err)
-    }
-  } catch {}
+  report(err, () => `${what} ${verb}: ${thrownText(err)}`, warningType)
 }
 
 /** Reports the rejection of what a user callback (a listener, a logger) returned, when

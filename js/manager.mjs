@@ -1302,7 +1302,7 @@ export class ToolExecutionManager extends ToolEventTarget {
     if (report === null || typeof report !== 'object') throw bad(`got ${typeof report}`)
     // A misspelt key (`totl`) would be dropped in silence. for-in makes no array.
     for (const key in report) {
-      if (key !== 'progress' && key !== 'total' && key !== 'message' && Object.hasOwn(report, key)) throw bad(unknownProgressKey(key))
+      if (!PROGRESS_KEYS.includes(key) && Object.hasOwn(report, key)) throw bad(unknownProgressKey(key))
     }
     const { progress, total, message } = report
     if (typeof progress !== 'number' || !Number.isFinite(progress)) throw bad('progress must be a finite number')

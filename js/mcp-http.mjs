@@ -126,12 +126,7 @@ function checkHttpOptions(o) {
       `serveHttp: listening on ${host} lets anyone who reaches it run every tool: give auth (a bearer token, or a function that verifies one), or auth: false to serve without authentication on purpose`,
     )
   }
-  for (const key of [...Object.keys(HTTP_DEFAULTS), 'drainMs']) {
-    const v = o[key]
-    if (v !== undefined && !(typeof v === 'number' && v >= 0 && (Number.isInteger(v) || v === Infinity))) {
-      throw toolhostError('INVALID_CONFIG', `serveHttp: ${key} must be a non-negative integer (or Infinity)`)
-    }
-  }
+  for (const key of [...Object.keys(HTTP_DEFAULTS), 'drainMs']) checkCount('serveHttp', key, o[key], { min: 0, infinite: true })
   const headersMs = o.headersTimeoutMs ?? HTTP_DEFAULTS.headersTimeoutMs
   const requestMs = o.requestTimeoutMs ?? HTTP_DEFAULTS.requestTimeoutMs
   if (headersMs > 0 && requestMs > 0 && headersMs > requestMs) {

@@ -13,7 +13,7 @@
 import { checkOptions, permanentError, toolhostError, transientError } from './errors.mjs'
 import { Connection, httpStatus, isClient, isTransport, messageOf } from './mcp-connection.mjs'
 import { CallToolResultSchema, ErrorCode, ListToolsResultSchema, ResultSchema } from './mcp-sdk.mjs'
-import { IDEMPOTENCY_META, META, toolSet, fromCallToolResult } from './mcp-server.mjs'
+import { IDEMPOTENCY_META, META, checkCount, toolSet, fromCallToolResult } from './mcp-server.mjs'
 import { ToolRegistry, mountedDefinition, registerMounted, stateOf, unregisterMounted } from './registry.mjs'
 
 /** Defaults of what a mount takes from its server. */
@@ -556,7 +556,7 @@ export async function mountMcp(registry, source, options) {
   for (const key of Object.keys(MOUNT_DEFAULTS)) {
     const v = o[key]
     if (v === undefined) continue
-    if (!(typeof v === 'number' && v > 0 && (Number.isInteger(v) || v === Infinity))) throw toolhostError('INVALID_CONFIG', `mountMcp: ${key} must be a positive integer (or Infinity)`)
+    checkCount('mountMcp', key, v, { min: 1, infinite: true })
     limits[key] = v
   }
   if (o.clientInfo !== undefined && !(o.clientInfo !== null && typeof o.clientInfo === 'object' && typeof o.clientInfo.name === 'string' && typeof o.clientInfo.version === 'string')) {

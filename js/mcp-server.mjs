@@ -111,12 +111,7 @@ export function checkServerOptions(o, what) {
   if (o.approval !== undefined && !APPROVAL_MODES.includes(o.approval)) {
     throw toolhostError('INVALID_CONFIG', `${what}: approval must be one of ${APPROVAL_MODES.map((m) => `'${m}'`).join(', ')}`)
   }
-  for (const key of ['approvalTimeoutMs', 'maxPendingApprovals', 'maxRequestIdChars']) {
-    const v = o[key]
-    if (v !== undefined && !(typeof v === 'number' && v > 0 && (Number.isInteger(v) || v === Infinity))) {
-      throw toolhostError('INVALID_CONFIG', `${what}: ${key} must be a positive integer (or Infinity)`)
-    }
-  }
+  for (const key of ['approvalTimeoutMs', 'maxPendingApprovals', 'maxRequestIdChars']) checkCount(what, key, o[key], { min: 1, infinite: true })
 }
 
 /** A successful execution's result as an MCP `CallToolResult`: an object is

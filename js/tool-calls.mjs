@@ -302,23 +302,25 @@ function aiSdkApproval(state, manager, session, name, declared, verdicts) {
   return undefined
 }
 
+/** The content parts of the AI SDK messages of `role`. */
+function* partsOf(messages, role) {
+  for (const m of messages) {
+    if (m === null || typeof m !== 'object' || m.role !== role || !Array.isArray(m.content)) continue
+    for (const part of m.content) if (part !== null && typeof part === 'object') yield part
+  }
+}
+
 /** Whether the AI SDK messages hold an approval request for the call `toolCallId` and
  * an approving response to it: the SDK runs a call that needs approval only then. */
 function approvedInMessages(messages, toolCallId) {
   if (!Array.isArray(messages) || typeof toolCallId !== 'string') return false
   const requests = new Set()
-  for (const m of messages) {
-    if (m === null || typeof m !== 'object' || m.role !== 'assistant' || !Array.isArray(m.content)) continue
-    for (const part of m.content) {
-      if (part !== null && typeof part === 'object' && part.type === 'tool-approval-request' && part.toolCallId === toolCallId) requests.add(part.approvalId)
-    }
+  for (const part of partsOf(messages, 'assistant')) {
+    if (part.type === 'tool-approval-request' && part.toolCallId === toolCallId) requests.add(part.approvalId)
   }
   if (requests.size === 0) return false
-  for (const m of messages) {
-    if (m === null || typeof m !== 'object' || m.role !== 'tool' || !Array.isArray(m.content)) continue
-    for (const part of m.content) {
-      if (part !== null && typeof part === 'object' && part.type === 'tool-approval-response' && part.approved === true && requests.has(part.approvalId)) return true
-    }
+  for (const part of partsOf(messages, 'tool')) {
+    if (part.type === 'tool-approval-response' && part.approved === true && requests.has(part.approvalId)) return true
   }
   return false
 }
