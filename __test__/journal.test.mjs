@@ -189,6 +189,10 @@ describe('journal: approvals that outlive the process', () => {
     assert.equal(pending[0].toolName, 'pay')
     assert.deepEqual(pending[0].args, { cents: 40 })
     assert.equal(pending[0].idempotencyKey, 'a1')
+    // The call waits in another manager: an edit that is not JSON is named by its approval.
+    await assert.rejects(approver.approve(pending[0].approvalId, { args: '{"cents": 3' }), {
+      code: 'INVALID_ARGUMENTS', message: new RegExp(`^invalid edited arguments for approval '${pending[0].approvalId}': malformed JSON`),
+    })
     await approver.approve(pending[0].approvalId, { args: { cents: 30 }, by: 'grace' })
     const r = await call
     assert.deepEqual(r.result, { paid: 30 }, 'edited arguments reach the handler')

@@ -22,14 +22,29 @@ fn refuse(tool: &str, why: impl std::fmt::Display) -> RegistryError {
 /// # Errors
 /// `INVALID_ARGUMENTS` when the text is too large, too deep or not JSON.
 pub fn parse_arguments(tool: &str, text: &str) -> Result<Value, RegistryError> {
-    check_size(tool, text.len())?;
+    arguments_of(text).map_err(|why| refuse(tool, why))
+}
+
+/// Parses argument JSON text as [`parse_arguments`] does; the error says why it cannot,
+/// for a caller that names the arguments otherwise than by their tool.
+///
+/// # Errors
+/// Why the text is too large, too deep or not JSON.
+pub fn arguments_of(text: &str) -> Result<Value, String> {
+    if text.len() > MAX_ARGUMENT_BYTES {
+        return Err(too_large(text.len()));
+    }
     crate::json_text::from_str(text).map_err(|e| {
         if e.to_string().contains("recursion limit") {
-            refuse(tool, format!("nested deeper than {MAX_ARGUMENT_DEPTH} levels"))
+            format!("nested deeper than {MAX_ARGUMENT_DEPTH} levels")
         } else {
-            refuse(tool, format!("malformed JSON: {e}"))
+            format!("malformed JSON: {e}")
         }
     })
+}
+
+fn too_large(bytes: usize) -> String {
+    format!("{bytes} bytes of JSON exceed the {MAX_ARGUMENT_BYTES}-byte argument limit")
 }
 
 /// Checks the length of argument text, in bytes, before it is read.
@@ -38,7 +53,7 @@ pub fn parse_arguments(tool: &str, text: &str) -> Result<Value, RegistryError> {
 /// `INVALID_ARGUMENTS` when it is over [`MAX_ARGUMENT_BYTES`].
 pub fn check_size(tool: &str, bytes: usize) -> Result<(), RegistryError> {
     if bytes > MAX_ARGUMENT_BYTES {
-        return Err(refuse(tool, format!("{bytes} bytes of JSON exceed the {MAX_ARGUMENT_BYTES}-byte argument limit")));
+        return Err(refuse(tool, too_large(bytes)));
     }
     Ok(())
 }

@@ -831,6 +831,12 @@ impl ExecutionEngine {
         }
     }
 
+    /// The tool of the call waiting for approval `approval_id`, when this engine holds it.
+    pub fn tool_awaiting(&self, approval_id: &str) -> Option<&str> {
+        let key = self.awaiting(approval_id).ok()?;
+        Some(self.active[&key].record.tool_name.as_str())
+    }
+
     fn awaiting(&self, approval_id: &str) -> Result<u64, ToolError> {
         self.active
             .iter()

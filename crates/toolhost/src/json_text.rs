@@ -45,12 +45,18 @@ pub const MAX_PAYLOAD_DEPTH: usize = MAX_ARGUMENT_DEPTH + 64;
 /// # Errors
 /// serde_json's error for text that is not JSON (or nests deeper than 128 levels).
 pub fn from_str(text: &str) -> serde_json::Result<Value> {
-    match parse(text) {
+    lossy(text, parse).map(|(v, _)| v)
+}
+
+/// `read(text)`, or, when that fails on a lone surrogate escape, `read` of the text with
+/// each such escape written as `\uFFFD`; the flag says whether it was.
+fn lossy<T>(text: &str, read: impl Fn(&str) -> serde_json::Result<T>) -> serde_json::Result<(T, bool)> {
+    match read(text) {
         Err(e) if e.is_syntax() => match without_lone_surrogates(text) {
-            Some(fixed) => parse(&fixed),
+            Some(fixed) => read(&fixed).map(|v| (v, true)),
             None => Err(e),
         },
-        other => other,
+        other => other.map(|v| (v, false)),
     }
 }
 
@@ -61,13 +67,7 @@ pub fn from_str(text: &str) -> serde_json::Result<Value> {
 /// # Errors
 /// serde_json's error for text that is not JSON, or not a `T`.
 pub fn from_str_as<T: serde::de::DeserializeOwned>(text: &str) -> serde_json::Result<T> {
-    match serde_json::from_str(text) {
-        Err(e) if e.is_syntax() => match without_lone_surrogates(text) {
-            Some(fixed) => serde_json::from_str(&fixed),
-            None => Err(e),
-        },
-        other => other,
-    }
+    lossy(text, |t| serde_json::from_str(t)).map(|(v, _)| v)
 }
 
 /// Parses JSON text with numbers read as JS reads them; 128 levels at most, and a lone
@@ -91,13 +91,7 @@ pub fn parse(text: &str) -> serde_json::Result<Value> {
 /// # Errors
 /// serde_json's error for text that is not JSON.
 pub fn payload_from_str(text: &str) -> serde_json::Result<(Value, bool)> {
-    match capped(text) {
-        Err(e) if e.is_syntax() => match without_lone_surrogates(text) {
-            Some(fixed) => capped(&fixed).map(|v| (v, true)),
-            None => Err(e),
-        },
-        other => other.map(|v| (v, false)),
-    }
+    lossy(text, capped)
 }
 
 /// As [`payload_from_str`], and arrays and objects whose own entries are more text than
@@ -112,16 +106,10 @@ pub fn payload_cutting_from_str(text: &str) -> serde_json::Result<(Value, bool, 
         cuts.borrow_mut().clear();
         capped_with(text, Some(&cuts))
     };
-    let (value, lossy) = match read(text) {
-        Err(e) if e.is_syntax() => match without_lone_surrogates(text) {
-            Some(fixed) => (read(&fixed)?, true),
-            None => return Err(e),
-        },
-        other => (other?, false),
-    };
+    let (value, replaced) = lossy(text, read)?;
     // Each path was built from the cut value up.
     let pointers = cuts.into_inner().into_iter().map(|segments| segments.iter().rev().map(|s| format!("/{s}")).collect()).collect();
-    Ok((value, lossy, pointers))
+    Ok((value, replaced, pointers))
 }
 
 fn capped(text: &str) -> serde_json::Result<Value> {

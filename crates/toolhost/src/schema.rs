@@ -159,7 +159,8 @@ impl CompiledSchema {
         self.work = Some((steps.max(1), limit));
     }
 
-    /// The refusal of a value with more values than the work bound lets through.
+    /// The refusal of a value with more values than the work bound lets through (none
+    /// for a schema with no bound, at once).
     fn over_work(&self, value: &Value) -> Option<ValidationIssue> {
         let (steps, limit) = self.work?;
         let most = usize::try_from(limit / steps).unwrap_or(usize::MAX);
@@ -193,7 +194,7 @@ impl CompiledSchema {
 
     /// True when the arguments satisfy the schema. Cheaper than [`Self::validate`].
     pub fn is_valid(&self, args: &Value) -> bool {
-        (self.work.is_none() || self.over_work(args).is_none()) && self.validator.is_valid(args)
+        self.over_work(args).is_none() && self.validator.is_valid(args)
     }
 
     /// The failures, at most [`MAX_VALIDATION_ERRORS`] and a count of the rest.
@@ -207,7 +208,7 @@ impl CompiledSchema {
     /// Validation stops once [`MAX_VALIDATION_ERRORS`] are listed and
     /// [`MAX_COUNTED_ERRORS`] more counted.
     pub fn validate_redacting(&self, args: &Value, redact: &[String]) -> Vec<ValidationIssue> {
-        if let Some(issue) = self.work.and_then(|_| self.over_work(args)) {
+        if let Some(issue) = self.over_work(args) {
             return vec![issue];
         }
         if self.validator.is_valid(args) {

@@ -487,13 +487,12 @@ impl HostEngine {
         if args.is_empty() {
             return Ok(None);
         }
-        let tool = self.engine.pending_approvals().into_iter().find(|p| p.approval_id == approval_id).map(|p| p.tool_name);
-        crate::arguments::parse_arguments(tool.as_deref().unwrap_or(""), args).map(Some).map_err(|e| {
-            let mut e = ToolError::from(e);
-            if tool.is_none() {
-                e.message = e.message.replacen("invalid arguments for tool ''", &format!("invalid edited arguments for approval '{approval_id}'"), 1);
-            }
-            e
+        crate::arguments::arguments_of(args).map(Some).map_err(|why| {
+            let message = match self.engine.tool_awaiting(approval_id) {
+                Some(tool) => format!("invalid arguments for tool '{tool}': {why}"),
+                None => format!("invalid edited arguments for approval '{approval_id}': {why}"),
+            };
+            ToolError::from(crate::error::RegistryError::new(crate::error::RegistryErrorCode::InvalidArguments, message))
         })
     }
 
