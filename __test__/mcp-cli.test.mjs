@@ -184,6 +184,10 @@ describe('toolhost serve at the trust boundary', () => {
     const open = await run(['serve', CATALOG, '--http', '0', '--host', '0.0.0.0'], { env: noToken })
     assert.equal(open.code, 1)
     assert.match(open.stderr, /listening on 0\.0\.0\.0 lets anyone who reaches it run every tool: set TOOLHOST_TOKEN .* or pass --no-auth/)
+    // A token no header can carry (read trimmed) is refused, not a server no one can use.
+    const blank = await run(['serve', CATALOG, '--http', '0'], { env: { ...noToken, TOOLHOST_TOKEN: '  ' } })
+    assert.equal(blank.code, 1)
+    assert.match(blank.stderr, /TOOLHOST_TOKEN is only whitespace/)
     const anyone = await serveHttp(CATALOG, ['--host', '0.0.0.0', '--no-auth'], noToken)
     assert.match(anyone.line, /WITHOUT authentication: --no-auth/)
     anyone.child.kill('SIGTERM')

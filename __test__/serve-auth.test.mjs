@@ -167,6 +167,9 @@ describe('finding 3: serveHttp authenticates its callers, and the identity reach
     await assert.rejects(serveHttp(registry, null, { host: '0.0.0.0' }), { code: 'INVALID_CONFIG', message: /give auth .* or auth: false/ })
     await assert.rejects(serveHttp(registry, null, { auth: 42 }), { code: 'INVALID_CONFIG', message: /auth must be a bearer token/ })
     await assert.rejects(serveHttp(registry, null, { auth: '' }), { code: 'INVALID_CONFIG' })
+    // The header's token is read trimmed: such a token let no one in.
+    await assert.rejects(serveHttp(registry, null, { auth: '  ' }), { code: 'INVALID_CONFIG', message: /auth token is only whitespace/ })
+    await assert.rejects(serveHttp(registry, null, { auth: 's3cret\n' }), { code: 'INVALID_CONFIG', message: /starts or ends with whitespace.*trim it/ })
     await assert.rejects(serveHttp(registry, null, { maxSesions: 3 }), { code: 'INVALID_CONFIG', message: /did you mean `maxSessions`/ })
     const anyone = await serveHttp(registry, null, { host: '0.0.0.0', auth: false })
     open.push(anyone)

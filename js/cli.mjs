@@ -214,6 +214,9 @@ async function main() {
   const token = process.env.TOOLHOST_TOKEN
   const loopback = isLoopback(args.host)
   // Refused before the module runs: its top-level code may have effects.
+  if (token !== undefined && token !== '' && token.trim() !== token) {
+    die(`TOOLHOST_TOKEN ${token.trim() === '' ? 'is only whitespace' : 'starts or ends with whitespace'}, which no Authorization header carries: trim it`)
+  }
   if (args.transport === 'http' && !loopback && !token && !args.noAuth) {
     die(`listening on ${args.host} lets anyone who reaches it run every tool: set TOOLHOST_TOKEN to a secret that clients send as "Authorization: Bearer <token>", or pass --no-auth to serve without authentication on purpose`)
   }

@@ -120,6 +120,11 @@ function checkHttpOptions(o) {
   if (auth !== undefined && auth !== false && typeof auth !== 'function' && !(typeof auth === 'string' && auth.length > 0)) {
     throw toolhostError('INVALID_CONFIG', 'serveHttp: auth must be a bearer token (a non-empty string), a function (token, req) => identity | undefined, or false for none')
   }
+  // The header's token is read trimmed, so such a token matched no request: everyone was
+  // locked out (TOOLHOST_TOKEN=' ' or a token pasted with its newline).
+  if (typeof auth === 'string' && auth.trim() !== auth) {
+    throw toolhostError('INVALID_CONFIG', `serveHttp: the auth token ${auth.trim() === '' ? 'is only whitespace' : 'starts or ends with whitespace'}, which no Authorization header carries: trim it`)
+  }
   if (auth === undefined && !isLoopback(host)) {
     throw toolhostError(
       'INVALID_CONFIG',
