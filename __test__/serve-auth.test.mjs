@@ -524,6 +524,41 @@ describe('MCP tasks belong to the identity that created them (adversarial pass, 
   })
 })
 
+describe('tasks/cancel stops the task\'s call (left alone in stop 43)', () => {
+  test('the handler sees its signal abort, the call ends cancelled, and the task stays cancelled', T, async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs')
+    const { tmpdir } = await import('node:os')
+    const { join } = await import('node:path')
+    const { CreateTaskResultSchema, CallToolResultSchema } = await import('@modelcontextprotocol/sdk/types.js')
+    const dir = mkdtempSync(join(tmpdir(), 'toolhost-task-cancel-'))
+    const { registry } = tools()
+    const manager = new ToolExecutionManager(registry, { journal: `sqlite:${join(dir, 'tasks.db')}`, retry: { maxAttempts: 1 } })
+    let serving, client
+    try {
+      serving = await serveHttp(registry, manager, { drainMs: 0 })
+      client = await sdkClient(serving.url)
+      const cancelled = new Promise((resolve) => manager.on('tool-execution-cancelled', resolve))
+      const { task } = await client.request({ method: 'tools/call', params: { name: 'sleep', arguments: { ms: 20_000 }, task: { ttl: 600_000 } } }, CreateTaskResultSchema)
+      await until(() => manager.inFlight === 1, 'the task\'s call to start')
+      assert.equal((await client.experimental.tasks.cancelTask(task.taskId)).status, 'cancelled')
+      const event = await cancelled
+      assert.equal(event.toolName, 'sleep')
+      await until(() => manager.inFlight === 0, 'the call to end')
+      // Its outcome (a cancelled call) did not replace the task's status.
+      await sleep(50)
+      assert.equal((await client.experimental.tasks.getTask(task.taskId)).status, 'cancelled')
+      const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)
+      assert.equal(result.isError, true)
+      assert.equal(result._meta?.['toolhost/error']?.code, 'CANCELLED', JSON.stringify(result))
+    } finally {
+      await client?.close().catch(() => {})
+      await serving?.close()
+      await manager.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
 describe('idempotency keys are scoped by identity with one reading (adversarial pass, idem-scope)', () => {
   test("identity 'org' with key 'ada:k' does not replay identity 'org:ada' with key 'k'", T, async () => {
     const { mkdtempSync, rmSync } = await import('node:fs')

@@ -15,7 +15,7 @@ import { CallToolRequestSchema, ElicitResultSchema, ErrorCode, ListToolsRequestS
 import { modelErrorText } from './model-errors.mjs'
 import { ToolSession, servedMcpTools, stateOf } from './registry.mjs'
 import { modelErrorFor, modelOutputOf } from './tool-calls.mjs'
-import { JournalTaskStore, taskKey } from './mcp-tasks.mjs'
+import { JournalTaskStore, runTask, taskKey } from './mcp-tasks.mjs'
 
 /** `_meta` keys toolhost's server sets on results, and its mounts read back. */
 // These keys, and what a listed tool carries under them, are also the engine's
@@ -331,7 +331,7 @@ export function buildServer(tools, manager, o, hooks) {
   async function startTask(request, extra, toolCallId) {
     const { name, arguments: args } = request.params
     const task = await extra.taskStore.createTask({ ttl: request.params.task.ttl, pollInterval: 500 })
-    const call = manager.execute(name, args ?? {}, { toolCallId, idempotencyKey: taskKey(task.taskId), authInfo: extra.authInfo })
+    const call = runTask(manager, task.taskId, (signal) => manager.execute(name, args ?? {}, { toolCallId, idempotencyKey: taskKey(task.taskId), authInfo: extra.authInfo, signal }))
     call
       .then((outcome) => extra.taskStore.storeTaskResult(task.taskId, outcome.success ? 'completed' : 'failed', replyOf(outcome)))
       // The client may be gone: the outcome is in the journal anyway, which tasks/result reads.

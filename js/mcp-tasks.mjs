@@ -23,6 +23,25 @@ export const taskKey = (taskId) => `task:${taskId}`
 
 const iso = (ms) => new Date(ms).toISOString()
 
+/** The calls of tasks running in this process, by manager and then task id, whichever
+ * server (one per session or identity) started them: tasks/cancel aborts the call. A
+ * call running in another process over the same journal is not reached from here. */
+const running = new WeakMap()
+
+/** Runs a task's call as `start(signal)`, a signal that tasks/cancel aborts. */
+export function runTask(manager, taskId, start) {
+  let calls = running.get(manager)
+  if (calls === undefined) running.set(manager, (calls = new Map()))
+  const controller = new AbortController()
+  calls.set(taskId, controller)
+  const call = start(controller.signal)
+  const forget = () => {
+    if (calls.get(taskId) === controller) calls.delete(taskId)
+  }
+  call.then(forget, forget)
+  return call
+}
+
 const notFound = (taskId) => toolhostError('TASK_NOT_FOUND', `task ${taskId} does not exist (or its ttl passed)`)
 
 /** The SDK's `Task` of a journal answer `{ task, call? }`. */
@@ -117,6 +136,9 @@ export class JournalTaskStore {
   async updateTaskStatus(taskId, status, statusMessage) {
     if (!(await this.#mine(taskId))) throw notFound(taskId)
     await this.#op({ op: 'update', taskId, status, statusMessage })
+    // tasks/cancel: the call stops too, as notifications/cancelled stops a plain one. Its
+    // outcome does not replace the task's status, which the journal keeps once final.
+    if (status === 'cancelled') running.get(this.#manager)?.get(taskId)?.abort(new DOMException('the MCP client cancelled the task', 'AbortError'))
   }
 
   async listTasks(cursor) {

@@ -330,3 +330,25 @@ fn connections_opening_a_new_sqlite_file_together_all_open_it() {
     let _ = std::fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{} of 360 opens failed: {:?}", failures.len(), &failures[..failures.len().min(3)]);
 }
+
+#[test]
+fn a_task_s_final_status_is_kept() {
+    use toolhost::journal::{TaskOp, TaskRow};
+    let j = journals("task_final");
+    for (kind, url) in &j.urls {
+        let mut s = store(url);
+        let update = |s: &mut Store, status: &str, result: Option<serde_json::Value>| {
+            let op = TaskOp::Update { task_id: "t1".into(), status: status.into(), status_message: None, result, now: 2 };
+            s.as_store().task(&op).unwrap()
+        };
+        let row = TaskRow { task_id: "t1".into(), status: "working".into(), status_message: None, ttl: None, poll_interval: None, created_at: 1, last_updated: 1, result: None };
+        s.as_store().task(&TaskOp::Create(row)).unwrap();
+        assert_eq!(update(&mut s, "input_required", None), json!(true), "{kind}");
+        assert_eq!(update(&mut s, "cancelled", None), json!(true), "{kind}");
+        // The cancelled call's outcome comes after: the task stays cancelled, with no result.
+        assert_eq!(update(&mut s, "completed", Some(json!({ "content": [] }))), json!(false), "{kind}");
+        let got = s.as_store().task(&TaskOp::Get { task_id: "t1".into() }).unwrap();
+        assert_eq!(got["task"]["status"], json!("cancelled"), "{kind}: {got}");
+        assert!(got["task"].get("result").is_none(), "{kind}: {got}");
+    }
+}

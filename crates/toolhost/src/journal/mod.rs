@@ -464,7 +464,9 @@ pub enum TaskOp {
     Create(TaskRow),
     /// The task, with the state and outcome of its call (`{ task, call? }` JSON).
     Get { task_id: String },
-    /// Sets the status, and a stored result with it when given.
+    /// Sets the status, and a stored result with it when given; `false` (and nothing
+    /// written) for a task whose status is already final (`completed`, `failed`,
+    /// `cancelled`): a cancelled task's call that ends afterwards does not undo it.
     Update { task_id: String, status: String, status_message: Option<String>, result: Option<Value>, now: i64 },
     /// Tasks after `cursor` (a task id), oldest first, at most `limit`.
     List { cursor: Option<String>, limit: usize },

@@ -393,7 +393,7 @@ impl JournalStore for PostgresStore {
             }
             TaskOp::Update { task_id, status, status_message, result, now } => {
                 let n = c.execute(
-                    "UPDATE toolhost_tasks SET status = $1, status_message = COALESCE($2, status_message), result = COALESCE($3, result), last_updated = $4 WHERE task_id = $5",
+                    "UPDATE toolhost_tasks SET status = $1, status_message = COALESCE($2, status_message), result = COALESCE($3, result), last_updated = $4 WHERE task_id = $5 AND status NOT IN ('completed', 'failed', 'cancelled')",
                     &[status, status_message, &result.as_ref().map(|r| r.to_string()), now, task_id],
                 )?;
                 if n == 1 {

@@ -434,7 +434,7 @@ impl JournalStore for SqliteStore {
                 let tx = self.write()?;
                 let n = tx
                     .execute(
-                        "UPDATE toolhost_tasks SET status = ?1, status_message = COALESCE(?2, status_message), result = COALESCE(?3, result), last_updated = ?4 WHERE task_id = ?5",
+                        "UPDATE toolhost_tasks SET status = ?1, status_message = COALESCE(?2, status_message), result = COALESCE(?3, result), last_updated = ?4 WHERE task_id = ?5 AND status NOT IN ('completed', 'failed', 'cancelled')",
                         params![status, status_message, result.as_ref().map(|r| r.to_string()), now, task_id],
                     )
                     .map_err(err)?;
