@@ -254,6 +254,20 @@ describe('toAiSdkTools', () => {
     assert.equal(audit[0].approval, undefined)
   })
 
+  test('needsApproval reads the SDK\'s experimental_context as ctx.context, as the handler does', async () => {
+    const seen = []
+    const { manager, model, paid } = policySetup(({ cents }, ctx) => {
+      seen.push({ toolName: ctx.toolName, toolCallId: ctx.toolCallId, context: ctx.context })
+      return cents > ctx.context.limit
+    })
+    const experimental_context = { limit: 1 }
+    const first = await generateText({ model, tools: toAiSdkTools(manager), prompt: 'Pay', experimental_context, stopWhen: stepCountIs(3) })
+    assert.deepEqual(seen, [{ toolName: 'pay', toolCallId: 'call_pay', context: experimental_context }])
+    assert.equal(seen[0].context, experimental_context, 'the same object, not a copy')
+    assert.ok(first.content.some((p) => p.type === 'tool-approval-request'), 'over the limit the context sets: asked')
+    assert.deepEqual(paid, [])
+  })
+
   test('execute without the SDK\'s approval of that call does not count as approved: toolhost asks', async () => {
     const registry = new ToolRegistry()
     const paid = []

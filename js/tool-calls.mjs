@@ -287,7 +287,10 @@ function aiSdkApproval(state, manager, session, name, declared, verdicts) {
       const toolCallId = options !== undefined ? options.toolCallId : undefined
       let verdict
       try {
-        verdict = await policy(input, { toolName: name, toolCallId, sessionId: session ?? undefined, executionId: undefined })
+        // As execute() gives it, but before there is an execution: the SDK's
+        // `experimental_context` is `ctx.context`, as it is for the call's handler.
+        const context = options !== undefined ? options.experimental_context : undefined
+        verdict = await policy(input, { executionId: undefined, toolCallId, sessionId: session ?? undefined, toolName: name, context, authInfo: undefined })
       } catch (err) {
         reportCallbackError(err, `the needsApproval function of '${name}'`, 'ToolhostApprovalWarning')
         return true
