@@ -305,3 +305,39 @@ describe('toAiSdkTools', () => {
     assert.equal(record.approval, undefined, 'nobody approved it')
   })
 })
+
+describe('toAiSdkTools sends the model what executeToolCalls sends it (adversarial pass, stop 44)', () => {
+  test('a tool\'s toModelOutput and maxOutputChars shape the tool result in the next prompt; the caller still gets the whole value', async () => {
+    const registry = new ToolRegistry()
+    registry.register({
+      name: 'search', description: 'Searches the docs',
+      handler: () => ({ hits: Array.from({ length: 500 }, (_, i) => ({ id: i, title: `Page ${i}` })) }),
+      toModelOutput: ({ hits }) => `${hits.length} hits; first: ${hits.slice(0, 3).map((h) => h.title).join(', ')}`,
+    })
+    registry.register({ name: 'read_log', description: 'Reads the log', metadata: { maxOutputChars: 200 }, handler: () => 'GET /index.html 200\n'.repeat(1000) })
+    registry.register({ name: 'plain', description: 'Plain', handler: () => ({ ok: true }) })
+    const manager = new ToolExecutionManager(registry)
+    const prompts = []
+    const model = new MockLanguageModelV3({
+      doGenerate: async ({ prompt }) => {
+        prompts.push(prompt)
+        if (prompts.length > 1) return { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] }
+        return {
+          content: ['search', 'read_log', 'plain'].map((toolName, i) => ({ type: 'tool-call', toolCallId: `c${i}`, toolName, input: '{}' })),
+          finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage, warnings: [],
+        }
+      },
+    })
+    const result = await generateText({ model, tools: toAiSdkTools(manager), prompt: 'go', stopWhen: stepCountIs(3) })
+    const outputs = Object.fromEntries(prompts[1].find((m) => m.role === 'tool').content.map((p) => [p.toolName, p.output]))
+    assert.deepEqual(outputs.search, { type: 'text', value: '500 hits; first: Page 0, Page 1, Page 2' })
+    assert.equal(outputs.read_log.type, 'text')
+    assert.ok(outputs.read_log.value.length < 600, `cut: ${outputs.read_log.value.length} chars`)
+    const [log] = manager.getExecutionsForToolCall('c1')
+    assert.match(outputs.read_log.value, new RegExp(`\\[toolhost: output cut to .*${log.id}`), 'the note names the execution that keeps it all')
+    assert.deepEqual(outputs.plain, { type: 'json', value: { ok: true } }, 'a tool with neither is the SDK\'s own JSON')
+    // The steps (the caller's view) keep the whole values.
+    assert.equal(result.steps[0].toolResults.find((r) => r.toolName === 'search').output.hits.length, 500)
+    assert.equal(result.steps[0].toolResults.find((r) => r.toolName === 'read_log').output.length, 20_000)
+  })
+})

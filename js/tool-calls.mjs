@@ -349,6 +349,18 @@ export function toAiSdkTools(manager, options) {
     const verdicts = new WeakMap()
     const needsApproval = aiSdkApproval(state, manager, session, name, metadata.needsApproval, verdicts)
     if (needsApproval !== undefined) tool.needsApproval = needsApproval
+    // What the model is sent, as executeToolCalls and a toolhost MCP server send it: the
+    // tool's toModelOutput, within maxOutputChars (whose note names the execution that
+    // keeps the whole result: the call's, while the manager's history has it).
+    if (state.modelOutputs.has(state.core.toolId(session, name)) || metadata.maxOutputChars !== undefined || outputBudgets.get(manager) !== undefined) {
+      tool.toModelOutput = ({ toolCallId, output }) => {
+        const ran = typeof toolCallId === 'string' ? manager.getExecutionsForToolCall(toolCallId).findLast((r) => r.toolName === name && r.status === 'succeeded') : undefined
+        const execution = ran ?? { id: undefined, toolName: name, sessionId: session ?? undefined }
+        const content = modelOutputOf(manager, { success: true, result: output, execution })
+        if (content.length === 1 && content[0].type === 'text') return { type: 'text', value: content[0].text }
+        return { type: 'content', value: content.map((part) => (part.type === 'image' ? { type: 'image-data', data: part.data, mediaType: part.mimeType } : { type: 'text', text: part.text })) }
+      }
+    }
     tool.execute = async (input, opts) => {
       const toolCallId = opts !== undefined ? opts.toolCallId : undefined
       const signal = opts !== undefined ? opts.abortSignal : undefined
