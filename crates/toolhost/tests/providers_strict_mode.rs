@@ -184,3 +184,52 @@ fn refusals_propagate_from_declaration_builders() {
     // Without strict mode the same schema is fine.
     assert!(openai_chat_tools(one, false).is_ok());
 }
+
+/// Each call is valid under the strict schema toolhost exports for its tool; with the
+/// nulls strict mode made the model send dropped, it is valid under the original one.
+#[test]
+fn strict_mode_nulls_are_dropped_through_refs_unions_and_untyped_values() {
+    use toolhost::providers::drop_optional_nulls;
+    use toolhost::schema::CompiledSchema;
+    let addr = json!({"type": "object", "properties": {"street": {"type": "string"}, "zip": {"type": "string"}}, "required": ["street"]});
+    let cases = [
+        (
+            json!({"type": "object", "properties": {"addr": {"$ref": "#/$defs/Addr"}}, "required": ["addr"], "$defs": {"Addr": addr}}),
+            json!({"addr": {"street": "Main", "zip": null}}),
+            json!({"addr": {"street": "Main"}}),
+        ),
+        (
+            json!({"type": "object", "properties": {"target": {"anyOf": [
+                {"type": "object", "properties": {"id": {"type": "string"}, "note": {"type": "string"}}, "required": ["id"]},
+                {"type": "string"}
+            ]}}, "required": ["target"]}),
+            json!({"target": {"id": "x", "note": null}}),
+            json!({"target": {"id": "x"}}),
+        ),
+        (
+            json!({"type": "object", "properties": {"pay": {"oneOf": [
+                {"type": "object", "properties": {"kind": {"const": "card"}, "last4": {"type": "string"}}, "required": ["kind"]},
+                {"type": "object", "properties": {"kind": {"const": "iban"}, "iban": {"type": "string"}}, "required": ["kind"]}
+            ]}}, "required": ["pay"]}),
+            json!({"pay": {"kind": "iban", "iban": null}}),
+            json!({"pay": {"kind": "iban"}}),
+        ),
+        (
+            json!({"type": "object", "properties": {"addr": {"$ref": "#/$defs/Addr"}}, "$defs": {"Addr": addr}}),
+            json!({"addr": null}),
+            json!({}),
+        ),
+        (json!({"type": "object", "properties": {"mode": {"const": "fast"}}}), json!({"mode": null}), json!({})),
+        (json!({"type": "object", "properties": {"mode": {"enum": ["a", "b"]}}}), json!({"mode": null}), json!({})),
+        // What allows null keeps it.
+        (json!({"type": "object", "properties": {"mode": {"enum": ["a", null]}}}), json!({"mode": null}), json!({"mode": null})),
+        (json!({"type": "object", "properties": {"any": {"description": "anything"}}}), json!({"any": null}), json!({"any": null})),
+    ];
+    for (schema, mut args, dropped) in cases {
+        let strict = make_strict_schema("t", &schema).unwrap();
+        assert!(CompiledSchema::compile("t", &strict).unwrap().is_valid(&args), "{args} under {strict}");
+        drop_optional_nulls(&schema, &mut args);
+        assert_eq!(args, dropped, "{schema}");
+        assert!(CompiledSchema::compile("t", &schema).unwrap().is_valid(&args), "{args} under {schema}");
+    }
+}

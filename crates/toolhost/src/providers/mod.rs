@@ -24,6 +24,7 @@ mod mcp;
 pub mod model_errors;
 pub mod model_output;
 mod openai;
+mod optional_nulls;
 mod payload;
 mod responses;
 mod shape;
@@ -39,7 +40,8 @@ pub use gemini::{gemini_function_declaration_to_tool, gemini_tools, GENERATED_ID
 pub use mcp::{mcp_tool, mcp_tools};
 pub use openai::openai_chat_tools;
 pub use responses::openai_responses_tools;
-pub use strict::{drop_optional_nulls, make_strict_schema};
+pub use optional_nulls::drop_optional_nulls;
+pub use strict::make_strict_schema;
 pub use to_gemini_schema::json_schema_to_gemini_schema;
 
 /// A model provider whose tool-call wire format toolhost speaks.
