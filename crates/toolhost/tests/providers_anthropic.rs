@@ -11,7 +11,7 @@ use serde_json::json;
 #[test]
 fn declarations_use_input_schema() {
     assert_eq!(
-        anthropic_tools(&[common::get_weather()]),
+        anthropic_tools(&[common::get_weather()]).unwrap(),
         vec![json!({
             "name": "get_weather",
             "description": "Get the current weather for a city.",

@@ -377,14 +377,15 @@ impl HostRegistry {
     /// MCP server lists them, with `_meta`).
     ///
     /// # Errors
-    /// `INVALID_SCHEMA` when strict mode or Gemini's dialect cannot take a schema.
+    /// `INVALID_SCHEMA` when strict mode or Gemini's dialect cannot take a schema, or the
+    /// provider refuses its root (`anyOf`, `oneOf`, `allOf`; for Gemini a free-form map).
     pub fn tools_out(&self, session: Option<&str>, format: &str, strict: bool) -> Result<Value, RegistryError> {
         let decls: Vec<ToolDeclaration> =
             self.registry.visible(scope(session)).unwrap_or_default().iter().map(|t| t.declaration.clone()).collect();
         let out = match format {
             "openai" => providers::openai_chat_tools(&decls, strict).map(Value::Array),
             "openai-responses" => providers::openai_responses_tools(&decls, strict).map(Value::Array),
-            "anthropic" => Ok(Value::Array(providers::anthropic_tools(&decls))),
+            "anthropic" => providers::anthropic_tools(&decls).map(Value::Array),
             "gemini" => providers::gemini_tools(&decls),
             "ag-ui" => Ok(Value::Array(providers::ag_ui_tools(&decls))),
             "mcp" => Ok(Value::Array(providers::mcp_tools(&decls))),

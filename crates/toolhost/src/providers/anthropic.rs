@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::model_output::{anthropic_blocks, ContentPart, ModelOutput};
 use super::payload::{given, str_field, structured_args};
+use super::root_schema::refuse_root_applicators;
 use super::shape::{is_ag_ui_type, wrong_shape, OPENAI_TYPES};
 use super::{Provider, ProviderError, ToolCall, ToolCallArguments, ToolReply};
 use crate::declaration::ToolDeclaration;
@@ -17,10 +18,17 @@ use crate::declaration::ToolDeclaration;
 const P: Provider = Provider::Anthropic;
 
 /// Anthropic tool definitions: `{name, description, input_schema}`.
-pub fn anthropic_tools(tools: &[ToolDeclaration]) -> Vec<Value> {
+///
+/// # Errors
+/// [`ProviderError::UnsupportedSchema`] for a schema with `anyOf`, `oneOf` or `allOf`
+/// at its root, which Anthropic refuses.
+pub fn anthropic_tools(tools: &[ToolDeclaration]) -> Result<Vec<Value>, ProviderError> {
     tools
         .iter()
-        .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
+        .map(|t| {
+            refuse_root_applicators("Anthropic", &t.name, &t.input_schema)?;
+            Ok(json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
+        })
         .collect()
 }
 

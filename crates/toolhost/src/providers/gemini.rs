@@ -27,23 +27,61 @@ pub const GENERATED_ID_PREFIX: &str = "gemini-call-";
 /// A Gemini `Tool`: `{functionDeclarations: [{name, description, parameters}]}`,
 /// schemas converted by [`json_schema_to_gemini_schema`].
 ///
-/// `parameters` is omitted for tools whose input schema is an object with no
-/// properties: Gemini rejects an `OBJECT` schema with empty `properties`.
+/// `parameters` is omitted for a tool that takes no arguments (an object schema with
+/// no properties that accepts `{}`): Gemini rejects an `OBJECT` schema with empty
+/// `properties`.
+///
+/// # Errors
+/// [`ProviderError::UnsupportedSchema`] for a schema Gemini cannot express, and for
+/// one whose root Gemini cannot take as a tool's parameters: alternatives (`anyOf` /
+/// `oneOf`) at the root, or an object without named properties that still takes
+/// arguments (a free-form map), which without `parameters` would read as a tool
+/// that takes none.
 pub fn gemini_tools(tools: &[ToolDeclaration]) -> Result<Value, ProviderError> {
     let mut declarations = Vec::with_capacity(tools.len());
     for tool in tools {
         let mut declaration = json!({"name": tool.name, "description": tool.description});
-        let parameters = json_schema_to_gemini_schema(&tool.name, &tool.input_schema)?;
-        let no_properties = parameters
-            .get("properties")
-            .and_then(Value::as_object)
-            .is_none_or(Map::is_empty);
-        if !(parameters.get("type") == Some(&json!("OBJECT")) && no_properties) {
+        if let Some(parameters) = parameters(tool)? {
             declaration["parameters"] = parameters;
         }
         declarations.push(declaration);
     }
     Ok(json!({ "functionDeclarations": declarations }))
+}
+
+/// A tool's `parameters`: its input schema in Gemini's dialect, or none for a tool
+/// that takes no arguments.
+fn parameters(tool: &ToolDeclaration) -> Result<Option<Value>, ProviderError> {
+    let schema = &tool.input_schema;
+    let refuse = |path: String, reason: String| ProviderError::UnsupportedSchema {
+        target: "Gemini",
+        tool: tool.name.clone(),
+        schema_path: path,
+        reason,
+    };
+    let parameters = json_schema_to_gemini_schema(&tool.name, schema)?;
+    if parameters.get("anyOf").is_some() {
+        let at = ["anyOf", "oneOf"].into_iter().find(|k| schema.get(k).is_some()).map_or(String::new(), |k| format!("/{k}"));
+        return Err(refuse(at, "Gemini does not take alternatives (`anyOf` / `oneOf`) at the top level of a tool's parameters; make the root one object whose properties cover every alternative (optional where they differ), or put the alternatives under a property".into()));
+    }
+    let no_properties = parameters.get("properties").and_then(Value::as_object).is_none_or(Map::is_empty);
+    if parameters.get("type") != Some(&json!("OBJECT")) || !no_properties {
+        return Ok(Some(parameters));
+    }
+    // No named properties: fine for a tool without arguments, not for a map.
+    let takes_keys = |k: &&&str| match schema.get(**k) {
+        None | Some(Value::Bool(false)) => false,
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|n| n > 0.0),
+        Some(Value::Array(names)) => !names.is_empty(),
+        Some(_) => true,
+    };
+    match ["additionalProperties", "patternProperties", "propertyNames", "minProperties", "required"].iter().find(takes_keys) {
+        None => Ok(None),
+        Some(k) => Err(refuse(
+            format!("/{k}"),
+            format!("an object without named `properties` that takes arguments (`{k}`, a free-form map) has no Gemini form: Gemini takes a tool's parameters only as an OBJECT with `properties`, and leaving `parameters` out would tell the model the tool takes none"),
+        )),
+    }
 }
 
 /// Reads a Gemini `FunctionDeclaration` `{name, description?, parameters?}`

@@ -27,6 +27,7 @@ mod openai;
 mod optional_nulls;
 mod payload;
 mod responses;
+mod root_schema;
 mod shape;
 mod strict;
 mod to_gemini_schema;

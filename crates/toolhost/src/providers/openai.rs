@@ -9,6 +9,7 @@
 use serde_json::{json, Map, Value};
 
 use super::payload::{kind, opt_array_field, str_field};
+use super::root_schema::refuse_root_applicators;
 use super::shape::{recognise, wrong_shape};
 use super::{make_strict_schema, Provider, ProviderError, ToolCall, ToolCallArguments, ToolReply};
 use crate::declaration::ToolDeclaration;
@@ -40,11 +41,13 @@ pub fn openai_chat_tools(
         .collect()
 }
 
-/// The `parameters` schema for a tool, made strict-compatible when asked.
+/// The `parameters` schema for a tool, made strict-compatible when asked. A root
+/// `anyOf`, `oneOf` or `allOf` is refused either way: OpenAI rejects it.
 pub(crate) fn parameters(tool: &ToolDeclaration, strict: bool) -> Result<Value, ProviderError> {
     if strict {
         make_strict_schema(&tool.name, &tool.input_schema)
     } else {
+        refuse_root_applicators("OpenAI", &tool.name, &tool.input_schema)?;
         Ok(tool.input_schema.clone())
     }
 }

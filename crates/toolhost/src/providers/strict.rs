@@ -16,7 +16,8 @@
 //! Nothing is dropped. Schemas that strict mode cannot express are refused
 //! with [`ProviderError::UnsupportedSchema`] naming the tool and schema path:
 //! `additionalProperties` explicitly `true` or a schema, `patternProperties`,
-//! a nested object without `properties` (a free-form map), a non-object root,
+//! a nested object without `properties` (a free-form map), a non-object root or one
+//! with `anyOf`, `oneOf` or `allOf`,
 //! and the keywords OpenAI documents as unsupported (`allOf`, `not`,
 //! `if`/`then`/`else`, `dependentRequired`, `dependentSchemas`,
 //! `unevaluatedProperties`). A root `{type: "object"}` without `properties`
@@ -24,6 +25,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::root_schema::refuse_root_applicators;
 use super::ProviderError;
 
 const TARGET: &str = "OpenAI strict mode";
@@ -48,7 +50,10 @@ pub fn make_strict_schema(tool: &str, schema: &Value) -> Result<Value, ProviderE
         reason: reason.to_string(),
     };
     match schema.as_object() {
-        Some(map) if is_object_schema(map) => Strict { tool }.rewrite(schema, ""),
+        Some(map) if is_object_schema(map) => {
+            refuse_root_applicators(TARGET, tool, schema)?;
+            Strict { tool }.rewrite(schema, "")
+        }
         _ => Err(refuse(
             "the root schema must be an object schema (`type: \"object\"`)",
         )),
