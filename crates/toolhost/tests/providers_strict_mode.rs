@@ -233,3 +233,38 @@ fn strict_mode_nulls_are_dropped_through_refs_unions_and_untyped_values() {
         assert!(CompiledSchema::compile("t", &schema).unwrap().is_valid(&args), "{args} under {schema}");
     }
 }
+
+/// OpenAI answers 400 to `oneOf` ("'oneOf' is not permitted") and to a `format` it does
+/// not support ("'uri' is not a valid format") in a strict tool.
+#[test]
+fn one_of_becomes_any_of_and_unsupported_formats_are_dropped() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "method": {"oneOf": [
+                {"type": "object", "properties": {"kind": {"const": "card"}, "last4": {"type": "string"}}, "required": ["kind", "last4"]},
+                {"type": "object", "properties": {"kind": {"const": "iban"}, "iban": {"type": "string"}}, "required": ["kind", "iban"]}
+            ]},
+            "url": {"type": "string", "format": "uri"},
+            "when": {"type": "string", "format": "date-time"},
+            "owner": {"type": "string", "format": "email"}
+        },
+        "required": ["method", "url", "when", "owner"]
+    });
+    let strict = make_strict_schema("pay", &schema).unwrap();
+    let props = &strict["properties"];
+    assert!(props["method"].get("oneOf").is_none(), "{strict}");
+    assert_eq!(props["method"]["anyOf"][1]["properties"]["kind"], json!({"const": "iban"}));
+    assert_eq!(props["url"], json!({"type": "string"}));
+    assert_eq!(props["when"], json!({"type": "string", "format": "date-time"}));
+    assert_eq!(props["owner"], json!({"type": "string", "format": "email"}));
+    // An optional `oneOf` gets its null branch beside the others.
+    let optional = json!({"type": "object", "properties": {"v": {"oneOf": [{"type": "string"}, {"type": "integer"}]}}});
+    assert_eq!(
+        make_strict_schema("t", &optional).unwrap()["properties"]["v"],
+        json!({"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]})
+    );
+    // One schema cannot hold both as `anyOf`.
+    let both = json!({"type": "object", "properties": {"v": {"anyOf": [{"type": "string"}], "oneOf": [{"minLength": 1}]}}});
+    assert!(refusal(both).to_string().contains("`oneOf` beside `anyOf`"));
+}

@@ -13,7 +13,10 @@
 //! * nested schemas under `properties`, `items`, `prefixItems`, `anyOf`,
 //!   `oneOf`, `$defs` and `definitions` are rewritten the same way.
 //!
-//! Nothing is dropped. Schemas that strict mode cannot express are refused
+//! Two changes only affect what the model is told, not what toolhost accepts (calls are
+//! validated against the original schema): `oneOf`, which strict mode does not permit,
+//! becomes `anyOf` (a `oneOf` beside an `anyOf` is refused), and a `format` strict mode
+//! does not support ([`STRICT_FORMATS`] are) is dropped. Nothing else is dropped. Schemas that strict mode cannot express are refused
 //! with [`ProviderError::UnsupportedSchema`] naming the tool and schema path:
 //! `additionalProperties` explicitly `true` or a schema, `patternProperties`,
 //! a nested object without `properties` (a free-form map), a non-object root or one
@@ -40,6 +43,9 @@ const UNSUPPORTED: &[&str] = &[
     "dependentSchemas",
     "unevaluatedProperties",
 ];
+
+/// The `format`s OpenAI strict mode supports; it answers 400 to any other.
+pub const STRICT_FORMATS: &[&str] = &["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"];
 
 /// Rewrites `schema` (the input schema of tool `tool`) for OpenAI strict mode.
 pub fn make_strict_schema(tool: &str, schema: &Value) -> Result<Value, ProviderError> {
@@ -81,9 +87,15 @@ impl Strict<'_> {
         if let Some(keyword) = UNSUPPORTED.iter().find(|k| map.contains_key(**k)) {
             return Err(self.refuse(path, format!("`{keyword}` is not supported in strict mode")));
         }
+        if map.contains_key("oneOf") && map.contains_key("anyOf") {
+            return Err(self.refuse(path, "`oneOf` beside `anyOf`: strict mode permits only `anyOf`, and one schema cannot hold two"));
+        }
         let mut out = map.clone();
         if is_object_schema(map) {
             self.rewrite_object(map, &mut out, path)?;
+        }
+        if map.get("format").and_then(Value::as_str).is_some_and(|f| !STRICT_FORMATS.contains(&f)) {
+            out.shift_remove("format");
         }
         for key in ["items", "prefixItems", "anyOf", "oneOf"] {
             match map.get(key) {
@@ -93,7 +105,11 @@ impl Strict<'_> {
                         .enumerate()
                         .map(|(i, s)| self.rewrite(s, &format!("{path}/{key}/{i}")))
                         .collect::<Result<_, _>>()?;
-                    out.insert(key.to_string(), Value::Array(list));
+                    // Strict mode does not permit `oneOf`; as `anyOf` it tells the model the same.
+                    if key == "oneOf" {
+                        out.shift_remove(key);
+                    }
+                    out.insert(if key == "oneOf" { "anyOf" } else { key }.to_string(), Value::Array(list));
                 }
                 Some(single) if key == "items" => {
                     out.insert(
