@@ -38,6 +38,8 @@ describe('toolhost serve --stdio with the SDK Client', () => {
   test('lists, calls, cancels and receives list_changed; the server exits when its stdin closes', T, async () => {
     const transport = new StdioClientTransport(SERVE)
     const client = new Client({ name: 'stdio-test', version: '1.0.0' })
+    const protocolErrors = []
+    client.onerror = (err) => protocolErrors.push(err.message)
     await client.connect(transport)
     const pid = transport.pid
     const { tools } = await client.listTools()
@@ -45,6 +47,8 @@ describe('toolhost serve --stdio with the SDK Client', () => {
     assert.deepEqual((await client.callTool({ name: 'add', arguments: { a: 20, b: 22 } })).structuredContent, { sum: 42 })
     // What a tool prints goes to stderr: stdout is the protocol's, and the call still works.
     assert.deepEqual((await client.callTool({ name: 'process_info', arguments: {} })).structuredContent, { pid, slowAborted: 0 })
+    // console.dir wrote to stdout: the client read `{ process_info: 'called' }` as a broken message.
+    assert.deepEqual(protocolErrors, [])
 
     const controller = new AbortController()
     const slow = client.callTool({ name: 'slow', arguments: { ms: 10_000 } }, undefined, { signal: controller.signal })

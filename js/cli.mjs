@@ -4,6 +4,7 @@
 import { BlockList, isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { inspect } from 'node:util'
 import { ToolExecutionManager, ToolRegistry, permanentError, transientError } from './node.mjs'
 
 const USAGE = `Usage: toolhost serve <module> [--stdio | --http [port]] [options]
@@ -209,7 +210,10 @@ async function main() {
   const args = parse(process.argv.slice(2))
   // On stdio, stdout carries the protocol: what the tools print goes to stderr.
   if (args.transport === 'stdio') {
+    // console.dir, table, group, count, time and trace write through these or stderr;
+    // dir wrote to stdout on its own and broke the client's JSON-RPC stream.
     for (const level of ['log', 'info', 'debug']) console[level] = (...a) => console.error(...a)
+    console.dir = (value, options) => console.error(inspect(value, options))
   }
   const token = process.env.TOOLHOST_TOKEN
   const loopback = isLoopback(args.host)

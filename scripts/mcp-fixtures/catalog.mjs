@@ -114,7 +114,9 @@ export function definitions(registry) {
       name: 'process_info',
       description: 'What this process saw: its pid, and how many calls of `slow` were aborted',
       handler: () => {
-        console.log('process_info called') // on stdio, `toolhost serve` sends this to stderr
+        // On stdio, `toolhost serve` sends these to stderr.
+        console.log('process_info called')
+        console.dir({ process_info: 'called' })
         return { pid: globalThis.process?.pid ?? 0, slowAborted: seen.slowAborted }
       },
     },
