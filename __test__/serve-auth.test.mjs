@@ -180,6 +180,16 @@ describe('finding 3: serveHttp authenticates its callers, and the identity reach
   })
 })
 
+describe('a bracketed IPv6 host (adversarial pass, stop 44)', () => {
+  test("host '[::1]', which isLoopback takes, is listened on (it failed with getaddrinfo ENOTFOUND)", T, async () => {
+    const { registry } = tools()
+    const serving = await serveHttp(registry, null, { host: '[::1]' })
+    open.push(serving)
+    assert.match(serving.url, /^http:\/\/\[::1\]:\d+\/mcp$/)
+    assert.equal((await rawPost(serving.url, INIT)).status, 200)
+  })
+})
+
 describe('finding 5: the Host header is checked by the SDK\'s DNS-rebinding protection', () => {
   test('on loopback, a foreign Host is refused; allowedHosts names others', T, async () => {
     const { serving } = await serve()

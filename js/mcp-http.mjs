@@ -375,7 +375,9 @@ export async function serveHttp(tools, manager, options) {
   })
   await new Promise((resolve, reject) => {
     httpServer.once('error', reject)
-    httpServer.listen(port, host, () => {
+    // A bracketed IPv6 address ('[::1]', as in a URL) is listened on without its brackets:
+    // getaddrinfo took '[::1]' for a name and failed with ENOTFOUND.
+    httpServer.listen(port, /^\[.*\]$/.test(host) ? host.slice(1, -1) : host, () => {
       httpServer.off('error', reject)
       resolve()
     })
@@ -396,7 +398,7 @@ export async function serveHttp(tools, manager, options) {
     sweeper.unref?.()
   }
 
-  const shownHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host
+  const shownHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host
   const url = `http://${shownHost}:${address.port}${path}`
   let closed = null
   return {
