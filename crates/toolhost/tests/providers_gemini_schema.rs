@@ -125,3 +125,37 @@ fn shared_refs_that_inline_to_too_many_subschemas_are_an_error_not_a_blowup() {
     }
     assert_eq!(leaf, &json!({"type": "STRING"}));
 }
+
+/// Gemini answers 400 to a `format` it does not know for the type and to an `enum` on a
+/// type other than `STRING`; they are dropped (calls are validated against the original).
+#[test]
+fn formats_and_enums_gemini_refuses_are_dropped() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "url": {"type": "string", "format": "uri"},
+            "owner": {"type": "string", "format": "email"},
+            "when": {"type": "string", "format": "date-time"},
+            "count": {"type": "integer", "format": "int64"},
+            "ratio": {"type": "number", "format": "percent"},
+            "level": {"type": "integer", "enum": [1, 2, 3]},
+            "mixed": {"enum": ["a", 1]},
+            "unit": {"type": "string", "enum": ["c", "f"]},
+            "flag": {"type": "boolean", "format": "yes-no"}
+        }
+    });
+    assert_eq!(
+        json_schema_to_gemini_schema("t", &schema).unwrap()["properties"],
+        json!({
+            "url": {"type": "STRING"},
+            "owner": {"type": "STRING"},
+            "when": {"type": "STRING", "format": "date-time"},
+            "count": {"type": "INTEGER", "format": "int64"},
+            "ratio": {"type": "NUMBER"},
+            "level": {"type": "INTEGER"},
+            "mixed": {},
+            "unit": {"type": "STRING", "enum": ["c", "f"]},
+            "flag": {"type": "BOOLEAN"}
+        })
+    );
+}

@@ -25,7 +25,12 @@
 //!   united, other keywords taken from the first branch that has them);
 //! * a string `const` becomes `enum: [const]` (with `type: STRING` if it
 //!   had no type; other `const`s are dropped,
-//!   Gemini enums being strings); `examples[0]` becomes `example`.
+//!   Gemini enums being strings); `examples[0]` becomes `example`;
+//! * what Gemini refuses is dropped, the engine still validating calls against
+//!   the original schema: an `enum` unless the type is `STRING` (or absent with
+//!   string values), and a `format` other than `enum` and `date-time` on a
+//!   `STRING` and `int32`, `int64`, `float` and `double` on an `INTEGER` or
+//!   `NUMBER` (none on other types).
 
 use serde_json::{json, Map, Value};
 
@@ -137,6 +142,7 @@ impl ToGemini<'_> {
             }
         }
         self.convert_type(map.get("type"), &mut out);
+        drop_what_gemini_refuses(&mut out);
         if let Some(Value::Object(props)) = map.get("properties") {
             let mut converted = Map::new();
             for (name, prop) in props {
@@ -256,6 +262,30 @@ impl ToGemini<'_> {
         let result = self.convert(&Value::Object(merged), path);
         self.expanding.pop();
         result
+    }
+}
+
+/// Drops the `format` and `enum` values Gemini answers 400 to, for the converted
+/// `type` in `out`: Gemini's enums are strings, and its formats are `enum` and
+/// `date-time` for strings and `int32`, `int64`, `float` and `double` for numbers.
+fn drop_what_gemini_refuses(out: &mut Map<String, Value>) {
+    let ty = out.get("type").and_then(Value::as_str);
+    let formats: &[&str] = match ty {
+        Some("STRING") => &["enum", "date-time"],
+        Some("INTEGER" | "NUMBER") => &["int32", "int64", "float", "double"],
+        _ => &[],
+    };
+    let bad_format = out.get("format").is_some_and(|f| f.as_str().is_none_or(|f| !formats.contains(&f)));
+    let bad_enum = match (ty, out.get("enum")) {
+        (_, None) | (Some("STRING"), _) => false,
+        (None, Some(Value::Array(values))) => !values.iter().all(Value::is_string),
+        _ => true,
+    };
+    if bad_format {
+        out.shift_remove("format");
+    }
+    if bad_enum {
+        out.shift_remove("enum");
     }
 }
 
