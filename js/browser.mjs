@@ -11,7 +11,9 @@ import { wasmEngineCore } from './wasm-engine.mjs'
 
 /** The wasm module's exports, once `ready()` has loaded them. */
 let wasm = null
-/** The load: null before the first `ready()` (and after a load that failed). */
+/** The load under way or done, `{ promise, source }` (source: `ready()`'s `wasm`, undefined
+ * for the URL next to this module): null before the first `ready()`, and after a load
+ * that failed. */
 let loading = null
 
 function notReady() {
@@ -40,7 +42,9 @@ const READY_OPTIONS = ['wasm']
  * `options.wasm` says where the `.wasm` is when it is not next to this module (a bundler
  * that does not copy it, a CDN): a URL or string, a `Response`, its bytes, or a compiled
  * `WebAssembly.Module`. A failed load rejects with `ENGINE_LOAD_FAILED`; the next call
- * tries again. A misspelt option rejects with `INVALID_CONFIG`.
+ * tries again, and a `ready({ wasm })` made while another load is under way (one a
+ * constructor started) loads from its `wasm` if that one fails. A misspelt option rejects
+ * with `INVALID_CONFIG`.
  */
 export function ready(options) {
   if (options !== undefined) {
@@ -51,26 +55,36 @@ export function ready(options) {
       return Promise.reject(err)
     }
   }
-  if (loading === null) {
-    const source = options?.wasm
-    loading = init(source === undefined ? undefined : { module_or_path: source }).then(
-      (exports) => {
-        wasm = exports
-        const EngineCore = wasmEngineCore(
-          { EngineCore: WasmEngine, memory: () => wasm.memory },
-          { setTimer: (f, ms) => setTimeout(f, ms), clearTimer: (id) => clearTimeout(id) },
-        )
-        setBackend({ name: 'wasm', RegistryCore, EngineCore, largeText: undefined, auditFile: false, unknownOption })
-      },
-      (err) => {
-        loading = null
-        // wasm-bindgen's message names the URL of a fetch that failed.
-        throw toolhostError('ENGINE_LOAD_FAILED', `toolhost could not load its WebAssembly engine: ${err?.message ?? err}. ` +
-          'A bundler that does not copy the .wasm next to the bundle (esbuild, Rollup) needs it copied there from node_modules/toolhost/wasm/, or its URL passed as ready({ wasm: url })', { cause: err })
-      },
-    )
-  }
-  return loading
+  const source = options?.wasm
+  if (loading === null) return load(source)
+  if (wasm !== null || source === undefined || source === loading.source) return loading.promise
+  // A load from elsewhere is under way: the URL next to this module (a constructor that
+  // threw ENGINE_NOT_READY started it) or another ready({ wasm }). This source is tried
+  // when that one fails; it was dropped, and the caller got the other load's failure.
+  const first = loading.promise
+  return first.catch(() => (loading !== null && loading.source === source ? loading.promise : load(source)))
+}
+
+/** Starts loading the engine from `source`. */
+function load(source) {
+  const promise = init(source === undefined ? undefined : { module_or_path: source }).then(
+    (exports) => {
+      wasm = exports
+      const EngineCore = wasmEngineCore(
+        { EngineCore: WasmEngine, memory: () => wasm.memory },
+        { setTimer: (f, ms) => setTimeout(f, ms), clearTimer: (id) => clearTimeout(id) },
+      )
+      setBackend({ name: 'wasm', RegistryCore, EngineCore, largeText: undefined, auditFile: false, unknownOption })
+    },
+    (err) => {
+      if (loading !== null && loading.promise === promise) loading = null
+      // wasm-bindgen's message names the URL of a fetch that failed.
+      throw toolhostError('ENGINE_LOAD_FAILED', `toolhost could not load its WebAssembly engine: ${err?.message ?? err}. ` +
+        'A bundler that does not copy the .wasm next to the bundle (esbuild, Rollup) needs it copied there from node_modules/toolhost/wasm/, or its URL passed as ready({ wasm: url })', { cause: err })
+    },
+  )
+  loading = { promise, source }
+  return promise
 }
 
 export * from './api.mjs'

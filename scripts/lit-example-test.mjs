@@ -662,11 +662,15 @@ const attempt = async (f) => {
   }
 }
 out.beforeReady = await attempt(() => new ToolRegistry())
+// Asked while the load that constructor started (from the missing URL) is under way:
+// its wasm is tried when that load fails (it was dropped, and this rejected too).
+const t0 = performance.now()
+const early = attempt(() => ready({ wasm: new URL('./engine/toolhost_wasm_bg.wasm', location.href) }))
 out.missingWasm = await attempt(() => ready())
 out.misspelt = await attempt(() => ready({ wams: 'x' }))
-const t0 = performance.now()
-await ready({ wasm: new URL('./engine/toolhost_wasm_bg.wasm', location.href) })
+out.early = await early
 out.loadMs = Math.round(performance.now() - t0)
+await ready({ wasm: new URL('./engine/toolhost_wasm_bg.wasm', location.href) })
 out.sameLoad = ready() === ready()
 const registry = new ToolRegistry()
 registry.register({ name: 'echo', description: 'Echoes', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, handler: ({ text }) => text })
@@ -711,6 +715,7 @@ async function checkLoading(app, browser, results) {
     expect(seen?.beforeReady?.code === 'ENGINE_NOT_READY' && /await ready\(\)/.test(seen.beforeReady.message), `new ToolRegistry() before ready(): ${JSON.stringify(seen?.beforeReady)}`)
     expect(seen?.missingWasm?.code === 'ENGINE_LOAD_FAILED' && /toolhost_wasm_bg\.wasm/.test(seen.missingWasm.message) && /ready\(\{ wasm/.test(seen.missingWasm.message), `ready() with the .wasm missing: ${JSON.stringify(seen?.missingWasm)}`)
     expect(seen?.misspelt?.code === 'INVALID_CONFIG' && /wams/.test(seen.misspelt.message), `ready({ wams }): ${JSON.stringify(seen?.misspelt)}`)
+    expect(seen?.early === 'no error', `ready({ wasm }) while the constructor's load was under way: ${JSON.stringify(seen?.early)}`)
     expect(seen?.sameLoad === true, 'ready() returned a new promise once loaded')
     expect(seen?.mount?.code === 'MCP_NOT_LOADED' && /toolhost\/mcp/.test(seen.mount.message), `registry.mountMcp without toolhost/mcp: ${JSON.stringify(seen?.mount)}`)
     expect(seen?.result === 'hi', `the first call after ready({ wasm }): ${JSON.stringify(seen?.result)}`)
