@@ -126,3 +126,24 @@ fn replies_are_one_user_message_of_tool_results() {
 fn without_at(calls: Vec<ToolCall>) -> Vec<ToolCall> {
     calls.into_iter().map(|c| ToolCall { arguments_at: None, ..c }).collect()
 }
+
+/// What `for await (const event of stream)` yields, collected: the tool_use arrives in
+/// pieces, so the array is refused, saying what to pass, rather than read as no calls.
+#[test]
+fn raw_stream_events_are_refused_not_read_as_no_calls() {
+    let events = json!([
+        {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "stop_reason": null}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "echo", "input": {}}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"s\":\"x\"}"}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 5}},
+        {"type": "message_stop"}
+    ]);
+    let err = parse_tool_calls(Provider::Anthropic, &events).unwrap_err().to_string();
+    assert!(err.contains(" at `/0`: expected an Anthropic message ({ role, content }) or its content array of blocks ({ type, ... }); got an Anthropic stream event (message_start)"), "{err}");
+    assert!(err.ends_with("pass the message the stream builds (`await stream.finalMessage()` with the Anthropic SDK)"), "{err}");
+    // Events after a block, or one event alone, are refused the same way.
+    let mixed = json!([{"type": "text", "text": "hi"}, {"type": "content_block_stop", "index": 0}]);
+    assert!(parse_tool_calls(Provider::Anthropic, &mixed).unwrap_err().to_string().contains("stream.finalMessage()"));
+    assert!(parse_tool_calls(Provider::Anthropic, &events[1]).unwrap_err().to_string().contains("stream.finalMessage()"));
+}

@@ -169,3 +169,19 @@ fn replies_are_tool_messages_in_call_order() {
         ]
     );
 }
+
+/// A message with the legacy `function_call` holds a call: it is refused, saying what to
+/// send instead, rather than read as a message without calls.
+#[test]
+fn legacy_function_call_is_refused_not_read_as_no_calls() {
+    let message = json!({"role": "assistant", "content": null, "function_call": {"name": "echo", "arguments": "{\"s\":\"y\"}"}});
+    let completion = json!({"choices": [{"index": 0, "message": message, "finish_reason": "function_call"}]});
+    for (payload, at) in [(&message, "/function_call"), (&completion, "/choices/0/message/function_call")] {
+        let err = parse_tool_calls(Provider::OpenAi, payload).unwrap_err().to_string();
+        assert!(err.starts_with(&format!("invalid openai payload at `{at}`: the message calls a function through the legacy `function_call` field")), "{err}");
+        assert!(err.contains("send the tools as `tools` (toOpenAITools())"), "{err}");
+    }
+    // Servers that send `function_call: null` beside `tool_calls` are read as before.
+    let with_null = json!({"role": "assistant", "content": "hi", "function_call": null});
+    assert_eq!(parse_tool_calls(Provider::OpenAi, &with_null), Ok(vec![]));
+}

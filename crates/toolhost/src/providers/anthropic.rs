@@ -4,14 +4,16 @@
 //! full Messages API response has the same shape) or the bare content array.
 //! Only `type: "tool_use"` blocks are read; text, thinking and server-tool
 //! blocks are skipped. A block without a `type`, or another format's payload (an OpenAI
-//! message, a single block), is refused, naming what it is.
+//! message, a single block), is refused, naming what it is; so are raw stream events
+//! (`content_block_start`, ...), which carry a tool_use in pieces: the message the stream
+//! builds is what to pass.
 
 use serde_json::{json, Value};
 
 use super::model_output::{anthropic_blocks, ContentPart, ModelOutput};
 use super::payload::{given, str_field, structured_args};
 use super::root_schema::refuse_root_applicators;
-use super::shape::{is_ag_ui_type, wrong_shape, OPENAI_TYPES};
+use super::shape::{is_ag_ui_type, wrong_shape, ANTHROPIC_STREAM_EVENTS, OPENAI_TYPES};
 use super::{Provider, ProviderError, ToolCall, ToolCallArguments, ToolReply};
 use crate::declaration::ToolDeclaration;
 
@@ -52,10 +54,13 @@ pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, Provide
         },
         other => return Err(wrong_shape(P, "", EXPECTED, other)),
     };
-    // Every content block has a `type`; OpenAI tool calls and items and AG-UI events are
-    // not blocks.
+    // Every content block has a `type`; OpenAI tool calls and items, AG-UI events and
+    // Anthropic's own stream events (whose tool_use blocks come in pieces) are not blocks.
     for (i, block) in blocks.iter().enumerate() {
         let t = block.get("type").and_then(Value::as_str);
+        if t.is_some_and(|t| ANTHROPIC_STREAM_EVENTS.contains(&t)) {
+            return Err(wrong_shape(P, format!("{base}/{i}"), EXPECTED, block));
+        }
         if t.is_none_or(|t| OPENAI_TYPES.contains(&t) || is_ag_ui_type(t)) {
             let at = if base.is_empty() { String::new() } else { format!("{base}/{i}") };
             return Err(wrong_shape(P, at, EXPECTED, if base.is_empty() { payload } else { block }));

@@ -4,7 +4,8 @@
 //! `{role: "assistant", tool_calls: [{id, type: "function", function: {name, arguments}}]}`,
 //! a full ChatCompletion `{choices: [{message}, ...]}` (every choice, in
 //! order), or the bare `tool_calls` array. Anything else (a choice instead of its
-//! message, another provider's response) is refused, naming what it is.
+//! message, another provider's response, a message with the legacy `function_call`)
+//! is refused, naming what it is.
 
 use serde_json::{json, Map, Value};
 
@@ -116,6 +117,13 @@ fn is_message(o: &Map<String, Value>) -> bool {
 }
 
 fn message_calls(message: &Value, path: &str) -> Result<Vec<ToolCall>, ProviderError> {
+    if message.get("function_call").is_some_and(Value::is_object) {
+        return Err(ProviderError::payload(
+            P,
+            format!("{path}/function_call"),
+            "the message calls a function through the legacy `function_call` field (the deprecated `functions` request option), which has no call id to reply to: send the tools as `tools` (toOpenAITools()) so the model answers with `tool_calls`, and pass that message",
+        ));
+    }
     let calls = opt_array_field(P, message, path, "tool_calls")?.unwrap_or_default();
     calls
         .iter()

@@ -39,6 +39,10 @@ pub(crate) fn is_ag_ui_type(t: &str) -> bool {
 
 /// Content block types of Anthropic messages that other formats never use.
 const ANTHROPIC_BLOCKS: &[&str] = &["tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use"];
+/// Event types of an Anthropic Messages stream: a list of them is not a message.
+pub(crate) const ANTHROPIC_STREAM_EVENTS: &[&str] = &[
+    "message_start", "message_delta", "message_stop", "content_block_start", "content_block_delta", "content_block_stop",
+];
 /// Item and part types of OpenAI's formats that Anthropic never uses.
 pub(crate) const OPENAI_TYPES: &[&str] = &[
     "function", "function_call", "function_call_output", "message", "output_text", "input_text", "refusal", "reasoning",
@@ -86,6 +90,13 @@ fn recognise_object(o: &Map<String, Value>) -> Recognised {
             return Recognised::of("an OpenAI Responses output message ({ type: 'message', content: [{ type: 'output_text' }] })", Some(OpenAiResponses));
         }
         return Recognised::of("an Anthropic message ({ type: 'message', role, content })", Some(Anthropic));
+    }
+    if let Some(t) = t.filter(|t| ANTHROPIC_STREAM_EVENTS.contains(t)) {
+        return Recognised {
+            what: format!("an Anthropic stream event ({t})"),
+            provider: Some(Anthropic),
+            fix: Some("raw stream events are not a message: pass the message the stream builds (`await stream.finalMessage()` with the Anthropic SDK)"),
+        };
     }
     if let Some(t) = t.filter(|t| ANTHROPIC_BLOCKS.contains(t)) {
         return Recognised::of(format!("an Anthropic {t} content block"), Some(Anthropic));
