@@ -192,3 +192,31 @@ describe('runWithTools with HttpAgent and a fetch answered from memory', () => {
     assert.deepEqual(bodies[1].messages.filter((m) => m.role === 'tool').map((m) => m.content), ['{"word":"alpha","meaning":"alpha!"}'])
   })
 })
+
+describe('runWithTools: sessions, reused ids, malformed options, concurrent runs', () => {
+  test('a session destroyed during a run ends runWithTools with SESSION_NOT_FOUND before the next run, every call answered', async () => {
+    const registry = new ToolRegistry()
+    const manager = new ToolExecutionManager(registry)
+    const session = registry.createSession({ isolated: true })
+    session.register({
+      name: 'lookup',
+      description: 'Looks a word up',
+      inputSchema: { type: 'object', properties: { word: { type: 'string' } } },
+      handler: async ({ word }) => ({ word }),
+    })
+    // The run calls lookup; the session is destroyed while it streams (another tab
+    // logged out), so the next run would go with no tools and leave its calls unanswered.
+    const agent = new ScriptedAgent((input) => [...toolCalls(`m_${input.runId}`, [[`c_${agent.inputs.length}`, 'lookup', { word: 'x' }]], 2), pause(20)])
+    manager.on('tool-execution-succeeded', () => session.destroy())
+    await assert.rejects(runWithTools(agent, manager, { session }), (e) => {
+      assert.equal(e.code, 'SESSION_NOT_FOUND')
+      assert.match(e.message, /session '.*' was destroyed after run 1/)
+      assert.equal(e.rounds, 1)
+      assert.deepEqual(e.newMessages.map((m) => m.role), ['assistant', 'tool'])
+      return true
+    })
+    assert.deepEqual(agent.inputs.map((i) => i.tools.map((t) => t.name)), [['lookup']], 'no run without the tools')
+    assert.deepEqual(agent.messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m.content]), [['c_1', '{"word":"x"}']])
+    assert.equal(agent.isRunning, false)
+  })
+})

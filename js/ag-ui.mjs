@@ -247,7 +247,8 @@ class HostEvents {
  * Runs `agent` with the tools of `manager.registry` (or of `options.session`) until a
  * run ends with no frontend call left unanswered. Resolves `{ rounds, newMessages,
  * result, outcome }`; rejects with a coded error for a caller's mistake (`INVALID_ARGUMENTS`,
- * `INVALID_CONFIG`, `SESSION_NOT_FOUND`, `INVALID_CALL`), past `maxRounds`
+ * `INVALID_CONFIG`, `SESSION_NOT_FOUND`, `INVALID_CALL`; `SESSION_NOT_FOUND` too when the
+ * session is destroyed between runs), past `maxRounds`
  * (`MAX_ROUNDS_EXCEEDED`), when cancelled (`RUN_CANCELLED`) and when a run fails
  * (`AGENT_RUN_FAILED`, the agent's error as `cause`). Every frontend call it started
  * has its tool message in `agent.messages` however it ends.
@@ -321,6 +322,11 @@ export async function runWithTools(agent, manager, options) {
     for (;;) {
       if (rounds === maxRounds) {
         throw toolhostError('MAX_ROUNDS_EXCEEDED', `runWithTools: after ${maxRounds} runs (maxRounds) the agent still called frontend tools; their tool messages are in agent.messages. Raise maxRounds, or call runWithTools again to go on`, { rounds, newMessages: newMessages() })
+      }
+      // A session destroyed since the last run has no tools left to send or run: the
+      // next run would go without them and leave their calls unanswered.
+      if (session !== undefined && !session.alive) {
+        throw toolhostError('SESSION_NOT_FOUND', `runWithTools: session '${session.id}' was destroyed ${rounds === 0 ? 'before the first run' : `after run ${rounds}`}; each frontend call it started has its tool message in agent.messages`, { rounds, newMessages: newMessages() })
       }
       rounds++
       const { tools, names } = toolsOfRun(scope, parameters)
