@@ -229,3 +229,20 @@ fn replies_are_one_user_content_of_function_responses() {
 fn without_at(calls: Vec<ToolCall>) -> Vec<ToolCall> {
     calls.into_iter().map(|c| ToolCall { arguments_at: None, ..c }).collect()
 }
+
+/// Two candidates (`candidateCount: 2`) are alternative answers: refused, whether given
+/// as the response or as its `candidates` array, not both run.
+#[test]
+fn several_candidates_are_refused_not_all_run() {
+    let candidate = |i: usize| {
+        json!({"index": i, "finishReason": "STOP", "content": {"role": "model", "parts": [{"functionCall": {"name": "send_email", "args": {"to": "boss@x.com"}}}]}})
+    };
+    let response = json!({"candidates": [candidate(0), candidate(1)]});
+    let err = parse_tool_calls(Provider::Gemini, &response).unwrap_err().to_string();
+    assert!(err.starts_with("invalid gemini payload at `/candidates`: the response has 2 candidates (a request with candidateCount > 1)"), "{err}");
+    assert!(err.ends_with("pass the chosen candidate (candidates[i])"), "{err}");
+    let err = parse_tool_calls(Provider::Gemini, &response["candidates"]).unwrap_err().to_string();
+    assert!(err.contains("the response has 2 candidates"), "{err}");
+    // The chosen candidate is read.
+    assert_eq!(parse_tool_calls(Provider::Gemini, &response["candidates"][1]).unwrap().len(), 1);
+}

@@ -185,3 +185,21 @@ fn legacy_function_call_is_refused_not_read_as_no_calls() {
     let with_null = json!({"role": "assistant", "content": "hi", "function_call": null});
     assert_eq!(parse_tool_calls(Provider::OpenAi, &with_null), Ok(vec![]));
 }
+
+/// A completion of `n: 2` holds two alternative answers: running both would send the
+/// same email twice, so it is refused, saying to pass the chosen choice's message.
+#[test]
+fn several_choices_are_refused_not_all_run() {
+    let choice = |i: usize| {
+        json!({"index": i, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null, "tool_calls": [
+            {"id": format!("call_{i}"), "type": "function", "function": {"name": "send_email", "arguments": "{\"to\":\"boss@x.com\"}"}}
+        ]}})
+    };
+    let completion = json!({"object": "chat.completion", "choices": [choice(0), choice(1)]});
+    let err = parse_tool_calls(Provider::OpenAi, &completion).unwrap_err().to_string();
+    assert!(err.starts_with("invalid openai payload at `/choices`: the completion has 2 choices (a request with n > 1)"), "{err}");
+    assert!(err.ends_with("pass the chosen choice's message (choices[i].message)"), "{err}");
+    // The chosen choice's message, or a completion of one choice, is read.
+    assert_eq!(parse_tool_calls(Provider::OpenAi, &completion["choices"][1]["message"]).unwrap()[0].id, "call_1");
+    assert_eq!(parse_tool_calls(Provider::OpenAi, &json!({"choices": [choice(0)]})).unwrap()[0].id, "call_0");
+}

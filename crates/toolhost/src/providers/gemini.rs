@@ -1,8 +1,9 @@
 //! Google Gemini: `functionDeclarations`, `functionCall` parts and
 //! `functionResponse` parts.
 //!
-//! Accepted call payloads: a `GenerateContentResponse` `{candidates: [...]}`
-//! (every candidate, in order), a `Candidate` `{content}`, a `Content`
+//! Accepted call payloads: a `GenerateContentResponse` `{candidates: [...]}` of one
+//! candidate (several, from `candidateCount`, are alternative answers, and are
+//! refused), a `Candidate` `{content}`, a `Content`
 //! `{parts}`, a single `Part` `{functionCall}` or `FunctionCall` `{name, args}`,
 //! or an array of `FunctionCall`s or parts (parts without `functionCall`
 //! are skipped; an object with a `type`, which Gemini's never have, or another format's
@@ -160,13 +161,29 @@ fn collect(value: &Value, path: &str, calls: &mut Vec<ToolCall>) -> Result<(), P
                 .enumerate()
                 .try_for_each(|(i, item)| collect(item, &format!("{path}/{i}"), calls))
         };
+    let alternatives = |n: usize, at: String| {
+        ProviderError::payload(
+            P,
+            at,
+            format!("the response has {n} candidates (a request with candidateCount > 1): they are alternative answers, and running the calls of each would run them once per candidate; pass the chosen candidate (candidates[i])"),
+        )
+    };
     match value {
-        Value::Array(_) => each(value, path.to_string(), calls),
+        Value::Array(items) => {
+            let candidates = items.iter().filter(|c| c.get("content").is_some_and(Value::is_object)).count();
+            if candidates > 1 {
+                return Err(alternatives(candidates, path.to_string()));
+            }
+            each(value, path.to_string(), calls)
+        }
         // Gemini's objects have no `type` (Anthropic blocks, OpenAI items and AG-UI
         // events do).
         Value::Object(map) if map.get("type").is_some_and(Value::is_string) => Err(wrong_shape(P, path, EXPECTED, value)),
         Value::Object(map) => {
             if let Some(candidates) = map.get("candidates") {
+                if let Some(list) = candidates.as_array().filter(|l| l.len() > 1) {
+                    return Err(alternatives(list.len(), format!("{path}/candidates")));
+                }
                 each(candidates, format!("{path}/candidates"), calls)
             } else if let Some(content) = map.get("content").filter(|c| c.is_object()) {
                 collect(content, &format!("{path}/content"), calls)

@@ -2,8 +2,8 @@
 //!
 //! Accepted call payloads: an assistant message
 //! `{role: "assistant", tool_calls: [{id, type: "function", function: {name, arguments}}]}`,
-//! a full ChatCompletion `{choices: [{message}, ...]}` (every choice, in
-//! order), or the bare `tool_calls` array. Anything else (a choice instead of its
+//! a full ChatCompletion `{choices: [{message}]}` of one choice (several are
+//! alternative answers, and are refused), or the bare `tool_calls` array. Anything else (a choice instead of its
 //! message, another provider's response, a message with the legacy `function_call`)
 //! is refused, naming what it is.
 
@@ -87,6 +87,13 @@ pub(super) fn parse_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, Provide
         }
         return message_calls(payload, "");
     };
+    if choices.len() > 1 {
+        return Err(ProviderError::payload(
+            P,
+            "/choices",
+            format!("the completion has {} choices (a request with n > 1): they are alternative answers, and running the calls of each would run them once per choice; pass the chosen choice's message (choices[i].message)", choices.len()),
+        ));
+    }
     let mut calls = Vec::new();
     for (i, choice) in choices.iter().enumerate() {
         let path = format!("/choices/{i}");
