@@ -246,3 +246,18 @@ fn several_candidates_are_refused_not_all_run() {
     // The chosen candidate is read.
     assert_eq!(parse_tool_calls(Provider::Gemini, &response["candidates"][1]).unwrap().len(), 1);
 }
+
+/// A blocked prompt's response has `promptFeedback` and no candidates: no calls, as a
+/// text answer has none, not a response in another format.
+#[test]
+fn a_blocked_prompt_has_no_calls() {
+    let blocked = json!({
+        "promptFeedback": {"blockReason": "SAFETY", "safetyRatings": []},
+        "usageMetadata": {"promptTokenCount": 3},
+        "modelVersion": "gemini-2.5-flash"
+    });
+    assert_eq!(parse_tool_calls(Provider::Gemini, &blocked), Ok(vec![]));
+    // Given to another provider, it is named as Gemini's.
+    let err = parse_tool_calls(Provider::OpenAi, &blocked).unwrap_err().to_string();
+    assert!(err.ends_with("for that format pass { provider: 'gemini' }"), "{err}");
+}

@@ -3,7 +3,8 @@
 //!
 //! Accepted call payloads: a `GenerateContentResponse` `{candidates: [...]}` of one
 //! candidate (several, from `candidateCount`, are alternative answers, and are
-//! refused), a `Candidate` `{content}`, a `Content`
+//! refused; a blocked prompt's, with `promptFeedback.blockReason` and no candidates,
+//! holds no calls), a `Candidate` `{content}`, a `Content`
 //! `{parts}`, a single `Part` `{functionCall}` or `FunctionCall` `{name, args}`,
 //! or an array of `FunctionCall`s or parts (parts without `functionCall`
 //! are skipped; an object with a `type`, which Gemini's never have, or another format's
@@ -185,6 +186,8 @@ fn collect(value: &Value, path: &str, calls: &mut Vec<ToolCall>) -> Result<(), P
                     return Err(alternatives(list.len(), format!("{path}/candidates")));
                 }
                 each(candidates, format!("{path}/candidates"), calls)
+            } else if map.get("promptFeedback").is_some_and(|f| f.get("blockReason").is_some()) {
+                Ok(()) // a blocked prompt: a response without candidates
             } else if let Some(content) = map.get("content").filter(|c| c.is_object()) {
                 collect(content, &format!("{path}/content"), calls)
             } else if let Some(parts) = map.get("parts") {

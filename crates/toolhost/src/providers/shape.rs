@@ -107,7 +107,7 @@ fn recognise_object(o: &Map<String, Value>) -> Recognised {
     if o.get("events").is_some_and(Value::is_array) {
         return Recognised::of("AG-UI events ({ events })", Some(AgUi));
     }
-    if o.contains_key("candidates") {
+    if o.contains_key("candidates") || o.get("promptFeedback").is_some_and(Value::is_object) {
         return Recognised::of("a Gemini GenerateContentResponse ({ candidates })", Some(Gemini));
     }
     if o.get("parts").is_some_and(Value::is_array) {
