@@ -44,7 +44,18 @@ pub fn arguments_of(text: &str) -> Result<Value, String> {
 }
 
 fn too_large(bytes: usize) -> String {
-    format!("{bytes} bytes of JSON exceed the {MAX_ARGUMENT_BYTES}-byte argument limit")
+    format!("{bytes} bytes of JSON exceed {}", over_limit())
+}
+
+/// The end of every refusal of arguments over [`MAX_ARGUMENT_BYTES`].
+fn over_limit() -> String {
+    format!("the {MAX_ARGUMENT_BYTES}-byte argument limit")
+}
+
+/// Whether `message`, an `INVALID_ARGUMENTS` error's, refused arguments for being over
+/// [`MAX_ARGUMENT_BYTES`] (from [`check_size`] or [`oversized_part`]).
+pub fn is_over_limit(message: &str) -> bool {
+    message.contains(&over_limit())
 }
 
 /// Checks the length of argument text, in bytes, before it is read.
@@ -61,7 +72,7 @@ pub fn check_size(tool: &str, bytes: usize) -> Result<(), RegistryError> {
 /// The refusal of arguments whose `part` (a JSON pointer in them, or "the root") alone
 /// is more text than [`MAX_ARGUMENT_BYTES`], found before they were read in full.
 pub fn oversized_part(tool: &str, part: &str) -> RegistryError {
-    refuse(tool, format!("the value at {part} alone is more JSON than the {MAX_ARGUMENT_BYTES}-byte argument limit"))
+    refuse(tool, format!("the value at {part} alone is more JSON than {}", over_limit()))
 }
 
 /// Reads argument text as a host hands it over: blank text means no arguments (`{}`).

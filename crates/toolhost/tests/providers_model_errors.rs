@@ -82,3 +82,26 @@ fn tool_failure_says_whether_to_retry() {
             .ends_with("Retrying the same call will not help: change the arguments, use another tool, or tell the user what went wrong.")
     );
 }
+
+/// Arguments refused unread for their size are too large, not "not valid JSON" with
+/// "Arguments received: (empty)": the model is told the limit, to send less.
+#[test]
+fn oversized_arguments_say_they_are_too_large_and_the_limit() {
+    use toolhost::arguments::{check_size, oversized_part};
+    use toolhost::providers::model_errors::for_failure;
+    use toolhost::registry::{Scope, ToolRegistry};
+    let registry = ToolRegistry::new();
+    let over = check_size("echo", 17 * 1024 * 1024).unwrap_err();
+    let text = for_failure(&registry, Scope::Global, "echo", "", "validation", "INVALID_ARGUMENTS", &over.message, false, &[]);
+    assert_eq!(
+        text,
+        "Tool `echo` was not run: its arguments are too large (17825792 bytes of JSON exceed the 16777216-byte argument limit).\n\
+         Call `echo` again with arguments under 16777216 bytes (16 MiB) of JSON: send less, or pass large content by reference (a path, URL or id) if the tool takes one."
+    );
+    let part = oversized_part("echo", "/s");
+    let text = for_failure(&registry, Scope::Global, "echo", "", "validation", "INVALID_ARGUMENTS", &part.message, false, &[]);
+    assert!(text.starts_with("Tool `echo` was not run: its arguments are too large (the value at /s alone is more JSON than the 16777216-byte argument limit)"), "{text}");
+    // Text that is not JSON is still answered with the parse error.
+    let text = for_failure(&registry, Scope::Global, "echo", "{", "validation", "INVALID_ARGUMENTS", "malformed JSON: EOF", false, &[]);
+    assert!(text.contains("its arguments are not valid JSON"), "{text}");
+}

@@ -70,6 +70,17 @@ pub fn malformed_arguments(tool: &str, raw: &str, parse_error: &str) -> String {
     )
 }
 
+/// The arguments of `tool` were refused unread for being over
+/// [`crate::MAX_ARGUMENT_BYTES`]; `why` says by how much.
+pub fn oversized_arguments(tool: &str, why: &str) -> String {
+    let limit = crate::MAX_ARGUMENT_BYTES;
+    format!(
+        "Tool `{tool}` was not run: its arguments are too large ({why}).\n\
+         Call `{tool}` again with arguments under {limit} bytes ({} MiB) of JSON: send less, or pass large content by reference (a path, URL or id) if the tool takes one.",
+        limit / (1024 * 1024)
+    )
+}
+
 /// `tool` ran and failed.
 pub fn tool_failed(
     tool: &str,
@@ -135,7 +146,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 /// The text a model reads for a failed call of `name` in `scope` of `registry`:
 /// validation issues with the expected schema, the tools it could have called, the parse
-/// error of malformed text, or the failure's category and message. `arguments` is the
+/// error of malformed text, the size limit of arguments too large to read, or the
+/// failure's category and message. `arguments` is the
 /// call's argument text, quoted when it was not JSON.
 #[allow(clippy::too_many_arguments)]
 pub fn for_failure(
@@ -156,6 +168,10 @@ pub fn for_failure(
         }
         "INVALID_ARGUMENTS" => match (issues.is_empty(), registry.resolve(scope, name)) {
             (false, Ok(tool)) => validation_failed(name, issues, &tool.declaration.input_schema),
+            _ if crate::arguments::is_over_limit(message) => {
+                let why = message.strip_prefix(&format!("invalid arguments for tool '{name}': ")).unwrap_or(message);
+                oversized_arguments(name, why)
+            }
             _ => malformed_arguments(name, arguments, message),
         },
         "INTERRUPTED" => interrupted(name),
