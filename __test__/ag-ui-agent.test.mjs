@@ -219,4 +219,38 @@ describe('runWithTools: sessions, reused ids, malformed options, concurrent runs
     assert.deepEqual(agent.messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m.content]), [['c_1', '{"word":"x"}']])
     assert.equal(agent.isRunning, false)
   })
+
+  test('malformed runParameters and options are refused up front with INVALID_CONFIG naming the option, nothing sent', async () => {
+    const { manager } = setup()
+    let requests = 0
+    const fetch = async () => {
+      requests++
+      throw new Error('nothing should be sent')
+    }
+    const agent = new HttpAgent({ url: 'https://agent.invalid/run', fetch, initialMessages: [{ id: 'u', role: 'user', content: 'hi' }] })
+    const cases = [
+      [[], /options must be an object, got an array/],
+      [{ runParameters: [] }, /runParameters must be an object \{ tools, context, forwardedProps \}, got an array/],
+      [{ runParameters: { tools: [null] } }, /runParameters\.tools\[0\] must be an AG-UI tool/],
+      [{ runParameters: { tools: [{}] } }, /runParameters\.tools\[0\]\.name must be a non-empty string, got undefined/],
+      [{ runParameters: { tools: [{ name: 5, description: 'x' }] } }, /runParameters\.tools\[0\]\.name must be a non-empty string, got a number/],
+      [{ runParameters: { tools: [{ name: 'a' }] } }, /runParameters\.tools\[0\]\.description \(of 'a'\) must be a string/],
+      [{ runParameters: { tools: [{ name: 'a', description: '', parameters: null }] } }, /runParameters\.tools\[0\]\.parameters \(of 'a'\) must be a JSON Schema object, got null/],
+      [{ runParameters: { tools: [{ name: 'a', description: '' }, { name: 'a', description: '' }] } }, /has two tools named 'a'/],
+      [{ runParameters: { context: 'x' } }, /runParameters\.context must be an array of AG-UI context entries/],
+      [{ runParameters: { context: [5] } }, /runParameters\.context\[0\] must be \{ description, value \}, both strings, got a number/],
+      [{ runParameters: { context: [{ description: 'd' }] } }, /runParameters\.context\[0\] must be \{ description, value \}, both strings, got \{ description \}/],
+      [{ runParameters: { forwardedProps: 5 } }, /runParameters\.forwardedProps must be an object \(props for the server\), got a number/],
+      [{ runParameters: { forwardedProps: null } }, /runParameters\.forwardedProps must be an object/],
+    ]
+    for (const [options, message] of cases) {
+      await assert.rejects(runWithTools(agent, manager, options), (e) => {
+        assert.equal(e.code, 'INVALID_CONFIG', `${JSON.stringify(options)}: ${e.message}`)
+        assert.match(e.message, message)
+        return true
+      })
+    }
+    assert.equal(requests, 0, 'no run started')
+    assert.equal(agent.isRunning, false)
+  })
 })

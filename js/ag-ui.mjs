@@ -25,6 +25,40 @@ const RUN_PARAMETERS = ['tools', 'context', 'forwardedProps']
 /** Agents a runWithTools is running. */
 const running = new WeakSet()
 
+const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v)
+const shapeOf = (v) => (Array.isArray(v) ? 'an array' : describe(v))
+
+/** `runParameters`, checked as far as AG-UI's RunAgentInput will check it, so a mistake
+ * is refused before anything runs instead of failing the run (HttpAgent's schema). */
+function checkRunParameters(parameters) {
+  if (!isObject(parameters)) throw toolhostError('INVALID_CONFIG', `runWithTools: runParameters must be an object { tools, context, forwardedProps }, got ${shapeOf(parameters)}`)
+  checkOptions(parameters, RUN_PARAMETERS, 'runWithTools runParameters', 'runWithTools: ')
+  const { tools, context, forwardedProps } = parameters
+  if (tools !== undefined) {
+    if (!Array.isArray(tools)) throw toolhostError('INVALID_CONFIG', `runWithTools: runParameters.tools must be an array of AG-UI tools ({ name, description, parameters }), got ${shapeOf(tools)}`)
+    const names = new Set()
+    tools.forEach((tool, i) => {
+      const at = `runWithTools: runParameters.tools[${i}]`
+      if (!isObject(tool)) throw toolhostError('INVALID_CONFIG', `${at} must be an AG-UI tool ({ name, description, parameters }), got ${shapeOf(tool)}`)
+      if (typeof tool.name !== 'string' || tool.name === '') throw toolhostError('INVALID_CONFIG', `${at}.name must be a non-empty string, got ${shapeOf(tool.name)}`)
+      if (typeof tool.description !== 'string') throw toolhostError('INVALID_CONFIG', `${at}.description (of '${tool.name}') must be a string, got ${shapeOf(tool.description)}`)
+      if (tool.parameters !== undefined && !isObject(tool.parameters)) throw toolhostError('INVALID_CONFIG', `${at}.parameters (of '${tool.name}') must be a JSON Schema object, got ${shapeOf(tool.parameters)}`)
+      if (names.has(tool.name)) throw toolhostError('INVALID_CONFIG', `${at}: runParameters.tools has two tools named '${tool.name}'`)
+      names.add(tool.name)
+    })
+  }
+  if (context !== undefined) {
+    if (!Array.isArray(context)) throw toolhostError('INVALID_CONFIG', `runWithTools: runParameters.context must be an array of AG-UI context entries ({ description, value }, both strings), got ${shapeOf(context)}`)
+    context.forEach((entry, i) => {
+      if (!isObject(entry) || typeof entry.description !== 'string' || typeof entry.value !== 'string') {
+        throw toolhostError('INVALID_CONFIG', `runWithTools: runParameters.context[${i}] must be { description, value }, both strings, got ${isObject(entry) ? `{ ${Object.keys(entry).join(', ')} }` : shapeOf(entry)}`)
+      }
+    })
+  }
+  if (forwardedProps !== undefined && !isObject(forwardedProps)) throw toolhostError('INVALID_CONFIG', `runWithTools: runParameters.forwardedProps must be an object (props for the server), got ${shapeOf(forwardedProps)}`)
+  return parameters
+}
+
 const isAbortSignal = (s) => s !== null && typeof s === 'object' && typeof s.aborted === 'boolean' && typeof s.addEventListener === 'function'
 
 /** The options, checked; throws `INVALID_CONFIG` (or `SESSION_NOT_FOUND`) naming the problem. */
@@ -35,7 +69,7 @@ function checked(agent, manager, options) {
   if (manager === null || typeof manager !== 'object' || typeof manager.execute !== 'function' || manager.registry === undefined) {
     throw toolhostError('INVALID_ARGUMENTS', `runWithTools(agent, manager) takes a ToolExecutionManager as manager, got ${describe(manager)}`)
   }
-  if (options !== undefined && options !== null && typeof options !== 'object') throw toolhostError('INVALID_CONFIG', 'runWithTools: options must be an object')
+  if (options !== undefined && options !== null && !isObject(options)) throw toolhostError('INVALID_CONFIG', `runWithTools: options must be an object, got ${shapeOf(options)}`)
   const o = options ?? {}
   checkOptions(o, OPTIONS, 'runWithTools options', 'runWithTools: ')
   const maxRounds = o.maxRounds ?? 8
@@ -54,10 +88,7 @@ function checked(agent, manager, options) {
     if (session.registry !== manager.registry) throw toolhostError('INVALID_CONFIG', "runWithTools: the session belongs to another registry than the manager's")
     if (!session.alive) throw toolhostError('SESSION_NOT_FOUND', `runWithTools: session '${session.id}' was destroyed`)
   }
-  const parameters = o.runParameters ?? {}
-  if (typeof parameters !== 'object') throw toolhostError('INVALID_CONFIG', 'runWithTools: runParameters must be an object')
-  checkOptions(parameters, RUN_PARAMETERS, 'runWithTools runParameters', 'runWithTools: ')
-  if (parameters.tools !== undefined && !Array.isArray(parameters.tools)) throw toolhostError('INVALID_CONFIG', 'runWithTools: runParameters.tools must be an array of AG-UI tools')
+  const parameters = checkRunParameters(o.runParameters ?? {})
   return { maxRounds, signal: o.signal ?? undefined, host: o.host ?? undefined, session, context: o.context, parameters }
 }
 
