@@ -253,4 +253,31 @@ describe('runWithTools: sessions, reused ids, malformed options, concurrent runs
     assert.equal(requests, 0, 'no run started')
     assert.equal(agent.isRunning, false)
   })
+
+  test('a tool call id started twice in one run runs once and gets one tool message; the second start is ignored with a warning', async () => {
+    const { manager, seen } = setup()
+    const agent = new ScriptedAgent((input) => answered(input)
+      ? textMessage(`${input.runId}-t`, 'done')
+      : [...toolCalls('m_1', [['c1', 'lookup', { word: 'a' }]], 2), ...toolCalls('m_1', [['c1', 'lookup', { word: 'b' }]], 2)])
+    const host = new EventTarget()
+    const ends = []
+    host.addEventListener('ag-ui-tool-call-end', (e) => ends.push(e.detail.toolCallId))
+    const warnings = []
+    const onWarning = (w) => warnings.push(w)
+    globalThis.process?.on?.('warning', onWarning)
+    try {
+      const done = await runWithTools(agent, manager, { host })
+      assert.equal(done.rounds, 2)
+    } finally {
+      globalThis.process?.off?.('warning', onWarning)
+    }
+    assert.deepEqual(seen.map((s) => s.word), ['a'], 'the handler ran once, with the first call\'s arguments')
+    assert.deepEqual(agent.messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m.content]), [['c1', '{"word":"a","meaning":"a!"}']])
+    assert.deepEqual(agent.inputs[1].messages.filter((m) => m.role === 'tool').map((m) => m.toolCallId), ['c1'], 'the next run sends one tool message for c1')
+    assert.deepEqual(ends, ['c1'])
+    assert.equal(manager.getExecutionsForToolCall('c1').length, 1)
+    if (globalThis.process?.emitWarning !== undefined) {
+      assert.deepEqual(warnings.map((w) => [w.name, w.message]), [['ToolhostAgUiWarning', "runWithTools: run 1 started tool call 'c1' (lookup) a second time; a tool call id is answered once, so the second was not run and its arguments were ignored"]])
+    }
+  })
 })

@@ -22,6 +22,15 @@ import { repliesFor } from './tool-calls.mjs'
 const OPTIONS = ['session', 'context', 'signal', 'host', 'maxRounds', 'runParameters']
 const RUN_PARAMETERS = ['tools', 'context', 'forwardedProps']
 
+/** What the agent sent that runWithTools ignored: a process warning in Node
+ * (`ToolhostAgUiWarning`), the console's elsewhere. */
+function warn(message) {
+  try {
+    if (typeof globalThis.process?.emitWarning === 'function') globalThis.process.emitWarning(message, 'ToolhostAgUiWarning')
+    else console.warn(message)
+  } catch {}
+}
+
 /** Agents a runWithTools is running. */
 const running = new WeakSet()
 
@@ -127,17 +136,32 @@ class Round {
   /** The calls the server says wait for the application (RUN_FINISHED). */
   #pending = []
   #starts = 0
+  /** Every tool call id started in this run, and those started again (not run). */
+  #ids = new Set()
+  #ignored = new Set()
   #names
   #own
   #run
+  #number
 
-  /** `names`: toolhost's tools in this run; `own`: the caller's (runParameters.tools). */
-  constructor(names, own, run) {
+  /** `names`: toolhost's tools in this run; `own`: the caller's (runParameters.tools);
+   * `number`: which run of the loop it is. */
+  constructor(names, own, run, number) {
     this.#names = names
     this.#own = own
     this.#run = run
+    this.#number = number
     this.subscriber = {
       onToolCallStartEvent: ({ event }) => {
+        // An id already used in this run: the agent merges the second call into the first
+        // (one tool call, the argument texts run together), which has, or will have, its
+        // one execution and tool message. The second is not run.
+        if (this.#ids.has(event.toolCallId)) {
+          this.#ignored.add(event.toolCallId)
+          warn(`runWithTools: run ${this.#number} started tool call '${event.toolCallId}' (${event.toolCallName}) a second time; a tool call id is answered once, so the second was not run and its arguments were ignored`)
+          return
+        }
+        this.#ids.add(event.toolCallId)
         const call = { id: event.toolCallId, name: event.toolCallName, arguments: '', result: undefined, start: this.#starts++ }
         if (!this.#names.has(event.toolCallName)) {
           this.#others.set(call.id, call)
@@ -147,6 +171,7 @@ class Round {
         this.#open.set(call.id, call)
       },
       onToolCallArgsEvent: ({ event }) => {
+        if (this.#ignored.has(event.toolCallId)) return
         const call = this.#open.get(event.toolCallId) ?? this.#others.get(event.toolCallId)
         if (call !== undefined) call.arguments += event.delta
       },
@@ -361,7 +386,7 @@ export async function runWithTools(agent, manager, options) {
       }
       rounds++
       const { tools, names } = toolsOfRun(scope, parameters)
-      const round = new Round(names, new Set((parameters.tools ?? []).map((t) => t?.name)), execute)
+      const round = new Round(names, new Set((parameters.tools ?? []).map((t) => t.name)), execute, rounds)
       try {
         const run = await agent.runAgent({ ...parameters, tools }, round.subscriber)
         result = run?.result
