@@ -137,7 +137,7 @@ describe('runWithTools with an AbstractAgent of our own', () => {
     assert.deepEqual(solo.messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m.content]), [['c_x', 'done already']])
   })
 
-  test('a pending call to a tool nobody sent gets the unknown-tool reply; backend and caller\'s own calls are left alone', async () => {
+  test('a pending call to a tool nobody sent gets the unknown-tool reply, listing every tool sent; backend and caller\'s own calls are left alone', async () => {
     const { manager, seen } = setup()
     const own = { name: 'ask_user', description: 'the caller answers it', parameters: { type: 'object', properties: {} } }
     const agent = new ScriptedAgent(
@@ -150,7 +150,7 @@ describe('runWithTools with an AbstractAgent of our own', () => {
     assert.equal(done.rounds, 2)
     const replies = agent.messages.filter((m) => m.role === 'tool')
     assert.deepEqual(replies.map((m) => m.toolCallId), ['c_made_up', 'c_ok'], 'in the order the calls started; none for the backend call or the caller\'s own')
-    assert.equal(replies[0].error, 'There is no tool named `lookup_word`. Available tools: `lookup`. Call one of the available tools by its exact name.')
+    assert.equal(replies[0].error, 'There is no tool named `lookup_word`. Available tools: `lookup`, `ask_user`. Call one of the available tools by its exact name.', 'every tool the run sent, the caller\'s too')
     assert.equal(replies[1].content, '{"word":"beta","meaning":"beta!"}')
     assert.deepEqual(seen.map((s) => s.word), ['beta'])
     assert.deepEqual(manager.getExecutionsForToolCall('c_made_up').map((r) => [r.status, r.error.code]), [['failed', 'TOOL_NOT_FOUND']], 'recorded as any call')

@@ -397,7 +397,9 @@ export async function runWithTools(agent, manager, options) {
       // Nobody will read what a failed run's calls return: they end cancelled.
       if (failure !== undefined) stop.abort(failure)
       const [calls, results] = await round.settled()
-      if (calls.length > 0) agent.addMessages(repliesFor(manager, sessionId, 'ag-ui', calls, results))
+      // A made-up name's reply lists every tool the run sent, the caller's too.
+      const sent = parameters.tools?.length > 0 ? tools.map((t) => t.name) : undefined
+      if (calls.length > 0) agent.addMessages(repliesFor(manager, sessionId, 'ag-ui', calls, results, sent))
       if (stoppedBy !== undefined) throw cancelled()
       if (failure !== undefined) {
         throw toolhostError('AGENT_RUN_FAILED', `runWithTools: run ${rounds} of the agent failed: ${failure?.message ?? String(failure)}`, { rounds, newMessages: newMessages(), cause: failure })

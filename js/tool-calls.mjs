@@ -137,26 +137,67 @@ function rewrittenError(rewrite, error, info) {
  * schema, the tools it could have called, or the failure's category and message), or
  * what the tool's or the manager's `toModelError` makes of it.
  */
-export function modelErrorFor(manager, name, argumentsText, result, session = null) {
+export function modelErrorFor(manager, name, argumentsText, result, session = null, engineText = undefined) {
   const state = stateOf(manager?.registry, 'modelErrorFor(manager)')
-  const text = state.core.modelErrorText(session, name, argumentsText, JSON.stringify(errorFacts(result.error)))
+  const text = engineText ?? state.core.modelErrorText(session, name, argumentsText, JSON.stringify(errorFacts(result.error)))
   const rewrite = modelErrorRewriter(manager, state, session, name)
   if (rewrite === undefined) return text
   const info = { toolName: name, toolCallId: result.execution?.toolCallId, sessionId: session ?? undefined, executionId: result.execution?.id, arguments: argumentsText, text }
   return rewrittenError(rewrite, result.error, info) ?? text
 }
 
+/** The name in `available` closest to `name` when it is a plausible typo (at most a
+ * third of its length, or 2, edits away, ignoring case), as model_errors.rs `closest`. */
+function closestTool(name, available) {
+  const a = [...name.toLowerCase()]
+  let best
+  let bestDistance = Infinity
+  for (const candidate of available) {
+    const b = [...candidate.toLowerCase()]
+    const row = Array.from({ length: b.length + 1 }, (_, j) => j)
+    for (let i = 0; i < a.length; i++) {
+      let diagonal = row[0]
+      row[0] = i + 1
+      for (let j = 0; j < b.length; j++) {
+        const above = row[j + 1]
+        row[j + 1] = Math.min(above + 1, row[j] + 1, diagonal + (a[i] === b[j] ? 0 : 1))
+        diagonal = above
+      }
+    }
+    const distance = row[b.length]
+    if (distance <= Math.max(Math.floor([...candidate].length / 3), 2) && distance < bestDistance) {
+      best = candidate
+      bestDistance = distance
+    }
+  }
+  return best
+}
+
+/** The engine's reply to a call of `name`, a tool that does not exist, when the model
+ * was sent `available` (more than the registry's: `toolhost/ag-ui` sends the caller's
+ * tools too), in the words of crates/toolhost/src/providers/model_errors.rs `unknown_tool`. */
+function unknownToolText(name, available) {
+  if (available.length === 0) return `There is no tool named \`${name}\`, and no tools are available right now. Continue without calling a tool.`
+  let text = `There is no tool named \`${name}\`. Available tools: ${available.map((t) => `\`${t}\``).join(', ')}.`
+  const close = closestTool(name, available)
+  if (close !== undefined) text += ` Did you mean \`${close}\`?`
+  return `${text} Call one of the available tools by its exact name.`
+}
+
 /** The replies to `calls` (`{ id, name, arguments }`, arguments as the model's text)
  * and their `results`, in `provider`'s format: the engine writes them, a failure's text
- * for the model included. */
-function replyMessages(manager, state, session, provider, calls, results, prefix) {
+ * for the model included. `available`: the names of every tool the model was sent, when
+ * they are more than the registry's (the unknown-tool reply lists them). */
+function replyMessages(manager, state, session, provider, calls, results, prefix, available) {
   const maxChars = outputBudgets.get(manager)
   const replies = calls.map((c, k) => {
     const r = results[k]
     const reply = { id: c.id, name: c.name, arguments: c.arguments, maxChars, executionId: r.execution?.id }
     if (!r.success) {
       reply.error = errorFacts(r.error)
-      if (modelErrorRewriter(manager, state, session, c.name) !== undefined) reply.errorText = modelErrorFor(manager, c.name, c.arguments, r, session)
+      const unknown = available !== undefined && r.error?.code === 'TOOL_NOT_FOUND' ? unknownToolText(c.name, available) : undefined
+      if (modelErrorRewriter(manager, state, session, c.name) !== undefined) reply.errorText = modelErrorFor(manager, c.name, c.arguments, r, session, unknown)
+      else if (unknown !== undefined) reply.errorText = unknown
       return reply
     }
     reply.result = resultJson(r.result)
@@ -168,10 +209,11 @@ function replyMessages(manager, state, session, provider, calls, results, prefix
 }
 
 /** The reply messages `executeToolCalls` would send for `calls` that ran elsewhere
- * (`toolhost/ag-ui` runs each call as its arguments end), from their `results`. */
-export function repliesFor(manager, sessionId, provider, calls, results) {
+ * (`toolhost/ag-ui` runs each call as its arguments end), from their `results`;
+ * `available`, the names of every tool the model was sent (see `replyMessages`). */
+export function repliesFor(manager, sessionId, provider, calls, results, available) {
   const state = stateOf(manager?.registry, 'repliesFor(manager)')
-  return replyMessages(manager, state, sessionId ?? null, provider, calls, results, '')
+  return replyMessages(manager, state, sessionId ?? null, provider, calls, results, '', available)
 }
 
 /** `concurrency`, checked as the manager's `maxConcurrency` is: 0, -3, 'four' or 2.5 were
