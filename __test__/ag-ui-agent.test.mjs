@@ -280,4 +280,37 @@ describe('runWithTools: sessions, reused ids, malformed options, concurrent runs
       assert.deepEqual(warnings.map((w) => [w.name, w.message]), [['ToolhostAgUiWarning', "runWithTools: run 1 started tool call 'c1' (lookup) a second time; a tool call id is answered once, so the second was not run and its arguments were ignored"]])
     }
   })
+
+  test('two runs on one manager, each calling call_1: each host hears its own execution only', async () => {
+    const registry = new ToolRegistry()
+    const manager = new ToolExecutionManager(registry)
+    registry.register({
+      name: 'lookup',
+      description: 'Looks a word up',
+      inputSchema: { type: 'object', properties: { w: { type: 'string' }, pad: { type: 'string' } }, required: ['w'] },
+      handler: async ({ w }) => {
+        await new Promise((resolve) => setTimeout(resolve, w === 'A' ? 30 : 60))
+        return { w }
+      },
+    })
+    // Tool call ids are per conversation: both servers call their tool call_1. A's
+    // arguments are large (parsed apart), so its execution starts after B's.
+    const agentOf = (args) => new ScriptedAgent((input) => answered(input) ? textMessage(`${input.runId}-t`, 'done') : toolCalls('m_1', [['call_1', 'lookup', args]], 2))
+    const a = agentOf({ w: 'A', pad: 'x'.repeat(200_000) })
+    const b = agentOf({ w: 'B' })
+    const heard = { A: [], B: [] }
+    const hostOf = (name) => {
+      const host = new EventTarget()
+      for (const type of ['ag-ui-tool-status-changed', 'ag-ui-tool-call-end', 'ag-ui-tool-call-error']) {
+        host.addEventListener(type, (e) => heard[name].push(`${e.detail.status ?? type.slice(11)} ${e.detail.execution?.args.w} ${e.detail.execution?.id}`))
+      }
+      return host
+    }
+    await Promise.all([runWithTools(a, manager, { host: hostOf('A') }), runWithTools(b, manager, { host: hostOf('B') })])
+    for (const [name, agent] of [['A', a], ['B', b]]) {
+      const [execution] = manager.getExecutionsForToolCall('call_1').filter((r) => r.args.w === name)
+      assert.deepEqual(heard[name], ['pending', 'validating', 'executing', 'succeeded', 'call-end'].map((step) => `${step} ${name} ${execution.id}`), `host ${name}`)
+      assert.deepEqual(agent.messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(m.content).w), [name])
+    }
+  })
 })

@@ -17,6 +17,7 @@
 // Nothing here imports @ag-ui/client (an optional peer dependency): the agent is used
 // through its own methods (runAgent, messages, addMessages, abortRun).
 import { checkOptions, describe, toolhostError } from './errors.mjs'
+import { executionIdListeners } from './manager.mjs'
 import { repliesFor } from './tool-calls.mjs'
 
 const OPTIONS = ['session', 'context', 'signal', 'host', 'maxRounds', 'runParameters']
@@ -234,9 +235,8 @@ class Round {
 class HostEvents {
   #host
   #manager
-  /** toolCallId -> call, between execute() and its `started` event. */
-  #waiting = new Map()
-  /** executionId -> { call, status } */
+  /** executionId -> { call, status }, for this run's executions only (the manager may
+   * run another runWithTools' calls, with the same tool call ids, at the same time). */
   #bound = new Map()
   #off = []
 
@@ -244,13 +244,7 @@ class HostEvents {
     this.#host = host
     this.#manager = manager
     const on = (type, fn) => this.#off.push(manager.on(`tool-execution-${type}`, fn))
-    on('started', ({ execution }) => {
-      const call = this.#waiting.get(execution.toolCallId)
-      if (call === undefined || call.name !== execution.toolName) return
-      this.#waiting.delete(call.id)
-      this.#bound.set(execution.id, { call, status: undefined })
-      this.#status(execution.id, 'pending', execution)
-    })
+    on('started', ({ execution }) => this.#status(execution.id, 'pending', execution))
     on('validating', ({ executionId }) => this.#status(executionId, 'validating'))
     on('approval-requested', ({ execution }) => this.#status(execution.id, 'awaiting-approval', execution))
     on('executing', ({ executionId }) => this.#status(executionId, 'executing'))
@@ -264,13 +258,13 @@ class HostEvents {
     on('cancelled', ({ executionId }) => this.#status(executionId, 'cancelled'))
   }
 
-  /** Called before `execute(call)`, so its `started` event is recognised. */
+  /** The function told the id of `call`'s execution (given to `execute` through
+   * `executionIdListeners`), before its `started` event. */
   expect(call) {
-    this.#waiting.set(call.id, call)
+    return (executionId) => this.#bound.set(executionId, { call, status: undefined })
   }
 
   settled(call, result) {
-    this.#waiting.delete(call.id)
     if (result.execution !== undefined) this.#bound.delete(result.execution.id)
     if (result.success) {
       this.#dispatch('ag-ui-tool-call-end', { toolCallId: call.id, toolCallName: call.name, toolCallArgs: result.execution.args, result: result.result, execution: result.execution })
@@ -359,10 +353,11 @@ export async function runWithTools(agent, manager, options) {
 
   const events = host === undefined ? undefined : new HostEvents(host, manager)
   const execute = (call, unfinished) => {
-    events?.expect(call)
     // A call whose arguments never ended is not run: an aborted signal ends it cancelled.
     const callSignal = unfinished ? AbortSignal.abort() : stop.signal
-    return manager.execute(call.name, call.arguments, { toolCallId: call.id, sessionId, signal: callSignal, context })
+    const callOptions = { toolCallId: call.id, sessionId, signal: callSignal, context }
+    if (events !== undefined) executionIdListeners.set(callOptions, events.expect(call))
+    return manager.execute(call.name, call.arguments, callOptions)
       .then((r) => r, refusedResult)
       .then((r) => {
         events?.settled(call, r)

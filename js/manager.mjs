@@ -148,6 +148,8 @@ class Execution {
     this.authInfo = undefined
     /** `{ verdict }` of needsApproval given with the call (`decidedApprovals`). */
     this.decided = undefined
+    /** Told the execution's id as soon as the engine gives it (`executionIdListeners`). */
+    this.onId = undefined
     /** The async context `execute` was called in (Node: an AsyncResource), in which every
      * attempt, queued, retried or approved, runs; undefined where there is none. */
     this.scope = undefined
@@ -366,6 +368,12 @@ export const approvalPolicies = new WeakMap()
  * (true would leave the call waiting for a person the SDK never asked). */
 export const decidedApprovals = new WeakMap()
 
+/** Call options (the object given to execute) -> a function told the execution's id
+ * when the engine gives it, before any of its events: `toolhost/ag-ui` dispatches the
+ * events of its own executions on its host, which a tool call id (the same in two
+ * runs) cannot tell apart. */
+export const executionIdListeners = new WeakMap()
+
 /** Each manager's `toModelError(error, info)` function, for the replies to a model. */
 export const modelErrorRewriters = new WeakMap()
 
@@ -565,6 +573,7 @@ export class ToolExecutionManager extends ToolEventTarget {
       exec.context = options.context
       exec.authInfo = options.authInfo
       exec.decided = decidedApprovals.get(options)
+      exec.onId = executionIdListeners.get(options)
     }
     exec.scope = captureScope()
     const promise = new Promise((resolve, reject) => {
@@ -646,6 +655,7 @@ export class ToolExecutionManager extends ToolEventTarget {
           else this.#pending.delete(ticket)
           exec.key = whole(ops[i + OP.NEW_KEY])
           exec.id = text.slice(at, (at += ops[i + OP.NEW_EXECUTION_ID]))
+          if (exec.onId !== undefined) exec.onId(exec.id)
           // Only a refusal, which comes before this, rejects: the reject function can go.
           // A queued call then keeps 86 bytes less on the JS heap (740 -> 654).
           exec.reject = null
