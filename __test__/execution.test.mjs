@@ -890,6 +890,21 @@ describe('cancellation', () => {
     assert.equal(manager.cancelAll(), 0)
   })
 
+  test('cancelAll of 300 calls, running and queued: an engine answer longer than its scratch buffer reaches JS whole', async () => {
+    // 16 running and 284 queued: the engine's answer to cancelAll is thousands of ops, more
+    // than the backend's scratch buffer holds (511), so it is handed over another way.
+    const { manager } = setup([{ name: 'wait', handler: (a, ctx) => aborted(ctx.signal).then(() => { throw ctx.signal.reason }) }])
+    const cancelled = []
+    manager.on('tool-execution-cancelled', ({ executionId }) => cancelled.push(executionId))
+    const pending = Array.from({ length: 300 }, () => manager.execute('wait', {}))
+    await sleep(10)
+    assert.equal(manager.cancelAll(), 300)
+    const results = await Promise.all(pending)
+    assert.ok(results.every((r) => r.error.code === 'CANCELLED'), JSON.stringify(results.find((r) => r.error?.code !== 'CANCELLED')))
+    assert.deepEqual(new Set(cancelled), new Set(results.map((r) => r.execution.id)))
+    assert.equal(manager.inFlight, 0)
+  })
+
   test('a reused AbortSignal over 1,000 calls keeps no abort listener', async () => {
     const controller = new AbortController()
     const { manager } = setup([

@@ -135,7 +135,12 @@ impl Default for RegistryCore {
 }
 
 /// Ops the scratch buffer holds; a longer output is handed over by `bigOps()`.
-const SCRATCH_LEN: usize = 8192;
+/// Every engine call of B1-B6 leaves fewer than 64; a batch of a few dozen calls (an
+/// `executeToolCalls`, a `cancelAll`) may take the other way. Each manager holds its
+/// buffer until the collector finalizes it: at 8192 (64 KB each) a page that made
+/// 8,000 managers had 539 MB of wasm memory (which never shrinks), and a Node loop that
+/// made 20,000 had 1.25 GB of external memory before their finalizers ran.
+const SCRATCH_LEN: usize = 511;
 
 /// The status block after each engine call, as f64s: executions in flight, timer
 /// requests (-1 when more than [`TIMER_SLOTS`]: `takeTimers()` has them), the address and
