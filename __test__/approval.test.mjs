@@ -108,6 +108,20 @@ describe('approval', () => {
     assert.throws(() => manager.deny(approvalId), { code: 'APPROVAL_NOT_FOUND' })
   })
 
+  test('pendingApprovals() is oldest first, and calls asked for in the same millisecond keep the order they were asked in', async () => {
+    const { manager } = setup()
+    // Sixteen requests in one synchronous loop: in a browser (whole milliseconds) most
+    // share a requestedAt, and a hash map's order used to break the tie.
+    const calls = Array.from({ length: 16 }, (_, i) => manager.execute('pay', { amount: i }, { toolCallId: `c${i}` }))
+    await waitingFor(manager)
+    for (let i = 0; i < 50 && manager.pendingApprovals().length < 16; i++) await sleep(1)
+    const pending = manager.pendingApprovals()
+    assert.deepEqual(pending.map((p) => p.toolCallId), calls.map((_, i) => `c${i}`))
+    for (let i = 1; i < pending.length; i++) assert.ok(pending[i - 1].requestedAt <= pending[i].requestedAt)
+    assert.equal(manager.cancelAll(), 16)
+    await Promise.all(calls)
+  })
+
   test('approvalTimeoutMs ends an unanswered call denied; no attempt timeout runs while it waits', async () => {
     const { manager, runs } = setup({ options: { approvalTimeoutMs: 60, timeoutMs: 10 } })
     const t0 = performance.now()

@@ -754,7 +754,8 @@ export interface ToolExecutionManager<Journaled extends boolean = boolean> exten
   execute(name: string, args?: unknown, options?: ExecuteOptions): Promise<ExecutionResult>
   /** As `execute(name)`, with the declaration `register()` returned: the result is typed by the tool's output schema. */
   execute<A, R>(tool: ToolDeclaration<A, R>, args?: A | string, options?: ExecuteOptions): Promise<ExecutionResult<R>>
-  /** Every call waiting for approval, oldest first, as plain JSON data. With a journal, a
+  /** Every call waiting for approval, oldest first (those asked for in the same
+   * millisecond in the order they were asked for), as plain JSON data. With a journal, a
    * Promise of every call waiting in any process on it. */
   pendingApprovals(): Journaled extends true ? Promise<PendingApproval[]> : PendingApproval[]
   /**

@@ -368,6 +368,10 @@ struct Active {
     given_args_chars: Option<usize>,
     /// The caller's [`CallOptions::idempotency_key`].
     caller_key: Option<String>,
+    /// When it waits for approval: its place among the requests, which orders
+    /// `pending_approvals` when two have the same `requested_at` (a browser's clock
+    /// counts whole milliseconds).
+    approval_order: u64,
 }
 
 /// How many attempt timeouts bound a whole execution that restarts its timeout on
@@ -408,6 +412,8 @@ pub struct ExecutionEngine {
     config: ManagerConfig,
     wanted: EventMask,
     next_key: u64,
+    /// The next [`Active::approval_order`].
+    next_approval: u64,
     /// Keyed by our own counter, so the cheap Fx hash is safe.
     active: FxHashMap<u64, Active>,
     queue: VecDeque<u64>,
@@ -436,6 +442,7 @@ impl ExecutionEngine {
             config,
             wanted: EventMask::default(),
             next_key: 1,
+            next_approval: 0,
             active: FxHashMap::default(),
             queue: VecDeque::new(),
             running: 0,
@@ -680,6 +687,7 @@ impl ExecutionEngine {
             journal: None,
             given_args_chars: options.given_args_chars,
             caller_key: options.idempotency_key.clone(),
+            approval_order: 0,
         };
         active.record.max_attempts = active.backoff.config().max_attempts;
         self.active.insert(key, active);
@@ -790,8 +798,11 @@ impl ExecutionEngine {
     /// journaled call claims its key with them).
     fn request_approval_as(&mut self, key: u64, approval_id: String, requested_at: f64) -> Transition {
         let wants = self.wanted.wants(EventType::ApprovalRequested);
+        let order = self.next_approval;
+        self.next_approval += 1;
         let a = self.active.get_mut(&key).expect("approval is asked for active executions");
         a.phase = Phase::AwaitingApproval;
+        a.approval_order = order;
         a.record.status = ExecutionStatus::AwaitingApproval;
         a.record.approval = Some(ApprovalRecord {
             approval_id: approval_id.clone(),
@@ -944,15 +955,16 @@ impl ExecutionEngine {
         self.finish(key, ExecutionStatus::Failed, None, Some(error)).after(events)
     }
 
-    /// Every call waiting for approval, oldest first.
+    /// Every call waiting for approval, oldest first; those asked for in the same
+    /// instant in the order they were asked for (not the map's).
     pub fn pending_approvals(&self) -> Vec<PendingApproval> {
-        let mut out: Vec<PendingApproval> = self
+        let mut out: Vec<(u64, PendingApproval)> = self
             .active
             .values()
             .filter(|a| a.phase == Phase::AwaitingApproval)
             .filter_map(|a| {
                 let approval = a.record.approval.as_ref()?;
-                Some(PendingApproval {
+                Some((a.approval_order, PendingApproval {
                     approval_id: approval.approval_id.clone(),
                     execution_id: a.record.id.clone(),
                     tool_call_id: a.record.tool_call_id.clone(),
@@ -961,11 +973,11 @@ impl ExecutionEngine {
                     args: a.record.args.to_value().into_owned(),
                     requested_at: approval.requested_at,
                     expires_at: a.approval_timeout.map(|d| approval.requested_at + d.as_secs_f64() * 1000.0),
-                })
+                }))
             })
             .collect();
-        out.sort_by(|a, b| a.requested_at.total_cmp(&b.requested_at));
-        out
+        out.sort_unstable_by(|(a_order, a), (b_order, b)| a.requested_at.total_cmp(&b.requested_at).then(a_order.cmp(b_order)));
+        out.into_iter().map(|(_, p)| p).collect()
     }
 
     /// The running attempt reported progress. With `resetTimeoutOnProgress`, its
