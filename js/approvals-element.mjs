@@ -3,6 +3,7 @@
 // (JSON, then the tool's schema through registry.validate or session.validate) before
 // manager.approve() is called; a refusal is shown and nothing is sent.
 import { LitElement, css, html, nothing } from 'lit'
+import { repeat } from 'lit/directives/repeat.js'
 import { theme } from './element-theme.mjs'
 import { ManagerEvents } from './manager-events.mjs'
 
@@ -311,43 +312,48 @@ export class ToolhostApprovals extends LitElement {
         <h2 part="title" id="title" tabindex="-1">Approvals <span class="count" part="count" aria-label="${count} waiting">${count}</span></h2>
         ${count === 0
           ? html`<p class="empty" part="empty">No tool call is waiting for approval.</p>`
-          : html`<ul part="list" role="list">${this._pending.map((item, index) => this.#item(item, index))}</ul>`}
+          : html`<ul part="list" role="list">${repeat(this._pending, (item) => item.approvalId, (item) => this.#item(item))}</ul>`}
         <div class="visually-hidden" role="status" aria-live="polite">${this._announcement}</div>
       </section>
     `
   }
 
-  #item(item, index) {
+  // Rows are keyed by approval id: when another approval leaves, a row (its buttons, the
+  // focus on one, an open editor) stays with its own call instead of taking the next
+  // one's place, so Enter on a focused Approve approves the call it was focused for.
+  #item(item) {
     const id = item.approvalId
     const editing = this._editing.has(id)
     const error = this._errors.get(id)
     const busy = this.#busy.has(id)
+    // Which call, in the labels: two calls of one tool read the same otherwise.
+    const which = `${item.toolName} (${item.toolCallId !== undefined ? `call ${item.toolCallId}` : `approval ${id.slice(0, 8)}`})`
     return html`
-      <li part="approval" data-approval-id=${id} aria-labelledby="tool-${index}">
+      <li part="approval" data-approval-id=${id} aria-labelledby="tool-${id}">
         <div class="head" part="approval-header">
-          <span class="tool mono" part="tool" id="tool-${index}">${item.toolName}</span>
+          <span class="tool mono" part="tool" id="tool-${id}">${item.toolName}</span>
           ${item.toolCallId !== undefined ? html`<span class="meta" part="call-id">call ${item.toolCallId}</span>` : nothing}
           ${item.expiresAt !== undefined ? html`<span class="meta" part="expires">until ${new Date(item.expiresAt).toLocaleTimeString()}</span>` : nothing}
         </div>
         ${editing
-          ? html`<label for="editor-${index}" part="editor-label">Arguments (JSON). Ctrl+Enter approves, Escape cancels.</label>
-              <textarea id="editor-${index}" part="editor" data-approval-id=${id} spellcheck="false"
-                aria-invalid=${error ? 'true' : 'false'} aria-describedby=${error ? `error-${index}` : nothing}
+          ? html`<label for="editor-${id}" part="editor-label">Arguments (JSON). Ctrl+Enter approves, Escape cancels.</label>
+              <textarea id="editor-${id}" part="editor" data-approval-id=${id} spellcheck="false"
+                aria-invalid=${error ? 'true' : 'false'} aria-describedby=${error ? `error-${id}` : nothing}
                 .value=${this._editing.get(id)} @input=${(e) => this.#onInput(e, item)} @keydown=${(e) => this.#onEditorKey(e, item)}></textarea>`
           : html`<pre part="args" aria-label="Arguments">${pretty(item.args)}</pre>`}
         ${error
-          ? html`<div class="error" part="error" id="error-${index}" role="alert">
+          ? html`<div class="error" part="error" id="error-${id}" role="alert">
               ${error.message}
               ${error.issues?.length ? html`<ul>${error.issues.map((i) => html`<li><span class="mono">${i.path || '(top level)'}</span>: ${i.message}</li>`)}</ul>` : nothing}
             </div>`
           : nothing}
         <div class="actions" part="actions">
           <button class="approve" part="button approve" data-approval-id=${id} ?disabled=${busy}
-            aria-label="Approve ${item.toolName}${editing ? ' with the edited arguments' : ''}" @click=${() => this.#decide(item, 'approved')}>Approve</button>
+            aria-label="Approve ${which}${editing ? ' with the edited arguments' : ''}" @click=${() => this.#decide(item, 'approved')}>Approve</button>
           <button class="deny" part="button deny" data-approval-id=${id} ?disabled=${busy}
-            aria-label="Deny ${item.toolName}" @click=${() => this.#decide(item, 'denied')}>Deny</button>
+            aria-label="Deny ${which}" @click=${() => this.#decide(item, 'denied')}>Deny</button>
           <button class="edit" part="button edit" data-approval-id=${id} ?disabled=${busy} aria-pressed=${editing ? 'true' : 'false'}
-            @click=${() => this.#toggleEdit(item)}>${editing ? 'Cancel edit' : 'Edit arguments'}</button>
+            aria-label=${editing ? `Cancel edit of ${which}` : `Edit arguments of ${which}`} @click=${() => this.#toggleEdit(item)}>${editing ? 'Cancel edit' : 'Edit arguments'}</button>
         </div>
       </li>
     `

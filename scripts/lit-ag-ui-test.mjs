@@ -298,7 +298,7 @@ function weekend(browser, base) {
       const em = parseFloat(style.letterSpacing) / parseFloat(style.fontSize)
       return { background: style.backgroundColor, letterSpacing: `${Math.round(em * 100) / 100}em`, tabIndex: approve.tabIndex, label: approve.getAttribute('aria-label') }
     })
-    check.same(button, { background: 'rgb(15, 118, 110)', letterSpacing: '0.02em', tabIndex: 0, label: 'Approve book_table' }, 'the Approve button (theme from --toolhost-accent-color and ::part(approve))')
+    check.same(button, { background: 'rgb(15, 118, 110)', letterSpacing: '0.02em', tabIndex: 0, label: 'Approve book_table (call call_book)' }, 'the Approve button (theme from --toolhost-accent-color and ::part(approve))')
 
     // Keyboard: focus "Edit arguments", Enter opens the editor and focuses it.
     const edit = await deep(page, () => document.querySelector('planner-app').shadowRoot.querySelector('toolhost-approvals').shadowRoot.querySelector('button.edit'))

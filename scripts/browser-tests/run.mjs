@@ -3,7 +3,8 @@
 //
 //   node scripts/browser-tests/run.mjs [options] [files...]
 //
-// Files default to __test__/*.test.mjs. Exit status 1 on any failure.
+// Files default to __test__/*.test.mjs and the elements' tests (elements/*.element.mjs).
+// Exit status 1 on any failure.
 import { existsSync, readdirSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -17,7 +18,8 @@ const REPO_ROOT = resolve(HERE, '..', '..')
 
 const USAGE = `usage: node scripts/browser-tests/run.mjs [options] [files...]
 
-  files                  test files (default: __test__/*.test.mjs)
+  files                  test files (default: __test__/*.test.mjs, then
+                         scripts/browser-tests/elements/*.element.mjs)
   --json <file>          write the full results as JSON to <file>
   --node-only <file>     the Node-only list (default: scripts/browser-tests/node-only.mjs)
   --timeout <ms>         default timeout of each test and hook (default: 30000)
@@ -58,9 +60,14 @@ async function main() {
   if (values.selftest) return runSelftest({ repoRoot: REPO_ROOT, printer, jsonPath: values.json })
 
   const testDir = join(REPO_ROOT, '__test__')
+  // The custom elements' tests need a DOM, so they are the browser's only.
+  const elementDir = join(HERE, 'elements')
   const files = positionals.length
     ? positionals.map((file) => resolve(file))
-    : readdirSync(testDir).filter((name) => name.endsWith('.test.mjs')).sort().map((name) => join(testDir, name))
+    : [
+        ...readdirSync(testDir).filter((name) => name.endsWith('.test.mjs')).sort().map((name) => join(testDir, name)),
+        ...readdirSync(elementDir).filter((name) => name.endsWith('.element.mjs')).sort().map((name) => join(elementDir, name)),
+      ]
   for (const file of files) {
     if (!existsSync(file)) throw usageError(`no such file: ${file}`)
     // The test server serves the repository: a file outside it could not load its neighbours.
