@@ -7,6 +7,9 @@ import { repeat } from 'lit/directives/repeat.js'
 import { theme } from './element-theme.mjs'
 import { ManagerEvents } from './manager-events.mjs'
 
+/** What the model reads for a denial when `deny-reason` is missing, removed or empty. */
+const DEFAULT_DENY_REASON = 'The user denied this call.'
+
 const pretty = (value) => {
   try {
     return JSON.stringify(value, null, 2) ?? String(value)
@@ -26,7 +29,8 @@ export class ToolhostApprovals extends LitElement {
     manager: { attribute: false },
     /** Who decides, recorded as `by` of approve() / deny(). */
     by: { type: String },
-    /** The reason deny() records; the model reads it in its tool message. */
+    /** The reason deny() records; the model reads it in its tool message. Missing,
+     * removed or empty: 'The user denied this call.' */
     denyReason: { type: String, attribute: 'deny-reason' },
     _pending: { state: true },
     _editing: { state: true },
@@ -145,7 +149,7 @@ export class ToolhostApprovals extends LitElement {
     super()
     this.manager = undefined
     this.by = undefined
-    this.denyReason = 'The user denied this call.'
+    this.denyReason = DEFAULT_DENY_REASON
     this._pending = []
     this._editing = new Map()
     this._errors = new Map()
@@ -253,7 +257,9 @@ export class ToolhostApprovals extends LitElement {
         if (this.by) options.by = this.by
         await this.manager.approve(id, options)
       } else {
-        const options = { reason: this.denyReason }
+        // A removed attribute is null (what ifDefined() and nothing do), an empty one ''.
+        const given = typeof this.denyReason === 'string' ? this.denyReason.trim() : ''
+        const options = { reason: given === '' ? DEFAULT_DENY_REASON : this.denyReason }
         if (this.by) options.by = this.by
         await this.manager.deny(id, options)
       }

@@ -115,4 +115,32 @@ describe('<toolhost-approvals>', () => {
     manager.cancelAll()
     await Promise.all(calls)
   })
+
+  for (const [name, configure, reason] of [
+    ['removed', (el) => {
+      el.setAttribute('deny-reason', 'Not now')
+      el.removeAttribute('deny-reason')
+    }, 'The user denied this call.'],
+    ['empty', (el) => el.setAttribute('deny-reason', ''), 'The user denied this call.'],
+    ['null (property)', (el) => {
+      el.denyReason = null
+    }, 'The user denied this call.'],
+    ['given', (el) => el.setAttribute('deny-reason', 'Not now'), 'Not now'],
+  ]) {
+    test(`deny-reason ${name}: Deny denies the call, and the model reads "${reason}"`, async () => {
+      const { manager } = setup()
+      const el = attach(manager)
+      configure(el)
+      const call = manager.execute('transfer', { to: 'bob', cents: 1 })
+      await until(el, () => rows(el).length === 1, 'the row')
+      el.shadowRoot.querySelector('button.deny').click()
+      await until(el, () => manager.pendingApprovals().length === 0 || el.shadowRoot.querySelector('[part=error]') !== null, 'the call to be denied')
+      assert.equal(el.shadowRoot.querySelector('[part=error]')?.textContent.trim(), undefined, 'no error shown')
+      const r = await call
+      assert.equal(r.error.code, 'APPROVAL_DENIED')
+      assert.equal(r.execution.approval.reason, reason)
+      assert.ok(r.error.message.endsWith(reason), r.error.message)
+      await until(el, () => rows(el).length === 0, 'the row to leave')
+    })
+  }
 })
