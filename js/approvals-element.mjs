@@ -141,7 +141,11 @@ export class ToolhostApprovals extends LitElement {
     }
   `]
 
-  #events = new ManagerEvents(['approval-requested', 'approved', 'denied', 'cancelled', 'failed'], () => this.#refresh())
+  // The list is read again once per burst of events (a microtask later), not on each:
+  // 1000 calls asked for in one loop would each read all the others (quadratic, and
+  // paid inside execute() and approve()).
+  #events = new ManagerEvents(['approval-requested', 'approved', 'denied', 'cancelled', 'failed'], () => this.#refreshSoon())
+  #refreshQueued = false
   #reads = 0
   #busy = new Set()
 
@@ -173,6 +177,15 @@ export class ToolhostApprovals extends LitElement {
   #listen() {
     this.#events.connect(this.manager)
     this.#refresh()
+  }
+
+  #refreshSoon() {
+    if (this.#refreshQueued) return
+    this.#refreshQueued = true
+    queueMicrotask(() => {
+      this.#refreshQueued = false
+      if (this.isConnected) this.#refresh()
+    })
   }
 
   /** The approvals read again from the manager (`pendingApprovals()` may be a Promise). */

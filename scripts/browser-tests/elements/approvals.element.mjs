@@ -143,4 +143,32 @@ describe('<toolhost-approvals>', () => {
       await until(el, () => rows(el).length === 0, 'the row to leave')
     })
   }
+
+  test('1000 approvals requested, then approved, with the element attached: pendingApprovals() read once per burst, not per event', async () => {
+    const { registry, manager } = setup()
+    let reads = 0
+    // The element takes any object with the manager's methods; this one counts the reads.
+    const counted = {
+      registry,
+      on: (type, listener) => manager.on(type, listener),
+      pendingApprovals: () => {
+        reads++
+        return manager.pendingApprovals()
+      },
+      approve: (id, options) => manager.approve(id, options),
+      deny: (id, options) => manager.deny(id, options),
+    }
+    const el = attach(counted)
+    await el.updateComplete
+    const before = reads
+    const calls = Array.from({ length: 1000 }, (_, i) => manager.execute('transfer', { to: `p${i}`, cents: i }))
+    await until(el, () => rows(el).length === 1000, '1000 rows')
+    const requestReads = reads - before
+    for (const p of manager.pendingApprovals()) manager.approve(p.approvalId)
+    await Promise.all(calls)
+    await until(el, () => rows(el).length === 0, 'the rows to leave')
+    const approveReads = reads - before - requestReads
+    assert.ok(requestReads <= 2, `1000 requests read pendingApprovals() ${requestReads} times`)
+    assert.ok(approveReads <= 3, `1000 approvals read pendingApprovals() ${approveReads} times`)
+  })
 })
