@@ -476,7 +476,7 @@ describe('toolhost/ag-ui stays optional', () => {
     }
     // toolhost/lit needs lit alone, and none of the engine.
     const lit = await graphOf('js/lit.mjs', ['browser'])
-    assert.deepEqual(lit.packages, ['lit'])
+    assert.deepEqual([...new Set(lit.packages.map((p) => p.split('/')[0]))], ['lit'], `toolhost/lit imports ${lit.packages.join(', ')}`)
     assert.deepEqual(lit.modules.sort(), ['js/activity-element.mjs', 'js/approvals-element.mjs', 'js/element-theme.mjs', 'js/lit.mjs', 'js/manager-events.mjs'])
   })
 })
