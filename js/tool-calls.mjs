@@ -101,9 +101,12 @@ export function modelOutputOf(manager, result) {
   return message.content
 }
 
-function errorFacts(error) {
+/** What the engine writes a failure's text for the model from; `available`, the names
+ * of every tool the model was sent when they are more than the registry's (the reply to
+ * a made-up name lists them). */
+function errorFacts(error, available = undefined) {
   const { category, code, message, retryable, validationErrors } = error
-  return { category, code, message, retryable, validationErrors }
+  return { category, code, message, retryable, validationErrors, available }
 }
 
 /** The `toModelError` that writes the model's text for a failure of `name`: the tool's
@@ -137,51 +140,13 @@ function rewrittenError(rewrite, error, info) {
  * schema, the tools it could have called, or the failure's category and message), or
  * what the tool's or the manager's `toModelError` makes of it.
  */
-export function modelErrorFor(manager, name, argumentsText, result, session = null, engineText = undefined) {
+export function modelErrorFor(manager, name, argumentsText, result, session = null, available = undefined) {
   const state = stateOf(manager?.registry, 'modelErrorFor(manager)')
-  const text = engineText ?? state.core.modelErrorText(session, name, argumentsText, JSON.stringify(errorFacts(result.error)))
+  const text = state.core.modelErrorText(session, name, argumentsText, JSON.stringify(errorFacts(result.error, available)))
   const rewrite = modelErrorRewriter(manager, state, session, name)
   if (rewrite === undefined) return text
   const info = { toolName: name, toolCallId: result.execution?.toolCallId, sessionId: session ?? undefined, executionId: result.execution?.id, arguments: argumentsText, text }
   return rewrittenError(rewrite, result.error, info) ?? text
-}
-
-/** The name in `available` closest to `name` when it is a plausible typo (at most a
- * third of its length, or 2, edits away, ignoring case), as model_errors.rs `closest`. */
-function closestTool(name, available) {
-  const a = [...name.toLowerCase()]
-  let best
-  let bestDistance = Infinity
-  for (const candidate of available) {
-    const b = [...candidate.toLowerCase()]
-    const row = Array.from({ length: b.length + 1 }, (_, j) => j)
-    for (let i = 0; i < a.length; i++) {
-      let diagonal = row[0]
-      row[0] = i + 1
-      for (let j = 0; j < b.length; j++) {
-        const above = row[j + 1]
-        row[j + 1] = Math.min(above + 1, row[j] + 1, diagonal + (a[i] === b[j] ? 0 : 1))
-        diagonal = above
-      }
-    }
-    const distance = row[b.length]
-    if (distance <= Math.max(Math.floor([...candidate].length / 3), 2) && distance < bestDistance) {
-      best = candidate
-      bestDistance = distance
-    }
-  }
-  return best
-}
-
-/** The engine's reply to a call of `name`, a tool that does not exist, when the model
- * was sent `available` (more than the registry's: `toolhost/ag-ui` sends the caller's
- * tools too), in the words of crates/toolhost/src/providers/model_errors.rs `unknown_tool`. */
-function unknownToolText(name, available) {
-  if (available.length === 0) return `There is no tool named \`${name}\`, and no tools are available right now. Continue without calling a tool.`
-  let text = `There is no tool named \`${name}\`. Available tools: ${available.map((t) => `\`${t}\``).join(', ')}.`
-  const close = closestTool(name, available)
-  if (close !== undefined) text += ` Did you mean \`${close}\`?`
-  return `${text} Call one of the available tools by its exact name.`
 }
 
 /** The replies to `calls` (`{ id, name, arguments }`, arguments as the model's text)
@@ -194,10 +159,8 @@ function replyMessages(manager, state, session, provider, calls, results, prefix
     const r = results[k]
     const reply = { id: c.id, name: c.name, arguments: c.arguments, maxChars, executionId: r.execution?.id }
     if (!r.success) {
-      reply.error = errorFacts(r.error)
-      const unknown = available !== undefined && r.error?.code === 'TOOL_NOT_FOUND' ? unknownToolText(c.name, available) : undefined
-      if (modelErrorRewriter(manager, state, session, c.name) !== undefined) reply.errorText = modelErrorFor(manager, c.name, c.arguments, r, session, unknown)
-      else if (unknown !== undefined) reply.errorText = unknown
+      reply.error = errorFacts(r.error, available)
+      if (modelErrorRewriter(manager, state, session, c.name) !== undefined) reply.errorText = modelErrorFor(manager, c.name, c.arguments, r, session, available)
       return reply
     }
     reply.result = resultJson(r.result)

@@ -511,6 +511,11 @@ impl HostRegistry {
     /// schema, the tools it could have called, the parse error of malformed text, or the
     /// failure's category and message.
     pub fn model_error_text(&self, session: Option<&str>, name: &str, arguments: &str, error: &ErrorFacts) -> String {
+        // The model was sent more tools than the registry's (toolhost/ag-ui sends the
+        // caller's too): the reply to a made-up name lists them all.
+        if let (Some(available), "TOOL_NOT_FOUND") = (&error.available, error.code.as_str()) {
+            return model_errors::unknown_tool(name, available);
+        }
         model_errors::for_failure(&self.registry, scope(session), name, arguments, &error.category, &error.code, &error.message, error.retryable, &error.validation_errors)
     }
 
@@ -571,6 +576,9 @@ pub struct ErrorFacts {
     pub message: String,
     pub retryable: bool,
     pub validation_errors: Vec<ValidationIssue>,
+    /// Every tool the model was sent, when that is more than the registry's tools: the
+    /// reply to a call of a tool that does not exist lists these.
+    pub available: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -625,6 +633,22 @@ mod tests {
         let calls = host.parse_calls(None, "anthropic", &beside).unwrap();
         assert_eq!(calls[0]["arguments"], r#"{"n":1}"#);
         assert!(calls[0].get("refused").is_none());
+    }
+
+    #[test]
+    fn a_made_up_name_s_reply_lists_every_tool_the_model_was_sent_when_told() {
+        let host = HostRegistry::new();
+        let facts = |available: Option<Vec<String>>| ErrorFacts { code: "TOOL_NOT_FOUND".into(), category: "not_found".into(), available, ..ErrorFacts::default() };
+        // The registry has no tools; the model was also sent the caller's ask_user.
+        let sent = Some(vec!["lookup".to_string(), "ask_user".to_string()]);
+        let text = host.model_error_text(None, "ask_usr", "{}", &facts(sent));
+        assert_eq!(text, "There is no tool named `ask_usr`. Available tools: `lookup`, `ask_user`. Did you mean `ask_user`? Call one of the available tools by its exact name.");
+        let text = host.model_error_text(None, "ask_usr", "{}", &facts(None));
+        assert!(text.contains("no tools are available"), "{text}");
+        // formatReplies reads the same field.
+        let replies = json!([{ "id": "c1", "name": "ask_usr", "error": { "code": "TOOL_NOT_FOUND", "category": "not_found", "available": ["lookup", "ask_user"] } }]);
+        let out = host.format_replies(None, "openai", &replies.to_string()).unwrap();
+        assert!(out["messages"][0]["content"].as_str().unwrap().contains("Did you mean `ask_user`?"), "{out}");
     }
 
     #[test]
