@@ -393,23 +393,59 @@ function expectObject(schema, value) {
 
 /** What the OpenAI providers make of parsed arguments before validation (README,
  * "OpenAI strict mode"): the `null`s strict mode makes a model send for optional
- * properties are dropped, where the property's schema does not itself allow null. */
+ * properties are dropped, where the property's schema does not itself allow null.
+ * Through `properties` and `items`; a null under an `anyOf`, `oneOf`, `allOf` or `not`
+ * (the engine follows the branch the value fits) makes it `undefined`: either. */
 function dropOptionalNulls(schema, v) {
   if (schema === null || typeof schema !== 'object') return v
-  if (Array.isArray(v)) return schema.items === undefined ? v : v.map((x) => dropOptionalNulls(schema.items, x))
+  if (hasNull(v) && ['anyOf', 'oneOf', 'allOf', 'not'].some((k) => schema[k] !== undefined)) return undefined
+  if (Array.isArray(v)) {
+    if (schema.items === undefined) return v
+    const items = v.map((x) => dropOptionalNulls(schema.items, x))
+    return items.includes(undefined) ? undefined : items
+  }
   if (v === null || typeof v !== 'object' || schema.properties === undefined) return v
   const props = schema.properties
   const required = schema.required ?? []
-  return own(Object.keys(v)
+  const entries = Object.keys(v)
     .filter((k) => !(v[k] === null && !required.includes(k) && Object.hasOwn(props, k) && !allowsNull(props[k])))
-    .map((k) => [k, Object.hasOwn(props, k) ? dropOptionalNulls(props[k], v[k]) : v[k]]))
+    .map((k) => [k, Object.hasOwn(props, k) ? dropOptionalNulls(props[k], v[k]) : v[k]])
+  return entries.some(([, x]) => x === undefined) ? undefined : own(entries)
 }
 
+/** Whether a property of `s` may be null, as the engine reads it
+ * (crates/toolhost/src/providers/optional_nulls.rs): of no type (unless it has
+ * properties: an object's) or a type that includes null, with no `const` or `enum`
+ * that leaves null out, and a union with a branch that allows it. */
 function allowsNull(s) {
-  if (s === null || typeof s !== 'object') return false
-  if (typeof s.type === 'string') return s.type === 'null'
-  if (Array.isArray(s.type)) return s.type.includes('null')
-  return ['anyOf', 'oneOf'].some((k) => Array.isArray(s[k]) && s[k].some(allowsNull)) || (s.properties === undefined && s.enum === undefined)
+  if (typeof s === 'boolean') return s
+  if (s === null || typeof s !== 'object') return true
+  const typed = s.type === undefined ? s.properties === undefined : typeof s.type === 'string' ? s.type === 'null' : Array.isArray(s.type) ? s.type.includes('null') : true
+  const values = (s.const === undefined || s.const === null) && (!Array.isArray(s.enum) || s.enum.includes(null))
+  if (!typed || !values) return false
+  return ['anyOf', 'oneOf'].every((k) => !Array.isArray(s[k]) || s[k].some(allowsNull)) && (!Array.isArray(s.allOf) || s.allOf.every(allowsNull))
+}
+
+/** Whether `v` holds a `null` as a property or item somewhere. */
+function hasNull(v) {
+  if (v === null || typeof v !== 'object') return false
+  return Object.values(v).some((x) => x === null || hasNull(x))
+}
+
+/** Why `got` is not `want` with some of its `null` properties left out ('' when it is). */
+function withoutSomeNulls(got, want, path = '') {
+  if (want === null || typeof want !== 'object' || got === null || typeof got !== 'object') return sameJson(got, want) === undefined ? '' : `${path || '/'}: ${JSON.stringify(got)?.slice(0, 80)} is not ${JSON.stringify(want)?.slice(0, 80)}`
+  if (Array.isArray(want) !== Array.isArray(got) || (Array.isArray(want) && want.length !== got.length)) return `${path || '/'}: not the same kind or length`
+  for (const k of Object.keys(got)) if (!Object.hasOwn(want, k)) return `${path}/${k}: not in the arguments`
+  for (const k of Object.keys(want)) {
+    if (!Object.hasOwn(got, k)) {
+      if (want[k] !== null) return `${path}/${k}: left out, and not null`
+      continue
+    }
+    const why = withoutSomeNulls(got[k], want[k], `${path}/${k}`)
+    if (why !== '') return why
+  }
+  return ''
 }
 
 // ---------------------------------------------------------------------------------
@@ -598,7 +634,13 @@ async function runCase(w, name, schema, input, options = {}) {
         let stringifies = true
         if ((provider === 'openai' || provider === 'openai-responses') && expected.refuse !== 'must' && !refused) {
           const dropped = dropOptionalNulls(schema, expected.args)
-          if (!jsonEqual(dropped, expected.args)) {
+          if (dropped === undefined) {
+            // A null under a union: the engine drops it or not by the branch the value
+            // fits. Either outcome, checked below: the handler's arguments are these with
+            // some null properties left out, and the schema accepts them.
+            want = undefined
+            wantArgs = { orNulls: expected.args }
+          } else if (!jsonEqual(dropped, expected.args)) {
             want = accepts(schema, dropped)
             wantArgs = dropped
           }
@@ -639,7 +681,12 @@ async function runCase(w, name, schema, input, options = {}) {
         if (provider !== 'mcp' && (results[1].success !== true || w.okRuns() !== okBefore + 1)) throw new Failure(`executeToolCalls(${provider}): the valid call beside it did not run`)
         const r0 = results[0]
         if (want !== undefined && r0.success !== want) throw new Failure(`executeToolCalls(${provider}): success ${r0.success} but validate said valid ${want}${r0.error ? `: ${r0.error.code}: ${r0.error.message.slice(0, 300)}` : ''}`)
-        if (r0.success) checkSeen(`executeToolCalls(${provider})`, seen, wantArgs, undefined)
+        if (r0.success && wantArgs?.orNulls !== undefined) {
+          if (seen.length !== 1) throw new Failure(`executeToolCalls(${provider}): the handler ran ${seen.length} times`)
+          const why = withoutSomeNulls(seen[0], wantArgs.orNulls)
+          if (why !== '') throw new Failure(`executeToolCalls(${provider}): the handler's arguments are not the call's with some nulls left out: ${why}`)
+          if (!accepts(schema, seen[0])) throw new Failure(`executeToolCalls(${provider}): the handler got arguments the schema refuses: ${JSON.stringify(seen[0]).slice(0, 200)}`)
+        } else if (r0.success) checkSeen(`executeToolCalls(${provider})`, seen, wantArgs, undefined)
         else {
           if (seen.length !== 0) throw new Failure(`executeToolCalls(${provider}): the handler ran for arguments validate refused`)
           if (r0.error?.code !== 'INVALID_ARGUMENTS') throw new Failure(`executeToolCalls(${provider}): refused with ${r0.error?.code}, expected INVALID_ARGUMENTS`)
