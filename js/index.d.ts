@@ -551,6 +551,15 @@ export interface InterceptorContext {
   readonly signal: AbortSignal
 }
 
+/** The options of `addEventListener`, as the DOM's `AddEventListenerOptions` has them
+ * (declared here so that the types need no DOM lib: Node-only projects have none). */
+export interface ListenerOptions {
+  capture?: boolean
+  once?: boolean
+  passive?: boolean
+  signal?: AbortSignal
+}
+
 /** A line of the audit log, also sent as `tool-invocation-recorded`. */
 export interface AuditRecord {
   executionId: string
@@ -817,7 +826,7 @@ export interface ToolExecutionManager<Journaled extends boolean = boolean> exten
    * is the event's detail. Only the manager's event types are accepted: a misspelt type
    * is a type error, not a listener that never fires. At run time any type is accepted,
    * as the DOM's `addEventListener` does (a subclass may dispatch types of its own). */
-  addEventListener<T extends ExecutionEventType>(type: T, listener: ((event: ExecutionEvent<T>) => void) | { handleEvent(event: ExecutionEvent<T>): void } | null, options?: boolean | AddEventListenerOptions): void
+  addEventListener<T extends ExecutionEventType>(type: T, listener: ((event: ExecutionEvent<T>) => void) | { handleEvent(event: ExecutionEvent<T>): void } | null, options?: boolean | ListenerOptions): void
   /** As the DOM's: removes a listener added with the same type, listener and `capture`. */
   removeEventListener<T extends ExecutionEventType>(type: T, listener: ((event: ExecutionEvent<T>) => void) | { handleEvent(event: ExecutionEvent<T>): void } | null, options?: boolean | EventListenerOptions): void
   /** Listens with the detail alone; returns an unsubscribe function (`true` when it removed the listener).
@@ -894,7 +903,7 @@ export declare class ToolRegistry extends EventTarget {
    */
   validate(name: string, args: unknown): ValidationResult
   /** Listens to `tool-registry-change`; the listener receives a `CustomEvent<RegistryChange>`. */
-  addEventListener(type: 'tool-registry-change', listener: ((event: CustomEvent<RegistryChange>) => void) | { handleEvent(event: CustomEvent<RegistryChange>): void } | null, options?: boolean | AddEventListenerOptions): void
+  addEventListener(type: 'tool-registry-change', listener: ((event: CustomEvent<RegistryChange>) => void) | { handleEvent(event: CustomEvent<RegistryChange>): void } | null, options?: boolean | ListenerOptions): void
   /** As the DOM's: removes a listener added with the same type, listener and `capture`. */
   removeEventListener(type: 'tool-registry-change', listener: ((event: CustomEvent<RegistryChange>) => void) | { handleEvent(event: CustomEvent<RegistryChange>): void } | null, options?: boolean | EventListenerOptions): void
   /** Listens with the detail alone; returns an unsubscribe function (`true` when it removed the listener).
@@ -941,7 +950,7 @@ export declare class ToolSession extends EventTarget {
   /** The registry this session belongs to. */
   get registry(): ToolRegistry
   /** Listens to `tool-registry-change` of this session's own tools. */
-  addEventListener(type: 'tool-registry-change', listener: ((event: CustomEvent<RegistryChange>) => void) | { handleEvent(event: CustomEvent<RegistryChange>): void } | null, options?: boolean | AddEventListenerOptions): void
+  addEventListener(type: 'tool-registry-change', listener: ((event: CustomEvent<RegistryChange>) => void) | { handleEvent(event: CustomEvent<RegistryChange>): void } | null, options?: boolean | ListenerOptions): void
   /** As the DOM's: removes a listener added with the same type, listener and `capture`. */
   removeEventListener(type: 'tool-registry-change', listener: ((event: CustomEvent<RegistryChange>) => void) | { handleEvent(event: CustomEvent<RegistryChange>): void } | null, options?: boolean | EventListenerOptions): void
   /** Listens with the detail alone; returns an unsubscribe function. Throws `INVALID_CONFIG`
@@ -1038,8 +1047,13 @@ export declare function modelOutputOf(manager: ToolExecutionManager, result: Exe
  */
 export declare function toAiSdkTools(manager: ToolExecutionManager, options?: AiSdkToolsOptions): Record<string, AiSdkTool>
 
+/** A compiled `WebAssembly.Module`. The WebAssembly lib declares `Module` as an empty
+ * interface, so any object matches it: spelled `object` here, so that the types need
+ * neither the DOM lib nor the WebAssembly one. */
+export type WasmModule = object
+
 /** Where `ready()` finds the engine's `.wasm`: a URL, a fetch `Response`, its bytes, or a compiled module. */
-export type WasmSource = string | URL | Response | ArrayBuffer | ArrayBufferView | WebAssembly.Module
+export type WasmSource = string | URL | Response | ArrayBuffer | ArrayBufferView | WasmModule
 
 /**
  * Loads the engine. In a browser, importing toolhost loads nothing: the first `ready()`
