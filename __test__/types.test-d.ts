@@ -4,7 +4,7 @@
 
 import { z } from 'zod'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { ToolExecutionManager, ToolRegistry, ready, transientError } from 'toolhost'
+import { ToolExecutionManager, ToolRegistry, ToolhostError, ready, transientError } from 'toolhost'
 import type { McpMount } from 'toolhost/mcp'
 import weatherSchema from './fixtures/types/weather.schema.json'
 import type {
@@ -544,4 +544,13 @@ export async function authInfo() {
   await r.mountMcp({ url: 'http://localhost/mcp' }, { maxTools: 50, maxSchemaCost: Infinity, maxResultBytes: MOUNT_DEFAULTS.maxResultBytes })
   const cap: 100 = HTTP_DEFAULTS.maxSessionsPerClient
   return cap
+}
+
+// ToolhostError's constructor is (code, message, extra), as js/errors.mjs's.
+export function toolhostErrorConstructor() {
+  // @ts-expect-error: a message alone is not enough: the code comes first
+  new ToolhostError('boom')
+  const e = new ToolhostError('TOOL_NOT_FOUND', 'No tool "x"', { schemaPath: '/properties/x' })
+  const code: string = e.code
+  return code
 }

@@ -1021,6 +1021,8 @@ export interface AiSdkToolsOptions {
 
 /** An error toolhost throws at its caller: a stable `code` and a sentence saying what to do. */
 export declare class ToolhostError extends Error {
+  /** `extra`'s properties are copied onto the error (`schemaPath`, `validationErrors`, ...). */
+  constructor(code: string, message: string, extra?: Record<string, unknown>)
   readonly code: string
   /** For `INVALID_SCHEMA`: a JSON Pointer into the schema. */
   readonly schemaPath?: string
