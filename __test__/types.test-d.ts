@@ -4,7 +4,7 @@
 
 import { z } from 'zod'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { ToolExecutionManager, ToolRegistry, ToolhostError, ready, transientError } from 'toolhost'
+import { ToolExecutionManager, ToolRegistry, ToolSession, ToolhostError, ready, transientError } from 'toolhost'
 import type { McpMount } from 'toolhost/mcp'
 import weatherSchema from './fixtures/types/weather.schema.json'
 import type {
@@ -553,4 +553,11 @@ export function toolhostErrorConstructor() {
   const e = new ToolhostError('TOOL_NOT_FOUND', 'No tool "x"', { schemaPath: '/properties/x' })
   const code: string = e.code
   return code
+}
+
+// A session comes from registry.createSession(): `new ToolSession()` throws at run time.
+export function sessionConstructor(r: ToolRegistry) {
+  // @ts-expect-error: ToolSession's constructor is private
+  new ToolSession()
+  return r.createSession()
 }

@@ -941,6 +941,8 @@ export declare class ToolRegistry extends EventTarget {
 
 /** A per-user or per-conversation tool set. Its tools are visible only inside it. */
 export declare class ToolSession extends EventTarget {
+  /** Sessions are made by `registry.createSession()`; the constructor throws `INVALID_ARGUMENTS`. */
+  private constructor()
   /** The session id (a UUID v4); pass it as `sessionId` to `execute`. */
   get id(): string
   /** Whether global tools are hidden from this session. */
