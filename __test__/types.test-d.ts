@@ -530,12 +530,14 @@ export async function authInfo() {
   const m = new ToolExecutionManager(r)
   m.use(async (ctx, next) => {
     const who: string | undefined = ctx.authInfo?.clientId
+    const key: string = ctx.idempotencyKey
     return next()
   })
   await m.execute('pay', {}, { authInfo: { token: 't', clientId: 'alice', scopes: [] } })
   // @ts-expect-error: an AuthInfo has a token, a clientId and scopes
   await m.execute('pay', {}, { authInfo: { user: 'alice' } })
-  const { serveHttp, MOUNT_DEFAULTS, HTTP_DEFAULTS } = await import('toolhost/mcp')
+  const { serveHttp, MOUNT_DEFAULTS, HTTP_DEFAULTS, META } = await import('toolhost/mcp')
+  const metaKeys: string[] = [META.json, META.value, META.error, META.metadata, META.keyOrder]
   await serveHttp(r, m, { auth: 'secret', maxSessionsPerClient: 10, allowedHosts: ['tools.internal'], drainMs: 0, approval: 'elicit' })
   await serveHttp(r, m, { auth: async (token) => (token === 'a' ? { clientId: 'alice', scopes: ['pay'] } : undefined) })
   await serveHttp(r, m, { host: '0.0.0.0', auth: false })

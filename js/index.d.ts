@@ -548,6 +548,9 @@ export interface InterceptorContext {
   readonly sessionId: string | undefined
   readonly attemptNumber: number
   readonly maxAttempts: number
+  /** The call's idempotency key (its `idempotencyKey` option, else its tool-call id, else
+   * its execution id): the same on every attempt, as the handler's `ctx.idempotencyKey`. */
+  readonly idempotencyKey: string
   readonly signal: AbortSignal
 }
 

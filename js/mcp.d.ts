@@ -14,10 +14,16 @@ export * from './mcp-mount.js'
 export declare const META: {
   /** On a result whose text is JSON of a value that is not an object (a number, an array, null). */
   readonly json: 'toolhost/json'
+  /** On a result with no `structuredContent` whose text is not the value itself (the
+   * tool's `toModelOutput`, or a cut to `maxOutputChars`): the value, for a mount. */
+  readonly value: 'toolhost/value'
   /** On an `isError` result: `{ category, code, message, retryable, validationErrors? }`. */
   readonly error: 'toolhost/error'
   /** On a listed tool: `{ category?, tags? }` from its metadata. */
   readonly metadata: 'toolhost/metadata'
+  /** On a listed tool: the key order of a schema's root, when the SDK's parsing would
+   * change it (it puts `type`, `properties`, `required` first); a mount restores it. */
+  readonly keyOrder: 'toolhost/keyOrder'
 }
 
 export interface McpServerOptions {
