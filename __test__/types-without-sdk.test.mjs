@@ -18,7 +18,7 @@ test('without the MCP SDK the types check, and mount.client is McpClientLike', {
     const pkg = join(dir, 'node_modules', 'toolhost')
     mkdirSync(join(pkg, 'js'), { recursive: true })
     cpSync(join(ROOT, 'package.json'), join(pkg, 'package.json'))
-    for (const f of readdirSync(join(ROOT, 'js')).filter((f) => f.endsWith('.d.ts'))) cpSync(join(ROOT, 'js', f), join(pkg, 'js', f))
+    for (const f of readdirSync(join(ROOT, 'js')).filter((f) => f.endsWith('.d.ts') || f.endsWith('.d.mts'))) cpSync(join(ROOT, 'js', f), join(pkg, 'js', f))
     for (const dep of ['json-schema-to-ts', 'ts-algebra']) symlinkSync(join(ROOT, 'node_modules', dep), join(dir, 'node_modules', dep), 'dir')
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }))
     writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({

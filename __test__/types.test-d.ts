@@ -3,7 +3,9 @@
 // each `@ts-expect-error` line must fail to (tsc reports an unused one as an error).
 
 import { z } from 'zod'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+// toolhost/mcp is import-only, so mount.client is the SDK's ES module Client (the SDK
+// ships separate CommonJS declarations; this file is CommonJS).
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js' with { 'resolution-mode': 'import' }
 import { ToolExecutionManager, ToolRegistry, ToolSession, ToolhostError, ready, transientError } from 'toolhost'
 import type { McpMount } from 'toolhost/mcp'
 import weatherSchema from './fixtures/types/weather.schema.json'

@@ -7,8 +7,11 @@ import type { ToolRegistry } from './index.js'
 // The SDK is an optional peer: where it is missing, this import is unresolved (the
 // @ts-ignore keeps that from being an error) and its type matches anything, which the
 // probe below tells apart from the real Client (which has no such property).
+// Resolved as an ES module import wherever this file is read (toolhost/mcp is
+// import-only): the SDK ships separate ESM and CommonJS declarations, whose Clients
+// TypeScript tells apart.
 // @ts-ignore
-import type { Client as SdkClient } from '@modelcontextprotocol/sdk/client/index.js'
+import type { Client as SdkClient } from '@modelcontextprotocol/sdk/client/index.js' with { 'resolution-mode': 'import' }
 
 /** The SDK's `Client` where @modelcontextprotocol/sdk is installed, else `McpClientLike`. */
 export type McpClient = [SdkClient] extends [{ readonly __toolhostNoSdk: true }] ? McpClientLike : SdkClient
