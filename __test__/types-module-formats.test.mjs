@@ -77,7 +77,7 @@ for (const [module, moduleResolution] of [['nodenext', 'nodenext'], ['node16', '
   })
 }
 
-test('a CommonJS project (nodenext) hands a registry from toolhost to an imported toolhost/mcp', { timeout: 120_000 }, () => {
+test('a CommonJS project (nodenext) hands a registry from toolhost to an imported toolhost/mcp, and cannot require it', { timeout: 120_000 }, () => {
   const tsc = compile('commonjs', { module: 'nodenext', moduleResolution: 'nodenext' }, {
     'consumer.ts': `
 import { ToolRegistry, ToolExecutionManager } from 'toolhost'
@@ -88,6 +88,12 @@ export async function serve() {
   const { createMcpServer } = await import('toolhost/mcp')
   return [createMcpServer(registry, manager), runWithTools]
 }
+`,
+    // toolhost/mcp is import-only (top-level await): require() of it is refused.
+    'required.ts': `
+// @ts-expect-error: toolhost/mcp has no require condition
+import { META } from 'toolhost/mcp'
+export const key = META
 `,
   })
   assert.equal(tsc.status, 0, `tsc failed:\n${tsc.output}`)

@@ -7,7 +7,7 @@ import { z } from 'zod'
 // ships separate CommonJS declarations; this file is CommonJS).
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js' with { 'resolution-mode': 'import' }
 import { ToolExecutionManager, ToolRegistry, ToolSession, ToolhostError, ready, transientError } from 'toolhost'
-import type { McpMount } from 'toolhost/mcp'
+import type { McpMount } from 'toolhost/mcp' with { 'resolution-mode': 'import' }
 import weatherSchema from './fixtures/types/weather.schema.json'
 import type {
   PendingApproval,

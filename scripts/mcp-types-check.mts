@@ -1,5 +1,6 @@
-// Type checks for toolhost/mcp (js/mcp.d.ts). Nothing here runs. Checked with
-//   npx tsc --noEmit --strict --module nodenext --moduleResolution nodenext --target es2022 --lib es2022,dom --types node scripts/mcp-types-check.ts
+// Type checks for toolhost/mcp (js/mcp.d.ts, read as js/mcp.d.mts: the entry is import-only,
+// hence .mts). Nothing here runs. Checked with
+//   npx tsc --noEmit --strict --module nodenext --moduleResolution nodenext --target es2022 --lib es2022,dom --types node scripts/mcp-types-check.mts
 // (or add js/mcp.d.ts and this file to tsconfig.json's `include`).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { ToolExecutionManager, ToolRegistry } from 'toolhost'
