@@ -98,3 +98,16 @@ export const key = META
   })
   assert.equal(tsc.status, 0, `tsc failed:\n${tsc.output}`)
 })
+
+test('moduleResolution node10 (tsc\'s default for --module commonjs) finds the subpaths\' types', { timeout: 120_000 }, () => {
+  const tsc = compile('commonjs', { module: 'commonjs', moduleResolution: 'node10', esModuleInterop: true }, {
+    'consumer.ts': `
+import { ToolRegistry } from 'toolhost'
+import type { McpMount } from 'toolhost/mcp'
+import type { RunWithToolsOptions } from 'toolhost/ag-ui'
+import type { ApprovalDecidedDetail } from 'toolhost/lit'
+export let all: [ToolRegistry, McpMount, RunWithToolsOptions, ApprovalDecidedDetail] | undefined
+`,
+  })
+  assert.equal(tsc.status, 0, `tsc failed:\n${tsc.output}`)
+})
