@@ -135,6 +135,26 @@ describe('toolhost serve: mistakes', () => {
     const badPort = await run(['serve', CATALOG, '--http', '--port', '70000'])
     assert.equal(badPort.code, 2)
     assert.match(badPort.stderr, /port must be an integer/)
+    // An empty value read as 0: a random port, or no time to drain (adversarial pass, stop 44).
+    for (const flags of [['--port', ''], ['--port', ' '], ['--drain', '']]) {
+      const blank = await run(['serve', CATALOG, '--http', ...flags])
+      assert.equal(blank.code, 2, `${flags.join(' ')}: ${blank.stderr}`)
+      assert.match(blank.stderr, flags[0] === '--port' ? /port must be an integer/ : /--drain must be a number of milliseconds/)
+    }
+  })
+
+  test('a port in use is said in one line, not a stack trace (adversarial pass, stop 44)', T, async () => {
+    const { createServer } = await import('node:net')
+    const taken = createServer()
+    await new Promise((resolve) => taken.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = taken.address()
+      const busy = await run(['serve', CATALOG, '--http', String(port)])
+      assert.equal(busy.code, 1)
+      assert.equal(busy.stderr.trim(), `toolhost: 127.0.0.1 port ${port} is already in use: stop what listens there, or pick another with --http <port>`)
+    } finally {
+      taken.close()
+    }
   })
 
   test('a bad --path, a host that only looks like loopback, and HTTP flags with --stdio are refused before the module loads (adversarial pass, cli-flags.sh)', T, async () => {

@@ -93,6 +93,12 @@ function parse(argv) {
       if (i + 1 >= rest.length) fail(`${a} needs a value`)
       return rest[++i]
     }
+    // Number('') and Number(' ') are 0: `--port ''` served on a random port, `--drain ''`
+    // cut calls in flight at once.
+    const number = () => {
+      const text = value()
+      return text.trim() === '' ? NaN : Number(text)
+    }
     switch (a) {
       case '--stdio':
         args.transport = 'stdio'
@@ -102,7 +108,7 @@ function parse(argv) {
         if (i + 1 < rest.length && /^\d+$/.test(rest[i + 1])) args.port = Number(rest[++i])
         break
       case '--port':
-        args.port = Number(value())
+        args.port = number()
         break
       case '--host':
         args.host = value()
@@ -127,7 +133,7 @@ function parse(argv) {
         if (!APPROVALS.includes(args.approval)) fail(`--approval must be one of ${APPROVALS.join(', ')}`)
         break
       case '--drain':
-        args.drainMs = Number(value())
+        args.drainMs = number()
         if (!Number.isInteger(args.drainMs) || args.drainMs < 0) fail('--drain must be a number of milliseconds')
         break
       case '--name':
@@ -242,7 +248,12 @@ async function main() {
     if (args.hosts.length > 0) options.allowedHosts = args.hosts
     if (token) options.auth = token
     else if (args.noAuth) options.auth = false
-    serving = await serveHttp(registry, manager, { ...options, port: args.port, host: args.host, path: args.path, stateless: args.stateless })
+    try {
+      serving = await serveHttp(registry, manager, { ...options, port: args.port, host: args.host, path: args.path, stateless: args.stateless })
+    } catch (err) {
+      if (err?.code === 'EADDRINUSE') die(`${args.host} port ${args.port} is already in use: stop what listens there, or pick another with --http <port>`)
+      throw err
+    }
     const how = token ? ' (bearer token from TOOLHOST_TOKEN)' : args.noAuth ? ' (WITHOUT authentication: --no-auth)' : ''
     process.stdout.write(`toolhost: serving ${registry.names.length} tools (${registry.names.join(', ')}) at ${serving.url}${how}\n`)
   } else {
@@ -263,6 +274,8 @@ async function main() {
 }
 
 main().catch((err) => {
-  process.stderr.write(`toolhost: ${err instanceof Error ? err.stack : String(err)}\n`)
+  // A refused option says what is wrong in its message; anything else shows where.
+  const config = err?.code === 'INVALID_CONFIG' && typeof err.message === 'string'
+  process.stderr.write(`toolhost: ${config ? err.message : err instanceof Error ? err.stack : String(err)}\n`)
   process.exit(1)
 })
