@@ -26,6 +26,8 @@ export default {
       'starts `toolhost serve --stdio` as a child process (node:child_process) and kills it mid-call',
     '__test__/mcp-cli.test.mjs':
       'runs the `toolhost` command as child processes, with module files written under target/ (node:fs)',
+    '__test__/types-module-formats.test.mjs':
+      'writes consumer TypeScript projects (ESM, CommonJS, node10) to a temporary directory (node:fs) and runs tsc on them (node:child_process)',
     '__test__/types-without-sdk.test.mjs':
       'writes a TypeScript project to a temporary directory (node:fs) and runs tsc on it (node:child_process)',
     '__test__/platform-packages.test.mjs':
