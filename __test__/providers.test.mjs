@@ -222,6 +222,7 @@ describe('OpenAI strict mode', () => {
         assert.match(e.message, /tool `tag_things`/)
         assert.match(e.message, /#\/properties\/tags/)
         assert.match(e.message, /strict mode/)
+        assert.equal(e.schemaPath, '/properties/tags', 'the path the message names')
         return true
       })
     }

@@ -393,7 +393,13 @@ impl HostRegistry {
             "mcp-served" => Ok(Value::Array(decls.iter().map(crate::mcp::listed_tool).collect())),
             other => return Err(RegistryError::new(RegistryErrorCode::InvalidConfig, format!("unknown tool format '{other}'"))),
         };
-        out.map_err(|e| RegistryError::invalid_schema(e.to_string(), ""))
+        out.map_err(|e| {
+            let path = match &e {
+                providers::ProviderError::UnsupportedSchema { schema_path, .. } => schema_path.clone(),
+                _ => String::new(),
+            };
+            RegistryError::invalid_schema(e.to_string(), path)
+        })
     }
 
     /// The tool calls of a model response, `[{ id, name, arguments, malformed, at?,
@@ -649,6 +655,16 @@ mod tests {
         let replies = json!([{ "id": "c1", "name": "ask_usr", "error": { "code": "TOOL_NOT_FOUND", "category": "not_found", "available": ["lookup", "ask_user"] } }]);
         let out = host.format_replies(None, "openai", &replies.to_string()).unwrap();
         assert!(out["messages"][0]["content"].as_str().unwrap().contains("Did you mean `ask_user`?"), "{out}");
+    }
+
+    #[test]
+    fn an_export_s_invalid_schema_carries_the_path_it_names() {
+        let host = HostRegistry::new();
+        let root = json!({"name": "pick", "description": "d", "handler": true, "inputSchema": {"type": "object", "anyOf": [{"required": ["a"]}, {"required": ["b"]}]}});
+        host.register(None, &root.to_string()).unwrap();
+        let e = host.tools_out(None, "anthropic", false).unwrap_err();
+        assert_eq!((e.code(), e.schema_path.as_deref()), ("INVALID_SCHEMA", Some("/anyOf")));
+        assert!(e.message.contains("tool `pick`") && e.message.contains("#/anyOf"), "{}", e.message);
     }
 
     #[test]
