@@ -599,3 +599,87 @@ describe('idempotency keys are scoped by identity with one reading (adversarial 
     }
   })
 })
+
+/** serveHttp over a manager with a SQLite journal; `done()` closes them and removes it. */
+async function journaled(options, managerOptions = {}) {
+  const { mkdtempSync, rmSync } = await import('node:fs')
+  const { tmpdir } = await import('node:os')
+  const { join } = await import('node:path')
+  const dir = mkdtempSync(join(tmpdir(), 'toolhost-approval-'))
+  const { registry } = tools()
+  const manager = new ToolExecutionManager(registry, { journal: `sqlite:${join(dir, 'j.db')}`, retry: { maxAttempts: 1 }, ...managerOptions })
+  const serving = await serveHttp(registry, manager, { drainMs: 0, ...options })
+  const clients = []
+  return {
+    manager,
+    serving,
+    async client(capabilities) {
+      const c = await sdkClient(serving.url, { capabilities })
+      clients.push(c)
+      return c
+    },
+    async done() {
+      for (const c of clients) await c.close().catch(() => {})
+      await serving.close()
+      await manager.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** Process warnings and unhandled rejections while `fn` runs. */
+async function quietly(fn) {
+  const heard = []
+  const onWarning = (w) => heard.push(`${w.name}: ${w.message}`)
+  const onRejection = (err) => heard.push(`unhandled rejection: ${err?.message ?? err}`)
+  process.on('warning', onWarning)
+  process.on('unhandledRejection', onRejection)
+  try {
+    await fn()
+    await sleep(100)
+  } finally {
+    process.off('warning', onWarning)
+    process.off('unhandledRejection', onRejection)
+  }
+  return heard
+}
+
+describe('approval over MCP with a journaled manager (adversarial pass 3)', () => {
+  test("'elicit' asks the client and 'manager' is bounded by approvalTimeoutMs, though pendingApprovals() is a journal answer", T, async () => {
+    const elicit = await journaled({ approval: 'elicit' })
+    const bounded = await journaled({ approvalTimeoutMs: 200 })
+    try {
+      const heard = await quietly(async () => {
+        const asked = []
+        const yes = await elicit.client({ elicitation: {} })
+        yes.setRequestHandler(ElicitRequestSchema, async (req) => {
+          asked.push(req.params.message)
+          if (req.params.message.includes('"cents":5')) {
+            // Someone else decides first: the client's late answer finds nothing to approve.
+            const [{ approvalId }] = await elicit.manager.pendingApprovals()
+            await elicit.manager.approve(approvalId)
+            await sleep(50)
+          }
+          return { action: req.params.message.includes('"cents":4') ? 'decline' : 'accept' }
+        })
+        const call = (cents) => Promise.race([yes.callTool({ name: 'pay', arguments: { cents } }), sleep(5000).then(() => ({ content: [{ text: 'no answer within 5 s' }] }))])
+        assert.equal((await call(3)).content[0].text, 'paid 3')
+        assert.match(asked[0], /Allow the tool 'pay' to run with these arguments\?\n\{"cents":3\}/)
+        assert.match((await call(4)).content[0].text, /denied: the MCP client answered decline/)
+        assert.equal((await call(5)).content[0].text, 'paid 5')
+        assert.equal(asked.length, 3)
+
+        const other = await bounded.client()
+        const started = Date.now()
+        const r = await Promise.race([other.callTool({ name: 'pay', arguments: { cents: 6 } }), sleep(5000).then(() => ({ content: [{ text: 'no answer within 5 s' }] }))])
+        assert.match(r.content[0].text, /nobody answered within 200 ms \(approvalTimeoutMs of calls over MCP\)/)
+        assert.ok(Date.now() - started < 3000)
+        assert.deepEqual(await bounded.manager.pendingApprovals(), [])
+      })
+      assert.deepEqual(heard, [])
+    } finally {
+      await elicit.done()
+      await bounded.done()
+    }
+  })
+})

@@ -96,10 +96,12 @@ class Watcher {
     call.approvalId = approvalId
     // Decided after the event is delivered: the manager is still dispatching it.
     queueMicrotask(() => {
+      const failed = (err) => reportCallbackError(err, 'deciding an approval over MCP', 'ToolhostMcpWarning')
       try {
-        call.connection.decide(this.#manager, call, execution, approvalId)
+        // A journaled manager's pendingApprovals() is a journal answer: decided later.
+        call.connection.decide(this.#manager, call, execution, approvalId)?.then(undefined, failed)
       } catch (err) {
-        reportCallbackError(err, 'deciding an approval over MCP', 'ToolhostMcpWarning')
+        failed(err)
       }
     })
   }
@@ -131,11 +133,22 @@ export class ApprovalRules {
     this.calls = new Set()
   }
 
+  /** Decides (or starts deciding) `call`'s approval; a Promise when the manager's
+   * pendingApprovals() is one (a journaled manager asks its journal). */
   decide(manager, call, execution, approvalId) {
-    const deny = (reason) => answer(manager, approvalId, false, reason)
-    if (this.approval === 'deny') return deny('this MCP server does not take approvals (approval: \'deny\')')
+    if (this.approval === 'deny') return answer(manager, approvalId, false, 'this MCP server does not take approvals (approval: \'deny\')')
     if (this.approval === 'allow') return answer(manager, approvalId, true, "toolhost/mcp (approval: 'allow')")
-    const waiting = new Map(manager.pendingApprovals().map((p) => [p.approvalId, p]))
+    const pending = manager.pendingApprovals()
+    if (typeof pending?.then === 'function') return pending.then((list) => this.#wait(manager, call, execution, approvalId, list))
+    this.#wait(manager, call, execution, approvalId, pending)
+  }
+
+  /** Bounds the wait of a call that needs a decision, and asks for one ('elicit'). */
+  #wait(manager, call, execution, approvalId, approvals) {
+    const deny = (reason) => answer(manager, approvalId, false, reason)
+    // Its call ended while the journal answered: nothing to do.
+    if (!this.calls.has(call)) return
+    const waiting = new Map(approvals.map((p) => [p.approvalId, p]))
     const mine = waiting.get(approvalId)
     // Decided (or ended) meanwhile: nothing to do.
     if (mine === undefined) return
@@ -168,12 +181,16 @@ export class ApprovalRules {
   }
 }
 
-/** Approves or denies, unless someone else already did (or the call ended). */
+/** Approves or denies, unless someone else already did (or the call ended). A
+ * journaled manager answers with a Promise: its rejection is handled the same way. */
 function answer(manager, approvalId, approve, text) {
-  try {
-    if (approve) manager.approve(approvalId, { by: text })
-    else manager.deny(approvalId, { reason: text, by: 'toolhost/mcp' })
-  } catch (err) {
+  const failed = (err) => {
     if (err?.code !== 'APPROVAL_NOT_FOUND') reportCallbackError(err, `${approve ? 'approving' : 'denying'} a call over MCP`, 'ToolhostMcpWarning')
+  }
+  try {
+    const done = approve ? manager.approve(approvalId, { by: text }) : manager.deny(approvalId, { reason: text, by: 'toolhost/mcp' })
+    if (typeof done?.then === 'function') done.then(undefined, failed)
+  } catch (err) {
+    failed(err)
   }
 }
