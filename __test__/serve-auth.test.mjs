@@ -683,3 +683,61 @@ describe('approval over MCP with a journaled manager (adversarial pass 3)', () =
     }
   })
 })
+
+describe('a tools/call run as a task follows the approval rules of a plain call (adversarial pass 3)', () => {
+  test("'deny' fails the task, 'allow' runs it, 'elicit' asks the client, approvalTimeoutMs and maxPendingApprovals apply", T, async () => {
+    const { CreateTaskResultSchema, CallToolResultSchema } = await import('@modelcontextprotocol/sdk/types.js')
+    const servers = []
+    const start = async (options) => {
+      const s = await journaled(options)
+      servers.push(s)
+      return s
+    }
+    /** Asks for pay({ cents }) as a task; resolves its final status and result. */
+    const task = async (client, cents, extra = {}) => {
+      const { task: t } = await client.request({ method: 'tools/call', params: { name: 'pay', arguments: { cents }, task: { ttl: 60_000 } } }, CreateTaskResultSchema)
+      let status
+      await until(async () => ['completed', 'failed', 'cancelled'].includes((status = (await client.experimental.tasks.getTask(t.taskId)).status)), `task ${cents} to end`, extra.ms ?? 5000)
+      return { status, result: await client.experimental.tasks.getTaskResult(t.taskId, CallToolResultSchema), taskId: t.taskId }
+    }
+    try {
+      const deny = await start({ approval: 'deny' })
+      const denied = await task(await deny.client(), 1)
+      assert.equal(denied.status, 'failed')
+      assert.match(denied.result.content[0].text, /denied: this MCP server does not take approvals/)
+
+      const allow = await start({ approval: 'allow' })
+      const allowed = await task(await allow.client(), 2)
+      assert.equal(allowed.status, 'completed')
+      assert.equal(allowed.result.content[0].text, 'paid 2')
+
+      const elicit = await start({ approval: 'elicit' })
+      const yes = await elicit.client({ elicitation: {} })
+      const asked = []
+      yes.setRequestHandler(ElicitRequestSchema, (req) => {
+        asked.push(req.params)
+        return { action: 'accept' }
+      })
+      const elicited = await task(yes, 3)
+      assert.equal(elicited.result.content[0].text, 'paid 3')
+      assert.match(asked[0].message, /Allow the tool 'pay' to run with these arguments\?\n\{"cents":3\}/)
+      assert.deepEqual(asked[0]._meta['io.modelcontextprotocol/related-task'], { taskId: elicited.taskId })
+      const cannot = await task(await elicit.client(), 4)
+      assert.match(cannot.result.content[0].text, /denied: the MCP client cannot be asked/)
+
+      const bounded = await start({ approvalTimeoutMs: 300, maxPendingApprovals: 1 })
+      const client = await bounded.client()
+      const first = task(client, 5)
+      await until(async () => (await bounded.manager.pendingApprovals()).length === 1, 'the first task to wait for approval')
+      const second = await task(client, 6)
+      assert.match(second.result.content[0].text, /more than 1 calls of this MCP session wait for approval \(maxPendingApprovals\)/)
+      const timedOut = await first
+      assert.equal(timedOut.status, 'failed')
+      assert.match(timedOut.result.content[0].text, /nobody answered within 300 ms \(approvalTimeoutMs of calls over MCP\)/)
+      for (const s of servers) assert.deepEqual(await s.manager.pendingApprovals(), [])
+    } finally {
+      // close() waits for the calls in flight: a task left waiting for approval hung it.
+      for (const s of servers) await s.done()
+    }
+  })
+})

@@ -40,6 +40,7 @@ export const {
   ErrorCode,
   ListToolsRequestSchema,
   ListToolsResultSchema,
+  RELATED_TASK_META_KEY,
   RequestSchema,
   ResultSchema,
   ToolListChangedNotificationSchema,

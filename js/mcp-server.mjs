@@ -11,7 +11,7 @@
 import { checkOptions, toolhostError } from './errors.mjs'
 import { ToolExecutionManager, isJournaled } from './manager.mjs'
 import { ApprovalRules, APPROVAL_MODES, inFlight, track } from './mcp-calls.mjs'
-import { CallToolRequestSchema, ElicitResultSchema, ErrorCode, ListToolsRequestSchema, RequestSchema, Server, sdk } from './mcp-sdk.mjs'
+import { CallToolRequestSchema, ElicitResultSchema, ErrorCode, ListToolsRequestSchema, RELATED_TASK_META_KEY, RequestSchema, Server, sdk } from './mcp-sdk.mjs'
 import { modelErrorText } from './model-errors.mjs'
 import { ToolSession, servedMcpTools, stateOf } from './registry.mjs'
 import { modelErrorFor, modelOutputOf } from './tool-calls.mjs'
@@ -327,12 +327,29 @@ export function buildServer(tools, manager, o, hooks) {
   }
 
   /** Answers a `tools/call` asked for as a task at once, and runs the call on its own:
-   * its key is the task's, so recovery finishes it if this process dies. */
+   * its key is the task's, so recovery finishes it if this process dies. Its approval
+   * follows this connection's rules, as a plain call's does. */
   async function startTask(request, extra, toolCallId) {
     const { name, arguments: args } = request.params
     const task = await extra.taskStore.createTask({ ttl: request.params.task.ttl, pollInterval: 500 })
-    const call = runTask(manager, task.taskId, (signal) => manager.execute(name, args ?? {}, { toolCallId, idempotencyKey: taskKey(task.taskId), authInfo: extra.authInfo, signal }))
-    call
+    const call = {
+      toolCallId,
+      sessionId,
+      notify: extra.sendNotification,
+      // The tools/call request was answered (with the task): the client is asked on the
+      // connection itself, the request naming the task it is for.
+      request: (req, schema, options) => server.request({ ...req, params: { ...req.params, _meta: { [RELATED_TASK_META_KEY]: { taskId: task.taskId } } } }, schema, options),
+      connection: rules,
+    }
+    rules.calls.add(call)
+    const untrack = track(manager, call)
+    const running = runTask(manager, task.taskId, (signal) => manager.execute(name, args ?? {}, { toolCallId, idempotencyKey: taskKey(task.taskId), authInfo: extra.authInfo, signal }))
+    const ended = () => {
+      untrack()
+      rules.calls.delete(call)
+    }
+    running.then(ended, ended)
+    running
       .then((outcome) => extra.taskStore.storeTaskResult(task.taskId, outcome.success ? 'completed' : 'failed', replyOf(outcome)))
       // The client may be gone: the outcome is in the journal anyway, which tasks/result reads.
       .catch(() => {})
@@ -383,13 +400,11 @@ export function buildServer(tools, manager, o, hooks) {
       throw rpcError(ErrorCode.InvalidParams, text)
     }
     const toolCallId = `mcp-${extra.sessionId ?? serverId}-${requestIdText(extra.requestId, maxIdChars)}`
-    if (request.params.task !== undefined) {
-      if (tasks === undefined) throw rpcError(ErrorCode.InvalidParams, 'this server keeps no tasks: its manager has no journal (or it serves a session)')
-      return startTask(request, extra, toolCallId)
-    }
+    if (request.params.task !== undefined && tasks === undefined) throw rpcError(ErrorCode.InvalidParams, 'this server keeps no tasks: its manager has no journal (or it serves a session)')
     // An id is one call: a second call under an id still in flight would take the first
     // one's progress and approval.
     if (inFlight(manager, toolCallId)) throw rpcError(ErrorCode.InvalidRequest, `request id ${requestIdText(extra.requestId, 40)} is already in use by a call in flight`)
+    if (request.params.task !== undefined) return startTask(request, extra, toolCallId)
     const token = request.params._meta?.progressToken
     const call = {
       toolCallId,
