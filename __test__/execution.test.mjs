@@ -609,6 +609,29 @@ describe('retries and backoff', () => {
     assert.equal(r.error.category, 'transient')
   })
 
+  test('listing execution, validation or permanent never runs again a handler whose outcome was refused or that said no', async () => {
+    const runs = {}
+    const counted = (name, body) => ({ name, handler: (args, ctx) => { runs[name] = (runs[name] ?? 0) + 1; return body(args, ctx) } })
+    const { registry, manager } = setup([
+      counted('plain', () => { throw new Error('plain') }),
+      // A card charged, then a result of the wrong shape: running it again charges again.
+      { ...counted('charge', () => ({ receiptId: 'r1' })), outputSchema: { type: 'object', required: ['receipt'] } },
+      counted('not_json', () => new Map()),
+      counted('said_no', () => { throw Object.assign(new Error('quota used up'), { retryable: false }) }),
+      counted('permanent', () => { throw permanentError('no such account') }),
+      counted('intercepted', () => 'ran'),
+    ], { retry: { ...FAST_RETRY, retryableCategories: ['transient', 'timeout', 'execution', 'validation', 'permanent'] } })
+    manager.use((ctx, next) => { if (ctx.toolName === 'intercepted') ctx.args = { n: 1n }; return next() })
+    const codes = {}
+    for (const name of ['plain', 'charge', 'not_json', 'said_no', 'permanent', 'intercepted']) {
+      const r = await manager.execute(name, {})
+      codes[name] = r.error.code
+      assert.equal(r.execution.retry.previousErrors.length, name === 'plain' ? 2 : 0, name)
+    }
+    assert.deepEqual(runs, { plain: 3, charge: 1, not_json: 1, said_no: 1, permanent: 1 })
+    assert.deepEqual(codes, { plain: 'EXECUTION_ERROR', charge: 'INVALID_OUTPUT', not_json: 'INVALID_RESULT', said_no: 'EXECUTION_ERROR', permanent: 'PERMANENT_ERROR', intercepted: 'INVALID_ARGUMENTS' })
+  })
+
   test('a retry that succeeds ends succeeded with the earlier errors kept', async () => {
     let calls = 0
     const { manager } = setup([{ name: 'flaky', handler: () => { if (++calls < 3) throw transientError(`fail ${calls}`); return 'third time' } }])

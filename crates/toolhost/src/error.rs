@@ -163,6 +163,12 @@ pub struct ToolError {
     pub code: String,
     pub message: String,
     pub retryable: bool,
+    /// Never retried, whatever `retryableCategories` lists: the handler ran and its
+    /// outcome was refused (`INVALID_OUTPUT`, `INVALID_RESULT`), an interceptor's
+    /// arguments were refused, or the handler said so (`retryable: false`),
+    /// or its category is `permanent`. Listing `execution` retries a handler's plain errors, not these:
+    /// running a handler again whose effect already happened would repeat it.
+    pub no_retry: bool,
     pub retry_after_ms: Option<u64>,
     pub validation_errors: Vec<ValidationIssue>,
     /// The stack trace of the original error, when the host has one.
@@ -186,6 +192,7 @@ impl ToolError {
             code: code.into(),
             message: message.into(),
             retryable: matches!(category, ErrorCategory::Transient | ErrorCategory::Timeout),
+            no_retry: category == ErrorCategory::Permanent,
             retry_after_ms: None,
             validation_errors: Vec::new(),
             stack: None,
@@ -248,6 +255,7 @@ impl ToolError {
             format!("invalid arguments for tool '{tool}' from an interceptor: {detail}"),
         );
         e.validation_errors = issues;
+        e.no_retry = true;
         e
     }
 
@@ -276,6 +284,7 @@ impl ToolError {
         let detail = issues_text(&issues);
         let mut e = Self::new(ErrorCategory::Execution, "INVALID_OUTPUT", format!("tool '{tool}' returned output that does not match its outputSchema: {detail}"));
         e.validation_errors = issues;
+        e.no_retry = true;
         e
     }
 
@@ -285,6 +294,7 @@ impl ToolError {
     pub fn invalid_result(tool: &str, detail: &str) -> Self {
         let mut e = Self::new(ErrorCategory::Execution, "INVALID_RESULT", format!("tool '{tool}' returned a result that is not JSON: {detail}"));
         e.retryable = false;
+        e.no_retry = true;
         e
     }
 
@@ -301,6 +311,7 @@ impl fmt::Debug for ToolError {
             .field("code", &self.code)
             .field("message", &self.message)
             .field("retryable", &self.retryable)
+            .field("no_retry", &self.no_retry)
             .field("retry_after_ms", &self.retry_after_ms)
             .field("validation_errors", &self.validation_errors)
             .field("has_cause", &self.cause.is_some())
@@ -432,6 +443,7 @@ impl ToolError {
         let mut e = ToolError::new(category, code, format!("tool '{tool}' failed: {shown}"));
         if let Some(flag) = t.retryable {
             e.retryable = flag;
+            e.no_retry = !flag;
         }
         e.retry_after_ms = t.retry_after_ms.filter(|n| n.is_finite() && *n >= 0.0).map(|n| n as u64);
         if e.retry_after_ms.is_none() {

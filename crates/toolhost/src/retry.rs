@@ -137,9 +137,11 @@ impl RetryConfig {
         Ok(())
     }
 
-    /// Whether a failed attempt `attempt` (1-based) should be followed by another.
+    /// Whether a failed attempt `attempt` (1-based) should be followed by another: its
+    /// category is retryable and the error is not one never retried
+    /// ([`ToolError::no_retry`]).
     pub fn should_retry(&self, error: &ToolError, attempt: u32) -> bool {
-        attempt < self.max_attempts && self.retryable.contains(error.category)
+        attempt < self.max_attempts && self.retryable.contains(error.category) && !error.no_retry
     }
 
     /// The un-jittered delay after failed attempt `attempt` (1-based), in ms.
@@ -279,6 +281,27 @@ mod tests {
         assert!(!c.should_retry(&ToolError::transient("x", None), 10));
         assert!(!c.should_retry(&ToolError::execution("x"), 1));
         assert!(!c.should_retry(&ToolError::permanent("x"), 1));
+    }
+
+    #[test]
+    fn listing_a_category_does_not_retry_what_must_not_run_again() {
+        use crate::error::{ErrorCategory, Thrown};
+        let o = RetryOverrides { retryable_categories: Some(vec!["execution".into(), "validation".into(), "permanent".into()]), ..Default::default() };
+        let c = RetryConfig::default().with_overrides(&o).unwrap();
+        // A handler's plain error is retried once `execution` is listed.
+        assert!(c.should_retry(&ToolError::execution("x"), 1));
+        let thrown = |retryable| Thrown { is_object: true, name: Some("Error".into()), message: Some("m".into()), retryable, ..Thrown::default() };
+        assert!(c.should_retry(&ToolError::from_thrown("t", &thrown(None)), 1));
+        // Its outcome refused, or the handler said no: never.
+        let issue = crate::schema::ValidationIssue { path: String::new(), schema_path: String::new(), keyword: "type".into(), message: "m".into() };
+        assert!(!c.should_retry(&ToolError::invalid_output("t", vec![issue.clone()]), 1));
+        assert!(!c.should_retry(&ToolError::invalid_result("t", "a Map"), 1));
+        assert!(!c.should_retry(&ToolError::invalid_intercepted_arguments("t", vec![issue], None), 1));
+        assert!(!c.should_retry(&ToolError::from_thrown("t", &thrown(Some(false))), 1));
+        assert!(!c.should_retry(&ToolError::permanent("x"), 1));
+        let permanent = Thrown { category: Some("permanent".into()), ..thrown(None) };
+        assert_eq!(ToolError::from_thrown("t", &permanent).category, ErrorCategory::Permanent);
+        assert!(!c.should_retry(&ToolError::from_thrown("t", &permanent), 1));
     }
 
     #[test]
