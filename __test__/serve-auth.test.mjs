@@ -201,6 +201,17 @@ describe('finding 5: the Host header is checked by the SDK\'s DNS-rebinding prot
     assert.equal((await rawPost(named.serving.url, INIT, { host: `tools.internal:${named.serving.port}` })).status, 200)
     assert.equal((await rawPost(named.serving.url, INIT, { host: `127.0.0.1:${named.serving.port}` })).status, 403)
   })
+
+  test('a loopback host other than 127.0.0.1 serves its own URL (adversarial pass 3: 127.0.0.2 refused it)', T, async () => {
+    const { serving } = await serve({ host: '127.0.0.2' })
+    assert.match(serving.url, /^http:\/\/127\.0\.0\.2:\d+\/mcp$/)
+    const client = await sdkClient(serving.url)
+    assert.deepEqual((await client.callTool({ name: 'echo', arguments: { a: 1 } })).structuredContent, { a: 1 })
+    await client.close()
+    const evil = await rawPost(serving.url, INIT, { host: `evil.example:${serving.port}` })
+    assert.equal(evil.status, 403)
+    assert.equal((await rawPost(serving.url, INIT, { host: `127.0.0.3:${serving.port}` })).status, 403, 'only the host listened on is added')
+  })
 })
 
 describe('finding 16: allowedOrigins works for a browser (CORS)', () => {

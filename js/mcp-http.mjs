@@ -57,9 +57,11 @@ function originAllowed(origin, allowed) {
 }
 
 /** The `Host` values the SDK's DNS-rebinding protection lets through: each name as it is
- * and with the port, or none (undefined) when no check applies. */
+ * and with the port, or none (undefined) when no check applies. On loopback the listen
+ * host itself is one (127.0.0.2 refused its own URL), as a `Host` header writes it. */
 function hostsAllowed(allowedHosts, host, port) {
-  const names = allowedHosts ?? (isLoopback(host) ? ['localhost', '127.0.0.1', '[::1]'] : undefined)
+  const self = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
+  const names = allowedHosts ?? (isLoopback(host) ? [...new Set(['localhost', '127.0.0.1', '[::1]', self])] : undefined)
   if (names === undefined) return undefined
   return names.flatMap((h) => (/:\d+$/.test(h) ? [h] : [h, `${h}:${port}`]))
 }
