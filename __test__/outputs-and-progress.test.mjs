@@ -164,6 +164,39 @@ describe('preliminary results', () => {
     assert.match(broken.error.message, /stream broke/)
   })
 
+  test('an async iterator whose next() gives no iterator result fails the attempt (EXECUTION_ERROR), neither crashing nor hanging', async () => {
+    const registry = new ToolRegistry()
+    // Hand-written iterators with a bug: next() resolves to undefined or null, or the
+    // result's `done` getter throws.
+    const iterating = (bad) => () => ({
+      [Symbol.asyncIterator]() {
+        let i = 0
+        return { next: async () => (i++ < 1 ? { done: false, value: 'page 1' } : bad()) }
+      },
+    })
+    registry.register({ name: 'undef', description: 'u', handler: iterating(() => undefined) })
+    registry.register({ name: 'nul', description: 'n', handler: iterating(() => null) })
+    registry.register({ name: 'getter', description: 'g', handler: iterating(() => ({ get done() { throw new Error('done broke') } })) })
+    const manager = new ToolExecutionManager(registry, { timeoutMs: 5000, retry: { maxAttempts: 1 } })
+    const rejections = []
+    const onRejection = (e) => rejections.push(e)
+    globalThis.process?.on?.('unhandledRejection', onRejection)
+    try {
+      for (const name of ['undef', 'nul', 'getter']) {
+        const started = Date.now()
+        const r = await manager.execute(name, {})
+        assert.equal(r.success, false, name)
+        assert.equal(r.error.code, 'EXECUTION_ERROR', `${name}: ${r.error.message}`)
+        assert.ok(Date.now() - started < 2000, `${name} waited for its timeout`)
+      }
+      await sleep(20)
+      assert.deepEqual(rejections, [])
+      assert.equal(manager.inFlight, 0)
+    } finally {
+      globalThis.process?.off?.('unhandledRejection', onRejection)
+    }
+  })
+
   test('a generator cancelled mid-stream is stopped (its finally runs)', async () => {
     const registry = new ToolRegistry()
     let stopped = false

@@ -1003,7 +1003,8 @@ export class ToolExecutionManager extends ToolEventTarget {
     if (execution.status === 'succeeded') {
       exec.resolve(execution.replayed === true ? { success: true, result: execution.result, execution, replayed: true } : { success: true, result: execution.result, execution })
     } else {
-      this.#lastErrors.set(exec.toolName, execution.error)
+      // Not for a made-up name (as the engine's statistics): one per name would be kept.
+      if (execution.error.code !== 'TOOL_NOT_FOUND') this.#lastErrors.set(exec.toolName, execution.error)
       exec.resolve(execution.replayed === true ? { success: false, error: execution.error, execution, replayed: true } : { success: false, error: execution.error, execution })
     }
     // It lets go of what its attempts made. An execution that waited long enough in the
@@ -1279,19 +1280,32 @@ export class ToolExecutionManager extends ToolEventTarget {
       let next
       try {
         // An async generator's body runs in the context of whoever calls next().
-        next = exec.scope === undefined ? iterator.next() : exec.scope.runInAsyncScope(iterator.next, iterator)
+        next = Promise.resolve(exec.scope === undefined ? iterator.next() : exec.scope.runInAsyncScope(iterator.next, iterator))
       } catch (err) {
         ended()
         return this.#failed(exec, attempt, err)
       }
-      then.call(Promise.resolve(next), (r) => {
+      then.call(next, (r) => {
         if (exec.current !== attempt) return stop()
-        if (r.done) {
+        // A hand-written iterator's result may not be one (undefined, a throwing `done`):
+        // the attempt fails, as `for await` would throw, rather than this callback's
+        // promise rejecting unhandled and the attempt waiting for its timeout.
+        let done
+        let value
+        try {
+          if (r === null || (typeof r !== 'object' && typeof r !== 'function')) throw new TypeError(`the async iterator's next() resolved to ${describe(r)}, not an iterator result { done, value }`)
+          done = r.done
+          value = r.value
+        } catch (err) {
           ended()
-          return this.#settled(exec, attempt, r.value !== undefined ? r.value : last)
+          return this.#failed(exec, attempt, err)
         }
-        last = r.value
-        exec.preliminary = r.value
+        if (done) {
+          ended()
+          return this.#settled(exec, attempt, value !== undefined ? value : last)
+        }
+        last = value
+        exec.preliminary = value
         this.#apply(this.#core.preliminary(exec.key, attempt))
         step()
       }, (err) => {
