@@ -309,6 +309,40 @@ describe('built-in metadata', () => {
     assert.equal((await manager.execute('undef', {})).result, undefined)
   })
 
+  test('a result whose getters can be read once is read once: stamped, never a hang or a crash; one that throws fails INVALID_RESULT', async () => {
+    const readOnce = () => {
+      let used = false
+      return { status: 200, get body() { if (used) throw new TypeError('body already used'); used = true; return 'hello' } }
+    }
+    const { manager } = setup([
+      tool('sync', readOnce), tool('async', async () => readOnce()),
+      tool('unreadable', () => ({ get body() { throw new TypeError('never readable') } })),
+    ], { metadata: true })
+    const HANG = Symbol('hang')
+    const within = (p) => Promise.race([p, sleep(2000).then(() => HANG)])
+    const uncaught = []
+    const onUncaught = (e) => uncaught.push(e)
+    globalThis.process?.on?.('uncaughtException', onUncaught)
+    try {
+      for (const name of ['sync', 'async']) {
+        const r = await within(manager.execute(name, {}))
+        assert.notEqual(r, HANG, `${name}: execute() never settled`)
+        assert.equal(r.success, true, name)
+        assert.equal(r.result.body, 'hello')
+        assert.equal(r.result.status, 200)
+        assert.equal(r.result._execution_metadata.tool_name, name)
+      }
+      const bad = await within(manager.execute('unreadable', {}))
+      assert.notEqual(bad, HANG)
+      assert.equal(bad.error.code, 'INVALID_RESULT')
+      assert.match(bad.error.message, /never readable/)
+      assert.equal(manager.inFlight, 0)
+      assert.deepEqual(uncaught, [])
+    } finally {
+      globalThis.process?.off?.('uncaughtException', onUncaught)
+    }
+  })
+
   test('a failed execution is not stamped', async () => {
     const { manager } = setup([tool('boom', () => { throw new Error('x') })], { metadata: true })
     const r = await manager.execute('boom', {})

@@ -109,21 +109,23 @@ export function runChain(interceptors, handler, args, ctx, passOn) {
   return dispatch(0)
 }
 
-/** The built-in metadata interceptor: a copy of a plain-object result, stamped. */
-export function withMetadata(result, duration_ms, tool_name, timestamp) {
-  if (result === null || typeof result !== 'object' || Array.isArray(result)) return result
+/** For the built-in metadata stamp: a copy of a plain-object result (`undefined` for any
+ * other value), made when the handler's value settles, so that its getters are read once,
+ * from where user code may run, and the stamp, made while the engine's output is read,
+ * runs none. Throws what reading the result throws. */
+export function plainCopy(result) {
+  if (result === null || typeof result !== 'object' || Array.isArray(result)) return undefined
   const proto = Object.getPrototypeOf(result)
-  if (proto !== Object.prototype && proto !== null) return result
+  if (proto !== Object.prototype && proto !== null) return undefined
   // Object.assign onto a fresh object is ~30 ns in Node 20 where a spread is ~270 ns.
   // Assign sets where a spread defines: an own "__proto__" key would set the copy's
   // prototype, and a key that is read-only on a frozen Object.prototype would throw,
-  // so those (rare) cases take the spread.
-  let out
+  // so those (rare) cases take the spread. A getter that throws is not read again.
+  if (Object.hasOwn(result, '__proto__')) return { ...result }
   try {
-    out = Object.hasOwn(result, '__proto__') ? { ...result } : Object.assign({}, result)
-  } catch {
-    out = { ...result }
+    return Object.assign({}, result)
+  } catch (err) {
+    if (err instanceof TypeError && Object.isFrozen(Object.prototype)) return { ...result }
+    throw err
   }
-  out._execution_metadata = { duration_ms, tool_name, timestamp }
-  return out
 }

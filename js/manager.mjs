@@ -12,7 +12,7 @@
 // second delivers, in order: events, log lines, audit records, interruptions, attempts.
 import { backend } from './backend.mjs'
 import { argumentsText, resultProblem } from './arguments.mjs'
-import { ToolCallContext, runChain, then, withMetadata } from './context.mjs'
+import { ToolCallContext, runChain, then, plainCopy } from './context.mjs'
 import {
   abortError, argumentTypeError, checkOptions, closestOf, describe, engineError, reportCallbackError, reportRejection, thrownFacts, timeoutError, toolhostError, withoutCause,
 } from './errors.mjs'
@@ -136,6 +136,9 @@ class Execution {
      * as the errors it holds (see `#finished`). */
     this.previousErrors = null
     this.result = undefined
+    /** Whether `result` is this side's copy of a plain-object result, to stamp with
+     * `_execution_metadata` (the `metadata` option). */
+    this.copied = false
     this.final = null
     /** The last preliminary result an async-generator handler yielded. */
     this.preliminary = undefined
@@ -230,6 +233,15 @@ function resultText(value) {
     return JSON.stringify(value) ?? 'null'
   } catch (e) {
     return `(not JSON: ${e instanceof Error ? e.message : String(e)})`
+  }
+}
+
+/** What `err` says, for a message: reading it may throw too. */
+function whyText(err) {
+  try {
+    return err instanceof Error ? String(err.message) : String(err)
+  } catch {
+    return 'what it threw could not be read'
   }
 }
 
@@ -413,6 +425,8 @@ export class ToolExecutionManager extends ToolEventTarget {
   #engineId
   #logger
   #logsStacks
+  /** The `metadata` option: plain-object results are copied, to be stamped. */
+  #stamps = false
   /** The manager's `needsApproval` function, when it is one. */
   #approvalPolicy
   /** An approve() or deny() refusal the last engine call wrote. */
@@ -500,6 +514,7 @@ export class ToolExecutionManager extends ToolEventTarget {
     this.#scratch = this.#core.scratch
     this.#engineId = this.#core.id
     this.#logsStacks = options?.logging === true
+    this.#stamps = options?.metadata === true
     this.#state.managers.add(new WeakRef(this))
     if (this.#journaled) this.#busy()
   }
@@ -703,8 +718,10 @@ export class ToolExecutionManager extends ToolEventTarget {
           break
         }
         case OP.METADATA: {
+          // The copy `#settled` made: stamping it runs no user code.
           const exec = this.#live.get(ops[i + OP.METADATA_KEY])
-          exec.result = withMetadata(exec.result, ops[i + OP.METADATA_DURATION_MS], exec.toolName, text.slice(at, (at += ops[i + OP.METADATA_TIMESTAMP])))
+          const timestamp = text.slice(at, (at += ops[i + OP.METADATA_TIMESTAMP]))
+          if (exec.copied) exec.result._execution_metadata = { duration_ms: ops[i + OP.METADATA_DURATION_MS], tool_name: exec.toolName, timestamp }
           i += OP.METADATA_LENGTH
           break
         }
@@ -1370,6 +1387,18 @@ export class ToolExecutionManager extends ToolEventTarget {
 
   #settled(exec, attempt, value) {
     if (exec.current !== attempt) return
+    if (this.#stamps) {
+      // The copy to stamp is made here, reading the result's getters once: one that
+      // throws fails the attempt, as a result JSON cannot carry does.
+      let copy
+      try {
+        copy = plainCopy(value)
+      } catch (err) {
+        return this.#apply(this.#core.fail(exec.key, attempt, JSON.stringify({ invalidResult: `it could not be read (${whyText(err)})` })))
+      }
+      exec.copied = copy !== undefined
+      if (exec.copied) value = copy
+    }
     // A result JSON cannot carry fails the attempt (INVALID_RESULT), saying what and where.
     const problem = resultProblem(value)
     if (problem !== undefined) return this.#apply(this.#core.fail(exec.key, attempt, JSON.stringify({ invalidResult: problem })))
