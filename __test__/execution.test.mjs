@@ -889,6 +889,41 @@ describe('cancellation', () => {
     assert.equal(calls, 1)
   })
 
+  test('a look-alike signal whose addEventListener calls the manager: both calls settle, and it still cancels', async () => {
+    const held = gate()
+    const { manager } = setup([
+      { name: 'a', handler: () => 'A' },
+      { name: 'b', handler: () => 'B' },
+      { name: 'wait', handler: (args, ctx) => Promise.race([held.promise, aborted(ctx.signal).then((reason) => { throw reason })]) },
+    ])
+    const inner = []
+    const listeners = []
+    const signal = {
+      aborted: false,
+      // A wrapper that logs, or starts a watchdog call, from addEventListener.
+      addEventListener(type, listener) { listeners.push(listener); inner.push(manager.execute('b', {})) },
+      removeEventListener() {},
+    }
+    const HANG = Symbol('hang')
+    const within = (p) => Promise.race([p, sleep(2000).then(() => HANG)])
+    const outer = await within(manager.execute('a', {}, { signal }))
+    assert.notEqual(outer, HANG, `the outer call never settled (inFlight ${manager.inFlight})`)
+    assert.equal(outer.result, 'A')
+    assert.equal(inner.length, 1)
+    assert.equal((await within(inner[0])).result, 'B')
+    // The listener it was given still cancels the call it was given for.
+    const waiting = manager.execute('wait', {}, { signal })
+    await sleep(5)
+    assert.equal(listeners.length, 2)
+    signal.aborted = true
+    listeners[1]()
+    const r = await within(waiting)
+    assert.notEqual(r, HANG)
+    assert.equal(r.error.code, 'CANCELLED')
+    await Promise.all(inner)
+    assert.equal(manager.inFlight, 0)
+  })
+
   test('cancel(id) on a finished execution returns false and changes nothing', async () => {
     const { manager } = setup([{ name: 't', handler: () => 'ok' }])
     const r = await manager.execute('t', {})

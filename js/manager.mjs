@@ -404,9 +404,9 @@ export let executeRefused
 
 
 // Work of the second pass.
-const W_EVENT = 0, W_RUN_SOON = 1, W_AUDIT = 2, W_INTERRUPT = 3, W_RUN = 4, W_DONE = 5, W_EVICT = 6, W_NONE = 7, W_EVICT_OLDEST = 8, W_EVICT_NEWEST = 9, W_DECIDE = 10
+const W_EVENT = 0, W_RUN_SOON = 1, W_AUDIT = 2, W_INTERRUPT = 3, W_RUN = 4, W_DONE = 5, W_EVICT = 6, W_NONE = 7, W_EVICT_OLDEST = 8, W_EVICT_NEWEST = 9, W_DECIDE = 10, W_LISTEN = 11
 /** A log line is `W_LOG + level, message, fields`. */
-const W_LOG = 11, W_LOG_INFO = W_LOG + 1
+const W_LOG = 12, W_LOG_INFO = W_LOG + 1
 
 const PROGRESS_KEYS = ['progress', 'total', 'message']
 const unknownProgressKey = (key) => {
@@ -679,7 +679,9 @@ export class ToolExecutionManager extends ToolEventTarget {
           if (exec.signal !== undefined) {
             const signal = exec.signal
             exec.onAbort = () => this.#signalAborted(signal)
-            listen(signal, true, exec.onAbort)
+            // A look-alike's addEventListener is user code (it may call the engine, which
+            // overwrites the ops being read): it is called from the second pass.
+            work.push(W_LISTEN, exec, undefined)
           }
           this.#busy()
           break
@@ -1076,6 +1078,12 @@ export class ToolExecutionManager extends ToolEventTarget {
         case W_DECIDE:
           this.#decide(work[w + 1], work[w + 2])
           break
+        case W_LISTEN: {
+          // Unless it already finished (a listener before this one ended it).
+          const exec = work[w + 1]
+          if (this.#live.get(exec.key) === exec) listen(exec.signal, true, exec.onAbort)
+          break
+        }
         case W_EVICT_NEWEST:
           if (this.#history.length > this.#historyHead) this.#history.pop()
           break
