@@ -246,3 +246,19 @@ describe('a manager holds little until it is collected (adversarial pass, stop 4
     })
   }
 })
+
+describe('names a model makes up do not pile up in the manager (adversarial pass, stop 45)', () => {
+  test('a TOOL_NOT_FOUND call is kept in the bounded history, and counted in no statistics', async () => {
+    const registry = new ToolRegistry()
+    registry.register({ name: 'real', description: 'A tool', handler: () => 1 })
+    const manager = new ToolExecutionManager(registry, { historyLimit: 10 })
+    for (let i = 0; i < 50; i++) assert.equal((await manager.execute(`made_up_${i}`, {})).error.code, 'TOOL_NOT_FOUND')
+    assert.deepEqual([manager.stats('made_up_49').executionCount, manager.stats('made_up_49').lastError], [0, undefined])
+    assert.equal(manager.getExecutions().length, 10)
+    assert.equal(manager.getExecutions()[0].toolName, 'made_up_49')
+    // A tool's own failures are still counted.
+    registry.register({ name: 'failing', description: 'A tool', handler: () => { throw new Error('down') } })
+    await manager.execute('failing', {})
+    assert.deepEqual([manager.stats('failing').failureCount, manager.stats('failing').lastError.message], [1, "tool 'failing' failed: down"])
+  })
+})

@@ -1448,17 +1448,21 @@ impl ExecutionEngine {
     }
 
     fn account(&mut self, record: &Arc<ExecutionRecord>) {
-        let stats = match self.stats.get_mut(&record.tool_name) {
-            Some(s) => s,
-            None => self.stats.entry(record.tool_name.clone()).or_default(),
-        };
-        stats.execution_count += 1;
-        stats.total_duration_ms += record.timing.duration_ms.unwrap_or(0.0);
-        if record.status == ExecutionStatus::Succeeded {
-            stats.success_count += 1;
-        } else {
-            stats.failure_count += 1;
-            stats.last_error = record.error.clone();
+        // A name no tool has (a model's made-up one) gets no statistics: they would be kept
+        // for every distinct name for the manager's life. Its record is history, bounded.
+        if !record.error.as_ref().is_some_and(|e| e.code == crate::error::RegistryErrorCode::ToolNotFound.as_str()) {
+            let stats = match self.stats.get_mut(&record.tool_name) {
+                Some(s) => s,
+                None => self.stats.entry(record.tool_name.clone()).or_default(),
+            };
+            stats.execution_count += 1;
+            stats.total_duration_ms += record.timing.duration_ms.unwrap_or(0.0);
+            if record.status == ExecutionStatus::Succeeded {
+                stats.success_count += 1;
+            } else {
+                stats.failure_count += 1;
+                stats.last_error = record.error.clone();
+            }
         }
         if self.config.history_limit == 0 {
             self.evicted.push(Evicted::Newest);

@@ -101,3 +101,16 @@ fn arguments_an_interceptor_changed_are_checked_as_arguments_are() {
     assert!(lax.check_intercepted_args(key, &json!({"n": -1})).is_ok());
     assert!(lax.check_intercepted_args(key, &json!({"n": 1, "pin": too_deep})).is_err());
 }
+
+#[test]
+fn a_made_up_tool_name_gets_a_record_but_no_statistics() {
+    let mut e = engine(4);
+    for i in 0..50 {
+        let t = e.start(&format!("made_up_{i}"), Ok(json!({})), CallOptions::default());
+        assert!(matches!(&t.step, Step::Finished(r) if r.error.as_ref().unwrap().code == "TOOL_NOT_FOUND"));
+    }
+    assert_eq!(e.stats("made_up_0").execution_count, 0, "statistics of every distinct name would be kept for the manager's life");
+    let (key, attempt, _) = run(&e.start("t", Ok(json!({})), CallOptions::default()));
+    e.attempt_finished(key, attempt, ok());
+    assert_eq!(e.stats("t").execution_count, 1);
+}
