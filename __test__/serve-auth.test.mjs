@@ -752,3 +752,61 @@ describe('a tools/call run as a task follows the approval rules of a plain call 
     }
   })
 })
+
+describe("an elicited approval lasts approvalTimeoutMs, not the SDK's 60 s request timeout (adversarial pass 3)", () => {
+  async function elicitServer(options, onElicit) {
+    const { createMcpServer } = await import('toolhost/mcp')
+    const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js')
+    const { registry } = tools()
+    const manager = new ToolExecutionManager(registry, { retry: { maxAttempts: 1 } })
+    const server = createMcpServer(registry, manager, { approval: 'elicit', ...options })
+    const [ct, st] = InMemoryTransport.createLinkedPair()
+    await server.connect(st)
+    const client = new Client({ name: 'c', version: '1' }, { capabilities: { elicitation: {} } })
+    client.setRequestHandler(ElicitRequestSchema, onElicit)
+    await client.connect(ct)
+    return { client, manager }
+  }
+
+  test('a person who answers after 65 s (of mocked time) is heard under the default 5 minutes', T, async (t) => {
+    let asked
+    const elicited = new Promise((resolve) => (asked = resolve))
+    const { client } = await elicitServer({}, async () => {
+      asked()
+      await new Promise((resolve) => setTimeout(resolve, 65_000))
+      return { action: 'accept' }
+    })
+    t.mock.timers.enable({ apis: ['setTimeout'] })
+    const call = client.callTool({ name: 'pay', arguments: { cents: 8 } }, undefined, { timeout: 600_000 })
+    await elicited
+    t.mock.timers.tick(65_000)
+    const r = await call
+    t.mock.timers.reset()
+    assert.equal(r.content[0].text, 'paid 8')
+    await client.close()
+  })
+
+  test('when approvalTimeoutMs denies first, the open elicitation is cancelled', T, async () => {
+    const cancelled = []
+    const { client, manager } = await elicitServer({ approvalTimeoutMs: 300 }, (req, extra) => {
+      if (req.params.message.includes('"cents":1}')) return { action: 'accept' }
+      return new Promise((resolve) => {
+        extra.signal.addEventListener('abort', () => {
+          cancelled.push(String(extra.signal.reason?.message ?? extra.signal.reason))
+          resolve({ action: 'accept' })
+        })
+      })
+    })
+    // The SDK's Client ignores a cancellation of request id 0 (`if (!requestId) return`):
+    // the server's first request is answered at once.
+    assert.equal((await client.callTool({ name: 'pay', arguments: { cents: 1 } })).content[0].text, 'paid 1')
+    const started = Date.now()
+    const r = await client.callTool({ name: 'pay', arguments: { cents: 9 } })
+    assert.match(r.content[0].text, /nobody answered within 300 ms \(approvalTimeoutMs of calls over MCP\)/)
+    await until(() => cancelled.length === 1, 'the elicitation to be cancelled', 3000)
+    assert.ok(Date.now() - started < 3000)
+    assert.match(cancelled[0], /approvalTimeoutMs/)
+    assert.deepEqual(manager.pendingApprovals(), [])
+    await client.close()
+  })
+})

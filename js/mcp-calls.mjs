@@ -57,6 +57,8 @@ class Watcher {
     this.calls.delete(call.toolCallId)
     if (call.executionId !== undefined) this.byExecution.delete(call.executionId)
     if (call.timer !== undefined) clearTimeout(call.timer)
+    // An elicitation still open is cancelled with its call.
+    call.asking?.abort(new Error('the call it asked about ended'))
     if (call.token !== undefined && --this.#withToken === 0) {
       this.#offProgress()
       this.#offProgress = null
@@ -155,22 +157,33 @@ export class ApprovalRules {
     let pending = 0
     for (const c of this.calls) if (c.approvalId !== undefined && waiting.has(c.approvalId)) pending++
     if (pending > this.maxPending) return deny(`more than ${this.maxPending} calls of this MCP session wait for approval (maxPendingApprovals)`)
-    if (mine.expiresAt === undefined && Number.isFinite(this.timeoutMs)) {
+    // How long the wait may last: the tool's or manager's bound, else approvalTimeoutMs.
+    let bound = this.timeoutMs
+    if (mine.expiresAt !== undefined) bound = Math.max(0, mine.expiresAt - Date.now())
+    else if (Number.isFinite(this.timeoutMs)) {
       // Neither the tool nor the manager bounds the wait: calls over MCP wait this long.
-      call.timer = setTimeout(() => deny(`nobody answered within ${this.timeoutMs} ms (approvalTimeoutMs of calls over MCP)`), Math.min(this.timeoutMs, LONGEST_TIMER))
+      call.timer = setTimeout(() => {
+        call.asking?.abort(new Error(`nobody answered within ${this.timeoutMs} ms (approvalTimeoutMs)`))
+        deny(`nobody answered within ${this.timeoutMs} ms (approvalTimeoutMs of calls over MCP)`)
+      }, Math.min(this.timeoutMs, LONGEST_TIMER))
       call.timer.unref?.()
     }
-    if (this.approval === 'elicit') this.#elicit(manager, call, execution, approvalId)
+    if (this.approval === 'elicit') this.#elicit(manager, call, execution, approvalId, bound)
   }
 
-  #elicit(manager, call, execution, approvalId) {
+  /** Asks the client. The elicitation lasts as long as the wait (the SDK's own default
+   * cut it at 60 s): a second past `bound`, so the wait's end says why, and it is
+   * cancelled when the wait ends first (timed out, or the call ended). */
+  #elicit(manager, call, execution, approvalId, bound) {
     let args = ''
     try {
       args = JSON.stringify(execution.args) ?? ''
     } catch {}
     if (args.length > 2000) args = `${args.slice(0, 2000)}…`
     const message = `Allow the tool '${execution.toolName}' to run with these arguments?\n${args}`
-    this.ask(call, message).then(
+    call.asking = new AbortController()
+    const timeout = Math.min(bound + 1000, LONGEST_TIMER)
+    this.ask(call, message, { signal: call.asking.signal, timeout }).then(
       (r) => {
         if (r === undefined) answer(manager, approvalId, false, 'the MCP client cannot be asked (it does not support elicitation)')
         else if (r.action === 'accept') answer(manager, approvalId, true, 'the MCP client')

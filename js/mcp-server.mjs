@@ -359,10 +359,10 @@ export function buildServer(tools, manager, o, hooks) {
   /** The listed tools, until the registry changes. */
   let listed = null
   let server
-  const rules = new ApprovalRules(o, (call, message) => {
+  const rules = new ApprovalRules(o, (call, message, options) => {
     if (server.getClientCapabilities()?.elicitation === undefined) return Promise.resolve(undefined)
     const params = { message, requestedSchema: { type: 'object', properties: {} } }
-    return call.request({ method: 'elicitation/create', params }, ElicitResultSchema)
+    return call.request({ method: 'elicitation/create', params }, ElicitResultSchema, options)
   })
 
   const attach = (connected) => {
@@ -411,7 +411,7 @@ export function buildServer(tools, manager, o, hooks) {
       sessionId,
       token,
       notify: extra.sendNotification,
-      request: (req, schema) => extra.sendRequest(req, schema),
+      request: (req, schema, options) => extra.sendRequest(req, schema, options),
       connection: rules,
     }
     // Ends with the request: the client cancelled, its session closed, or (HTTP) it
