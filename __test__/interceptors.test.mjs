@@ -616,6 +616,44 @@ describe('JS interceptors (manager.use)', () => {
     assert.deepEqual(contexts, [[r.execution.id, 1, 3], [r.execution.id, 2, 3]])
   })
 
+  test('next() called after its attempt ended (a background refresh after success or a retry) is refused, and the handler does not run', async () => {
+    const runs = []
+    const { manager } = setup([
+      tool('send', async (a, ctx) => { runs.push(ctx.attemptNumber); return 'sent' }),
+      tool('flaky', (a, ctx) => { runs.push(ctx.attemptNumber); if (ctx.attemptNumber < 2) throw transientError('again'); return 'ok' }),
+    ])
+    const late = []
+    // What each late next() gave, caught at once (an unhandled rejection fails the test).
+    const later = (ms, next) => late.push(sleep(ms).then(() => next()).then((value) => ({ value }), (error) => ({ error })))
+    manager.use(async (ctx, next) => {
+      if (ctx.toolName === 'send') {
+        // Stale-while-revalidate: answer at once, refresh in the background.
+        later(10, next)
+        return 'cached'
+      }
+      // Keeps attempt 1's next() for after it failed.
+      if (ctx.attemptNumber === 1) {
+        later(30, next)
+        throw transientError('first attempt fails')
+      }
+      return next()
+    })
+    const r = await manager.execute('send', {})
+    assert.equal(r.result, 'cached')
+    const f = await manager.execute('flaky', {})
+    assert.equal(f.result, 'ok')
+    assert.deepEqual(runs, [2])
+    const outcomes = await Promise.all(late)
+    assert.equal(outcomes.length, 2)
+    for (const o of outcomes) {
+      assert.equal(o.value, undefined, 'next() was refused')
+      assert.equal(o.error.code, 'INVALID_CALL')
+      assert.match(o.error.message, /next\(\) was called after attempt 1 of tool '(send|flaky)' \(execution [^)]+\) ended/)
+    }
+    assert.deepEqual(runs, [2], 'no handler ran after its attempt ended')
+    assert.equal(manager.inFlight, 0)
+  })
+
   test('ctx.signal aborts when the execution is cancelled', async () => {
     let signal
     const { manager } = setup([tool('wait', (a, ctx) => new Promise((resolve) => ctx.signal.addEventListener('abort', resolve)))])

@@ -1235,6 +1235,12 @@ export class ToolExecutionManager extends ToolEventTarget {
    * interceptors' `next()` rejects with that error. */
   #passOn = (ctx, value) => {
     const [exec, attempt] = ToolCallContext.attemptOf(ctx)
+    // A next() called after its attempt ended (a stale-while-revalidate interceptor's
+    // background refresh after the call succeeded) would run the handler outside any
+    // execution: no timeout, events or record, and a signal that never aborts.
+    if (exec.current !== attempt) {
+      throw toolhostError('INVALID_CALL', `next() was called after attempt ${attempt} of tool '${exec.toolName}' (execution ${exec.id}) ended: the handler runs only within its attempt; call execute() again to run it`)
+    }
     const converted = argumentsText(value)
     if (converted.error === undefined && converted.text === exec.text) return value
     this.#apply(this.#core.interceptedArgs(exec.key, attempt, converted.error === undefined ? converted.text : '', converted.error ?? ''))
