@@ -219,6 +219,30 @@ describe('misspelt options and event types are refused, not dropped', () => {
     }
   })
 
+  test('the other exports take no options: strict, a typo or any key is refused, on registries and sessions alike', () => {
+    const registry = new ToolRegistry()
+    registry.register(lookup)
+    const session = registry.createSession()
+    for (const target of [registry, session]) {
+      for (const method of ['toAnthropicTools', 'toGeminiTools', 'toAgUiTools', 'toMcpTools']) {
+        // Anthropic has a `strict` tool flag: toAnthropicTools({ strict: true }) gave non-strict tools.
+        for (const key of ['strict', 'strcit']) {
+          assert.throws(() => target[method]({ [key]: true }), {
+            code: 'INVALID_CONFIG',
+            message: `${method}: unknown option \`${key}\`: ${method}() takes no options; strict mode is only for the OpenAI exports (toOpenAITools, toOpenAIResponsesTools)`,
+          })
+        }
+        assert.throws(() => target[method]({ names: ['lookup'] }), { code: 'INVALID_CONFIG', message: `${method}: unknown option \`names\`: ${method}() takes no options` })
+        assert.throws(() => target[method](true), { code: 'INVALID_CONFIG', message: `${method}: takes no options, got a boolean` })
+        // None, undefined, null or {} are as before.
+        const tools = target[method]()
+        assert.deepEqual(target[method](undefined), tools)
+        assert.deepEqual(target[method](null), tools)
+        assert.deepEqual(target[method]({}), tools)
+      }
+    }
+  })
+
   test('on() refuses an event type the object never dispatches; addEventListener does not', () => {
     const registry = new ToolRegistry()
     const manager = new ToolExecutionManager(registry)

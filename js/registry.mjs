@@ -3,7 +3,7 @@
 // handler, known by the tool id the engine gave it.
 import { backend } from './backend.mjs'
 import { argumentsText } from './arguments.mjs'
-import { answered, argumentTypeError, checkOptions, toolhostError } from './errors.mjs'
+import { answered, argumentTypeError, checkOptions, closestOf, describe, toolhostError } from './errors.mjs'
 import { ToolEventTarget } from './events.mjs'
 import { toJsonSchema } from './schema.mjs'
 
@@ -207,9 +207,20 @@ function validate(state, session, method, name, args) {
   return { valid: issues.length === 0, errors: issues }
 }
 
+/** The exports with a strict mode: the others take no options. */
+const STRICT_EXPORTS = 'toOpenAITools, toOpenAIResponsesTools'
+
 function toolsOut(state, session, format, options, method) {
   let strict = false
-  if (options !== undefined && options !== null) {
+  if (options !== undefined && options !== null && format !== 'openai' && format !== 'openai-responses') {
+    // Options given to an export that takes none (`strict` for Anthropic, a typo) would
+    // be dropped in silence.
+    if (typeof options !== 'object') throw toolhostError('INVALID_CONFIG', `${method}: takes no options, got ${describe(options)}`)
+    for (const key of Object.keys(options)) {
+      const strictMode = key === 'strict' || closestOf(key, ['strict']) !== undefined
+      throw toolhostError('INVALID_CONFIG', `${method}: unknown option \`${key}\`: ${method}() takes no options${strictMode ? `; strict mode is only for the OpenAI exports (${STRICT_EXPORTS})` : ''}`)
+    }
+  } else if (options !== undefined && options !== null) {
     if (typeof options !== 'object') throw toolhostError('INVALID_CONFIG', `${method}: options must be an object { strict?: boolean }`)
     // A misspelt `strict` would leave strict mode off in silence.
     checkOptions(options, ['strict'], `${method} options`, `${method}: `)
@@ -466,20 +477,20 @@ const providerExports = {
     return toolsOut(...scope(this, 'toOpenAIResponsesTools'), 'openai-responses', options, 'toOpenAIResponsesTools')
   },
   /** Declarations as Anthropic tools `{ name, description, input_schema }`. */
-  toAnthropicTools() {
-    return toolsOut(...scope(this, 'toAnthropicTools'), 'anthropic')
+  toAnthropicTools(options) {
+    return toolsOut(...scope(this, 'toAnthropicTools'), 'anthropic', options, 'toAnthropicTools')
   },
   /** Declarations as Gemini `{ functionDeclarations }` in Gemini's Schema dialect. */
-  toGeminiTools() {
-    return toolsOut(...scope(this, 'toGeminiTools'), 'gemini')
+  toGeminiTools(options) {
+    return toolsOut(...scope(this, 'toGeminiTools'), 'gemini', options, 'toGeminiTools')
   },
   /** Declarations as AG-UI tools `{ name, description, parameters }`. */
-  toAgUiTools() {
-    return toolsOut(...scope(this, 'toAgUiTools'), 'ag-ui')
+  toAgUiTools(options) {
+    return toolsOut(...scope(this, 'toAgUiTools'), 'ag-ui', options, 'toAgUiTools')
   },
   /** Declarations as MCP tools, with annotations from metadata. */
-  toMcpTools() {
-    return toolsOut(...scope(this, 'toMcpTools'), 'mcp')
+  toMcpTools(options) {
+    return toolsOut(...scope(this, 'toMcpTools'), 'mcp', options, 'toMcpTools')
   },
 }
 for (const C of [ToolRegistry, ToolSession]) {

@@ -610,7 +610,7 @@ impl ExecutionEngine {
                         verdict: crate::journal::Verdict::Deny { reason: reason.into() },
                         by: None,
                         now_ms: now_ms(),
-                    });
+                    }, &row.args);
                     t.journal.push(write(crate::journal::denied_outcome(&row.tool, &r.id, reason, approval, now_ms())));
                 }
                 t

@@ -296,7 +296,7 @@ impl JournalStore for PostgresStore {
             if let Err(e) = check(&stored) {
                 return Ok(DecideAnswer::Refused(e));
             }
-            let approval = decided_approval(row.approval.as_ref(), decision);
+            let approval = decided_approval(row.approval.as_ref(), decision, &row.args);
             // The state in the WHERE clause makes exactly one decision win.
             let n = match &decision.verdict {
                 Verdict::Approve { args } => c.execute(

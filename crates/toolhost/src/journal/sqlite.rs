@@ -317,7 +317,7 @@ impl JournalStore for SqliteStore {
         if let Err(e) = check(&stored) {
             return Ok(DecideAnswer::Refused(e));
         }
-        let approval = decided_approval(row.approval.as_ref(), decision);
+        let approval = decided_approval(row.approval.as_ref(), decision, &row.args);
         match &decision.verdict {
             Verdict::Approve { args } => {
                 tx.execute(
