@@ -271,6 +271,39 @@ describe("mountMcp: toolhost's own server", () => {
     await mount.unmount()
   })
 
+  test("what toModelError hides reaches neither an MCP client nor the model behind a mount (adversarial pass 3)", async () => {
+    const source = new ToolRegistry()
+    source.register({
+      name: 'orders', description: 'Looks up an order',
+      inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+      handler: () => { throw new Error('connect ECONNREFUSED 10.0.3.7:5432') },
+      toModelError: () => 'The order service is unavailable; tell the user to try later.',
+    })
+    source.register({ name: 'fail', description: 'Fails', handler: () => { throw new Error('it broke') } })
+    const sourceManager = new ToolExecutionManager(source, { retry: { maxAttempts: 1 } })
+    const client = await clientOf(createMcpServer(source, sourceManager))
+    const raw = await client.callTool({ name: 'orders', arguments: { id: 'A1' } })
+    assert.equal(raw.content[0].text, 'The order service is unavailable; tell the user to try later.')
+    assert.deepEqual(raw._meta['toolhost/error'], { category: 'execution', code: 'EXECUTION_ERROR', message: 'The order service is unavailable; tell the user to try later.', retryable: false, rewritten: true })
+    // Without a toModelError the model reads the real message, and so does the client.
+    assert.equal((await client.callTool({ name: 'fail', arguments: {} }))._meta['toolhost/error'].message, "tool 'fail' failed: it broke")
+
+    const local = new ToolRegistry()
+    const mount = await local.mountMcp(client)
+    const manager = new ToolExecutionManager(local, { retry: { maxAttempts: 1 } })
+    const call = { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'orders', arguments: '{"id":"A1"}' } }] }
+    const there = (await sourceManager.executeToolCalls(call, { provider: 'openai' })).messages[0].content
+    const { messages, results } = await manager.executeToolCalls(call, { provider: 'openai' })
+    assert.equal(messages[0].content, there)
+    assert.ok(!JSON.stringify(results[0].error).includes('10.0.3.7'))
+    // This side's own toModelError still has the last word, given the server's text.
+    const seen = []
+    const rewriting = new ToolExecutionManager(local, { retry: { maxAttempts: 1 }, toModelError: (_e, { text }) => (seen.push(text), `here: ${text}`) })
+    assert.equal((await rewriting.executeToolCalls(call, { provider: 'openai' })).messages[0].content, `here: ${there}`)
+    assert.deepEqual(seen, [there])
+    await mount.unmount()
+  })
+
   test('a result whose model text is shaped (toModelOutput, maxOutputChars) mounts as the value itself', async () => {
     const source = new ToolRegistry()
     source.register({ name: 'primes', description: 'Small primes', handler: () => [2, 3, 5], toModelOutput: (p) => `${p.length} primes` })

@@ -68,7 +68,12 @@ function remoteToolError(result, remoteName) {
   const text = (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n')
   let message = text || 'the remote tool failed without a message'
   let code = 'MCP_TOOL_ERROR'
-  if (facts !== null && typeof facts === 'object' && typeof facts.message === 'string') {
+  if (facts !== null && typeof facts === 'object' && facts.rewritten === true) {
+    // The server's toModelError wrote the text: it is what this side's model reads too
+    // (js/tool-calls.mjs), and what it hid is not here.
+    if (typeof facts.message === 'string') message = facts.message
+    if (typeof facts.code === 'string') code = facts.code
+  } else if (facts !== null && typeof facts === 'object' && typeof facts.message === 'string') {
     // A toolhost server's message names its tool ("tool 'x' failed: ..."): the local
     // engine names the local one.
     const failed = `tool '${remoteName}' failed: `
@@ -83,6 +88,8 @@ function remoteToolError(result, remoteName) {
   e.retryable = false
   /** The remote result as it came. */
   e.result = result
+  /** The text the server's toModelError wrote for the model. */
+  if (facts?.rewritten === true && text !== '') e.modelText = text
   if (facts !== null && typeof facts === 'object') e.remoteError = facts
   return e
 }

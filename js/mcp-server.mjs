@@ -14,7 +14,7 @@ import { ApprovalRules, APPROVAL_MODES, inFlight, track } from './mcp-calls.mjs'
 import { CallToolRequestSchema, ElicitResultSchema, ErrorCode, ListToolsRequestSchema, RELATED_TASK_META_KEY, RequestSchema, Server, sdk } from './mcp-sdk.mjs'
 import { modelErrorText } from './model-errors.mjs'
 import { ToolSession, servedMcpTools, stateOf } from './registry.mjs'
-import { modelErrorFor, modelOutputOf } from './tool-calls.mjs'
+import { modelErrorOf, modelOutputOf } from './tool-calls.mjs'
 import { JournalTaskStore, runTask, taskKey } from './mcp-tasks.mjs'
 
 /** `_meta` keys toolhost's server sets on results, and its mounts read back. */
@@ -26,7 +26,8 @@ export const META = {
   /** On a result with no `structuredContent` whose text is not the value itself (the
    * tool's `toModelOutput`, or a cut to `maxOutputChars`): the value, for a mount. */
   value: 'toolhost/value',
-  /** On an `isError` result: the execution's error `{ category, code, message, retryable, validationErrors? }`. */
+  /** On an `isError` result: the execution's error `{ category, code, message, retryable, validationErrors? }`;
+   * when a `toModelError` wrote the text, `{ category, code, message: that text, retryable, rewritten: true }`. */
   error: 'toolhost/error',
   /** On a listed tool: metadata MCP has no field for (`category`, `tags`). */
   metadata: 'toolhost/metadata',
@@ -311,10 +312,11 @@ export function buildServer(tools, manager, o, hooks) {
       return result
     }
     const { category, code, message, retryable, validationErrors } = outcome.error
-    const error = { category, code, message, retryable }
-    if (validationErrors !== undefined) error.validationErrors = validationErrors
-    // The tool's (or the manager's) toModelError may write this text.
-    const text = modelErrorFor(manager, name, argumentsShown(args), outcome, sessionId ?? null)
+    // The tool's (or the manager's) toModelError may write this text. The client is
+    // across a trust boundary: what it hides from the model is not in _meta either.
+    const { text, rewritten } = modelErrorOf(manager, name, argumentsShown(args), outcome, sessionId ?? null)
+    const error = rewritten ? { category, code, message: text, retryable, rewritten } : { category, code, message, retryable }
+    if (validationErrors !== undefined && !rewritten) error.validationErrors = validationErrors
     return { isError: true, content: [{ type: 'text', text }], _meta: { [META.error]: error } }
   }
 

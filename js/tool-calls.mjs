@@ -134,19 +134,34 @@ function rewrittenError(rewrite, error, info) {
   return undefined
 }
 
+/** The text the server of a mounted tool wrote for its model with `toModelError`, which
+ * the mount keeps on the error it throws (js/mcp-mount.mjs): the default text here too,
+ * so that what it hid stays hidden from this side's model. */
+function remoteModelText(error) {
+  const text = error?.cause?.modelText
+  return typeof text === 'string' ? text : undefined
+}
+
 /**
  * The text a model reads for a failed execution `result` (of `name`, called with
  * `argumentsText`, in `session`): the engine's text (validation issues with the expected
  * schema, the tools it could have called, or the failure's category and message), or
- * what the tool's or the manager's `toModelError` makes of it.
+ * what the tool's or the manager's `toModelError` makes of it (here, or on the server a
+ * mounted tool came from): `{ text, rewritten }`.
  */
-export function modelErrorFor(manager, name, argumentsText, result, session = null, available = undefined) {
+export function modelErrorOf(manager, name, argumentsText, result, session = null, available = undefined) {
   const state = stateOf(manager?.registry, 'modelErrorFor(manager)')
-  const text = state.core.modelErrorText(session, name, argumentsText, JSON.stringify(errorFacts(result.error, available)))
+  const remote = remoteModelText(result.error)
+  const text = remote ?? state.core.modelErrorText(session, name, argumentsText, JSON.stringify(errorFacts(result.error, available)))
   const rewrite = modelErrorRewriter(manager, state, session, name)
-  if (rewrite === undefined) return text
-  const info = { toolName: name, toolCallId: result.execution?.toolCallId, sessionId: session ?? undefined, executionId: result.execution?.id, arguments: argumentsText, text }
-  return rewrittenError(rewrite, result.error, info) ?? text
+  const written = rewrite === undefined ? undefined : rewrittenError(rewrite, result.error, { toolName: name, toolCallId: result.execution?.toolCallId, sessionId: session ?? undefined, executionId: result.execution?.id, arguments: argumentsText, text })
+  if (written !== undefined) return { text: written, rewritten: true }
+  return { text, rewritten: remote !== undefined }
+}
+
+/** The text of `modelErrorOf`. */
+export function modelErrorFor(manager, name, argumentsText, result, session = null, available = undefined) {
+  return modelErrorOf(manager, name, argumentsText, result, session, available).text
 }
 
 /** The replies to `calls` (`{ id, name, arguments }`, arguments as the model's text)
@@ -160,7 +175,7 @@ function replyMessages(manager, state, session, provider, calls, results, prefix
     const reply = { id: c.id, name: c.name, arguments: c.arguments, maxChars, executionId: r.execution?.id }
     if (!r.success) {
       reply.error = errorFacts(r.error, available)
-      if (modelErrorRewriter(manager, state, session, c.name) !== undefined) reply.errorText = modelErrorFor(manager, c.name, c.arguments, r, session, available)
+      if (modelErrorRewriter(manager, state, session, c.name) !== undefined || remoteModelText(r.error) !== undefined) reply.errorText = modelErrorFor(manager, c.name, c.arguments, r, session, available)
       return reply
     }
     reply.result = resultJson(r.result)
