@@ -46,6 +46,24 @@ describe('misuse gets a clear, coded error', () => {
     assert.deepEqual(registry.get('t').metadata.custom, { owner: 'team-a' })
   })
 
+  test('what stands for a function on the wire is refused as a user\'s value: needsApproval \'ask\', toModelError true', () => {
+    const registry = new ToolRegistry()
+    registry.register({ name: 't', description: 'd', handler })
+    const thrown = (fn) => { try { fn() } catch (e) { return e } }
+    // Refused as needsApproval: 'yes' is: no function stands behind 'ask' (the call waited
+    // for a person), and a manager's toModelError: true did nothing.
+    assert.equal(thrown(() => new ToolExecutionManager(registry, { needsApproval: 'ask' }))?.message, thrown(() => new ToolExecutionManager(registry, { needsApproval: 'yes' })).message)
+    refused(() => new ToolExecutionManager(registry, { needsApproval: 'ask' }), 'INVALID_CONFIG', /^needsApproval must be true, false or a function/)
+    refused(() => new ToolExecutionManager(registry, { toModelError: true }), 'INVALID_CONFIG', /^toModelError must be a function \(error, info\) => string$/)
+    refused(() => new ToolRegistry().register({ name: 'b', description: 'd', handler, needsApproval: 'ask' }), 'INVALID_DEFINITION', /^tool 'b': needsApproval must be true, false or a function/)
+    refused(() => new ToolRegistry().register({ name: 'b', description: 'd', handler, needsApproval: 'yes' }), 'INVALID_DEFINITION', /^tool 'b': needsApproval must be true, false or a function/)
+    refused(() => new ToolRegistry().register({ name: 'b', description: 'd', handler, toModelError: true }), 'INVALID_DEFINITION', /toModelError must be a function/)
+    // The functions themselves, and booleans, are as before.
+    assert.ok(new ToolExecutionManager(registry, { needsApproval: () => false, toModelError: () => 'x' }))
+    assert.ok(new ToolExecutionManager(registry, { needsApproval: true }))
+    new ToolRegistry().register({ name: 'b', description: 'd', handler, needsApproval: () => true, toModelError: () => 'x' })
+  })
+
   test('misspelt manager and call options', async () => {
     const registry = new ToolRegistry()
     registry.register({ name: 't', description: 'd', handler })

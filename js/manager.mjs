@@ -490,6 +490,9 @@ export class ToolExecutionManager extends ToolEventTarget {
         throw toolhostError('INVALID_CONFIG', `auditLog (a file) is not available in ${backend.name === 'wasm' ? 'the browser' : 'this runtime'}: listen to 'tool-invocation-recorded' and store the records yourself`)
       }
       let needsApproval = options.needsApproval
+      // 'ask' and `true` below are what this side sends the engine for a function: the
+      // same values given by the user are not functions, and are refused as such.
+      if (needsApproval === 'ask') throw toolhostError('INVALID_CONFIG', 'needsApproval must be true, false or a function (args, ctx) => boolean')
       if (needsApproval !== undefined) approvalPolicies.set(this, needsApproval)
       if (typeof needsApproval === 'function') {
         this.#approvalPolicy = needsApproval
@@ -502,7 +505,7 @@ export class ToolExecutionManager extends ToolEventTarget {
       if (typeof toModelError === 'function') {
         modelErrorRewriters.set(this, toModelError)
         toModelError = true
-      }
+      } else if (toModelError === true) throw toolhostError('INVALID_CONFIG', 'toModelError must be a function (error, info) => string')
       text = optionsText({ ...options, logger: this.#logger === undefined ? undefined : true, needsApproval, toModelError }, 'options')
     }
     this.#core = new backend.EngineCore(this.#state.core)

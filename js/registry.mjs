@@ -102,8 +102,10 @@ function definitionText(def) {
   for (const key of Object.keys(def)) plain[key] = typeof def[key] === 'function' && !key.endsWith('Schema') ? 'function' : def[key]
   // What stands in for a missing function is sent as its typeof, for the engine's message.
   plain.handler = typeof def.handler === 'function' ? true : def.handler === undefined || def.handler === null ? false : typeof def.handler
-  // Functions stay here; the engine learns that they exist.
+  // Functions stay here; the engine learns that they exist ('ask' stands for one, so a
+  // user's 'ask' is refused as the engine refuses any other string).
   if (typeof def.needsApproval === 'function') plain.needsApproval = 'ask'
+  else if (def.needsApproval === 'ask') throw toolhostError('INVALID_DEFINITION', `tool '${name}': needsApproval must be true, false or a function (args, ctx) => boolean`)
   if (def.toModelOutput !== undefined) {
     if (typeof def.toModelOutput !== 'function') throw toolhostError('INVALID_DEFINITION', `tool '${name}': toModelOutput must be a function (result) => string | content parts`)
     plain.toModelOutput = true
