@@ -388,6 +388,36 @@ describe('inputs that must not crash', () => {
     })
   }
 
+  test('a definition that cannot be read (a throwing getter, a revoked Proxy) is refused INVALID_DEFINITION, naming the tool, its error as cause', () => {
+    const boom = new Error('boom')
+    const revoked = Proxy.revocable({ name: 'lookup' }, {})
+    revoked.revoke()
+    const cases = [
+      ['a getter on description', { name: 'lookup', get description() { throw boom }, handler: () => 1 }, "tool 'lookup': the definition could not be read: boom", boom],
+      ['a getter on metadata', { name: 'lookup', description: 'd', handler: () => 1, get metadata() { throw boom } }, "tool 'lookup': the definition could not be read: boom", boom],
+      ['a getter on handler', { name: 'lookup', description: 'd', get handler() { throw boom } }, "tool 'lookup': the definition could not be read: boom", boom],
+      ['a getter on name', { get name() { throw boom }, description: 'd', handler: () => 1 }, 'register(): the definition could not be read: boom', boom],
+      ['a revoked Proxy', revoked.proxy, /^register\(\): the definition could not be read: .*revoked/, TypeError],
+    ]
+    const fresh = new ToolRegistry()
+    for (const [label, def, message, cause] of cases) {
+      assert.throws(() => fresh.register(def), (e) => {
+        assert.equal(e.name, 'ToolhostError', label)
+        assert.equal(e.code, 'INVALID_DEFINITION', label)
+        if (typeof message === 'string') assert.equal(e.message, message, label)
+        else assert.match(e.message, message, label)
+        if (cause === boom) assert.equal(e.cause, boom, label)
+        else assert.ok(e.cause instanceof cause, label)
+        return true
+      })
+    }
+    assert.deepEqual(fresh.names, [])
+    // Each property is read once: a getter that answers only once still registers.
+    let reads = 0
+    fresh.register({ name: 'once', get description() { if (reads++ > 0) throw boom; return 'd' }, handler: () => 1 })
+    assert.deepEqual(fresh.names, ['once'])
+  })
+
   test('the process keeps working after all of them', () => {
     assert.equal(registry.validate('any', { ok: true }).valid, true)
     assert.equal(registry.validate('any', '{"ok":true}').valid, true)

@@ -3,7 +3,7 @@
 // handler, known by the tool id the engine gave it.
 import { backend } from './backend.mjs'
 import { argumentsText } from './arguments.mjs'
-import { answered, argumentTypeError, checkOptions, closestOf, describe, toolhostError } from './errors.mjs'
+import { ToolhostError, answered, argumentTypeError, checkOptions, closestOf, describe, toolhostError } from './errors.mjs'
 import { ToolEventTarget } from './events.mjs'
 import { toJsonSchema } from './schema.mjs'
 
@@ -91,27 +91,44 @@ function nameArg(method, name) {
 /** The definition as JSON text for the engine: schemas as JSON Schema, the handler as
  * whether there is one (the engine checks name, description and handler in that order). */
 function definitionText(def) {
-  if (def === null || typeof def !== 'object' || Array.isArray(def)) {
-    throw toolhostError('INVALID_DEFINITION', 'register() takes a tool definition object { name, description, inputSchema, handler }')
-  }
-  const name = typeof def.name === 'string' ? def.name : '?'
+  let name = '?'
   const plain = {}
-  // A function under a key the engine does not know (`execute`, `run`) is sent as its
-  // typeof, so the engine refuses the key by name rather than the value as not JSON.
-  // (Schemas may be functions: an ArkType type is callable.)
-  for (const key of Object.keys(def)) plain[key] = typeof def[key] === 'function' && !key.endsWith('Schema') ? 'function' : def[key]
+  // The functions, read once: register() keeps these, not what a second read gives.
+  const functions = { handler: undefined, needsApproval: undefined, toModelOutput: undefined, toModelError: undefined }
+  // Its top-level keys are read here, before the guarded JSON conversion below: a getter
+  // that throws or a revoked Proxy is refused naming the tool, with what it threw as
+  // the cause, rather than thrown through raw.
+  try {
+    if (def === null || typeof def !== 'object' || Array.isArray(def)) {
+      throw toolhostError('INVALID_DEFINITION', 'register() takes a tool definition object { name, description, inputSchema, handler }')
+    }
+    const given = def.name
+    if (typeof given === 'string') name = given
+    // A function under a key the engine does not know (`execute`, `run`) is sent as its
+    // typeof, so the engine refuses the key by name rather than the value as not JSON.
+    // (Schemas may be functions: an ArkType type is callable.)
+    for (const key of Object.keys(def)) {
+      const value = key === 'name' ? given : def[key]
+      plain[key] = typeof value === 'function' && !key.endsWith('Schema') ? 'function' : value
+    }
+    for (const key in functions) functions[key] = def[key]
+  } catch (err) {
+    if (err instanceof ToolhostError) throw err
+    throw toolhostError('INVALID_DEFINITION', `${name === '?' ? 'register()' : `tool '${name}'`}: the definition could not be read: ${thrownText(err)}`, { cause: err })
+  }
+  const { handler, needsApproval, toModelOutput, toModelError } = functions
   // What stands in for a missing function is sent as its typeof, for the engine's message.
-  plain.handler = typeof def.handler === 'function' ? true : def.handler === undefined || def.handler === null ? false : typeof def.handler
+  plain.handler = typeof handler === 'function' ? true : handler === undefined || handler === null ? false : typeof handler
   // Functions stay here; the engine learns that they exist ('ask' stands for one, so a
   // user's 'ask' is refused as the engine refuses any other string).
-  if (typeof def.needsApproval === 'function') plain.needsApproval = 'ask'
-  else if (def.needsApproval === 'ask') throw toolhostError('INVALID_DEFINITION', `tool '${name}': needsApproval must be true, false or a function (args, ctx) => boolean`)
-  if (def.toModelOutput !== undefined) {
-    if (typeof def.toModelOutput !== 'function') throw toolhostError('INVALID_DEFINITION', `tool '${name}': toModelOutput must be a function (result) => string | content parts`)
+  if (typeof needsApproval === 'function') plain.needsApproval = 'ask'
+  else if (needsApproval === 'ask') throw toolhostError('INVALID_DEFINITION', `tool '${name}': needsApproval must be true, false or a function (args, ctx) => boolean`)
+  if (toModelOutput !== undefined) {
+    if (typeof toModelOutput !== 'function') throw toolhostError('INVALID_DEFINITION', `tool '${name}': toModelOutput must be a function (result) => string | content parts`)
     plain.toModelOutput = true
   }
-  if (def.toModelError !== undefined) {
-    if (typeof def.toModelError !== 'function') throw toolhostError('INVALID_DEFINITION', `tool '${name}': toModelError must be a function (error, info) => string`)
+  if (toModelError !== undefined) {
+    if (typeof toModelError !== 'function') throw toolhostError('INVALID_DEFINITION', `tool '${name}': toModelError must be a function (error, info) => string`)
     plain.toModelError = true
   }
   if (plain.inputSchema !== undefined) plain.inputSchema = toJsonSchema(name, plain.inputSchema, 'input')
@@ -121,24 +138,33 @@ function definitionText(def) {
     const code = /^.*at \/(inputSchema|outputSchema|parameters|parametersJsonSchema)/.test(converted.error) ? 'INVALID_SCHEMA' : 'INVALID_DEFINITION'
     throw toolhostError(code, `tool '${name}': the definition is not JSON: ${converted.error}`)
   }
-  return converted.text
+  return { text: converted.text, functions }
+}
+
+/** What `err` says, for a message: reading it may throw too. */
+function thrownText(err) {
+  try {
+    return err instanceof Error ? String(err.message) : String(err)
+  } catch {
+    return 'what it threw could not be read'
+  }
 }
 
 /** Registers `def` in a scope. `mounted`: `{ mayShadow, maxSchemaCost }` for a tool a
  * mounted server declared (the engine never lets it take another tool's place, and
  * bounds its schemas' validation cost), else undefined. */
 function register(state, session, target, def, mounted) {
-  const text = definitionText(def)
+  const { text, functions } = definitionText(def)
   const answer = mounted === undefined ? state.core.register(session, text) : state.core.registerMounted(session, text, mounted.mayShadow, mounted.maxSchemaCost)
   const { toolId, declaration } = answered(answer)
-  state.handlers.set(toolId, def.handler)
+  state.handlers.set(toolId, functions.handler)
   let own = state.ownNames.get(session)
   if (own === undefined) state.ownNames.set(session, (own = new Map()))
   // A mounted tool that may not shadow yields to a global tool of its name.
   own.set(declaration.name, mounted !== undefined && !mounted.mayShadow ? YIELDS : true)
-  if (typeof def.needsApproval === 'function') state.approvalPredicates.set(toolId, def.needsApproval)
-  if (typeof def.toModelOutput === 'function') state.modelOutputs.set(toolId, def.toModelOutput)
-  if (typeof def.toModelError === 'function') state.modelErrors.set(toolId, def.toModelError)
+  if (typeof functions.needsApproval === 'function') state.approvalPredicates.set(toolId, functions.needsApproval)
+  if (typeof functions.toModelOutput === 'function') state.modelOutputs.set(toolId, functions.toModelOutput)
+  if (typeof functions.toModelError === 'function') state.modelErrors.set(toolId, functions.toModelError)
   changed(state, target, session, 'registered', declaration.name)
   return { toolId, declaration }
 }
