@@ -328,6 +328,38 @@ describe("mountMcp: toolhost's own server", () => {
     await mount.unmount()
   })
 
+  test("the model behind a mount reads what the server shaped (toModelOutput, maxOutputChars); programs get the value (adversarial pass 3)", async () => {
+    const source = new ToolRegistry()
+    source.register({
+      name: 'search', description: 'Searches the docs',
+      handler: () => ({ hits: Array.from({ length: 500 }, (_, i) => ({ id: i, title: `Page ${i}` })) }),
+      toModelOutput: ({ hits }) => `${hits.length} hits; first: ${hits.slice(0, 3).map((h) => h.title).join(', ')}`,
+    })
+    source.register({ name: 'read_log', description: 'Reads the server log', metadata: { maxOutputChars: 200 }, handler: () => 'GET /index.html 200\n'.repeat(1000) })
+    source.register({ name: 'chart', description: 'A chart', handler: () => [1, 2, 3], toModelOutput: (v) => [{ type: 'text', text: `${v.length} points` }, { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' }] })
+    source.register({ name: 'plain', description: 'Not shaped', handler: () => ({ ok: true }) })
+    const sourceManager = new ToolExecutionManager(source)
+    const client = await clientOf(createMcpServer(source, sourceManager))
+    const local = new ToolRegistry()
+    const mount = await local.mountMcp(client)
+    const manager = new ToolExecutionManager(local)
+    const names = ['search', 'read_log', 'chart', 'plain']
+    for (const provider of ['openai', 'anthropic']) {
+      const response = provider === 'openai'
+        ? { role: 'assistant', tool_calls: names.map((name, i) => ({ id: `c${i}`, type: 'function', function: { name, arguments: '{}' } })) }
+        : { role: 'assistant', content: names.map((name, i) => ({ type: 'tool_use', id: `c${i}`, name, input: {} })) }
+      const there = await sourceManager.executeToolCalls(response, { provider })
+      const here = await manager.executeToolCalls(response, { provider })
+      const text = (r) => JSON.stringify(r).replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, 'ID')
+      // The cut's note names the server's execution, which keeps the whole result.
+      assert.equal(text(here.messages), text(there.messages), provider)
+      assert.deepEqual(here.results.map((r) => r.result), there.results.map((r) => r.result), provider)
+    }
+    const [, log] = (await manager.executeToolCalls({ role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'search', arguments: '{}' } }, { id: 'b', type: 'function', function: { name: 'read_log', arguments: '{}' } }] }, { provider: 'openai' })).messages
+    assert.ok(log.content.length < 600 && log.content.includes('[toolhost: output cut to'), log.content.slice(-200))
+    await mount.unmount()
+  })
+
   test("the server's list_changed refreshes the mounted set: added, updated and removed tools", async () => {
     const { source, local, mount } = await pair({ prefix: 'r_' })
     source.register({ name: 'late', description: 'Registered later', handler: () => 'late' })

@@ -15,6 +15,11 @@ import { Connection, httpStatus, isClient, isTransport, messageOf } from './mcp-
 import { CallToolResultSchema, ErrorCode, ListToolsResultSchema, ResultSchema } from './mcp-sdk.mjs'
 import { IDEMPOTENCY_META, META, checkCount, toolSet, fromCallToolResult } from './mcp-server.mjs'
 import { ToolRegistry, mountedDefinition, registerMounted, stateOf, unregisterMounted } from './registry.mjs'
+import { REMOTE_OUTPUT } from './tool-calls.mjs'
+
+/** How many shaped outputs a mount keeps for replies not yet written (the oldest go
+ * first; a reply written after that is the result's JSON). */
+const SHAPED_KEPT = 256
 
 /** Defaults of what a mount takes from its server. */
 export const MOUNT_DEFAULTS = {
@@ -182,6 +187,10 @@ export class McpMount {
   #shadow
   /** local name -> { remote, json, toolId } */
   #mounted = new Map()
+  /** executionId -> the content a toolhost server shaped for its model (toModelOutput,
+   * maxOutputChars): what this side's model reads for that result. */
+  #shaped = new Map()
+  #toModelOutput = Object.assign(() => undefined, { [REMOTE_OUTPUT]: (executionId) => this.#shaped.get(executionId) })
   #skipped = []
   #warnings = []
   /** Warnings already given: a refresh that finds the same says nothing new. */
@@ -381,6 +390,7 @@ export class McpMount {
       const def = mountedDefinition(tool, name, serverName)
       const remoteName = tool.name
       def.handler = (args, ctx) => this.#call(remoteName, args, ctx)
+      def.toModelOutput = this.#toModelOutput
       let toolId
       try {
         // Never in the place of a tool already visible here (a global tool seen from the
@@ -451,6 +461,13 @@ export class McpMount {
     if (!parsed.success) throw notCallToolResult(conn.label, remote, parsed.error)
     result = parsed.data
     if (result.isError === true) throw remoteToolError(result, remote)
+    // The value is the result, for programs; the model reads what the server shaped.
+    if (result._meta?.[META.shaped] === true && typeof ctx.executionId === 'string') {
+      const content = result.content
+      this.#shaped.delete(ctx.executionId)
+      this.#shaped.set(ctx.executionId, content.length === 1 && content[0].type === 'text' ? content[0].text : content)
+      if (this.#shaped.size > SHAPED_KEPT) this.#shaped.delete(this.#shaped.keys().next().value)
+    }
     return fromCallToolResult(result)
   }
 

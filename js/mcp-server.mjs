@@ -26,6 +26,9 @@ export const META = {
   /** On a result with no `structuredContent` whose text is not the value itself (the
    * tool's `toModelOutput`, or a cut to `maxOutputChars`): the value, for a mount. */
   value: 'toolhost/value',
+  /** On a result whose content is what the server's model reads, not the value's own
+   * text (`toModelOutput`, a cut to `maxOutputChars`): a mount's model reads it too. */
+  shaped: 'toolhost/shaped',
   /** On an `isError` result: the execution's error `{ category, code, message, retryable, validationErrors? }`;
    * when a `toModelError` wrote the text, `{ category, code, message: that text, retryable, rewritten: true }`. */
   error: 'toolhost/error',
@@ -308,6 +311,7 @@ export function buildServer(tools, manager, o, hooks) {
         const { [META.json]: _, ...meta } = result._meta ?? {}
         result._meta = { ...meta, [META.value]: outcome.result }
       }
+      if (!same) result._meta = { ...result._meta, [META.shaped]: true }
       result.content = content
       return result
     }

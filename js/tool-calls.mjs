@@ -66,6 +66,9 @@ function modelOutput(state, result) {
   const { toolName, sessionId } = result.execution
   const toModelOutput = state.modelOutputs.get(state.core.toolId(sessionId ?? null, toolName))
   if (toModelOutput === undefined) return undefined
+  // A mounted tool: what its server shaped for the model, kept by execution.
+  const remote = toModelOutput[REMOTE_OUTPUT]
+  if (remote !== undefined) return remote(result.execution.id)
   const what = `the toModelOutput function of '${toolName}'`
   try {
     const shown = toModelOutput(result.result)
@@ -83,6 +86,11 @@ function modelOutput(state, result) {
     return undefined
   }
 }
+
+/** On the `toModelOutput` of a tool mounted from a toolhost server (js/mcp-mount.mjs):
+ * `(executionId) => content | undefined`, the text (or parts) the server sent for that
+ * execution's result, which its model would have read. */
+export const REMOTE_OUTPUT = Symbol('toolhost.remoteOutput')
 
 /** The messages of the engine's `formatReplies` answer; a reply whose `toModelOutput`
  * value was not text or content parts is the result's JSON, and is reported. */
