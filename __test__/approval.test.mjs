@@ -91,6 +91,18 @@ describe('approval', () => {
     assert.equal(r.execution.approval.edited, true)
   })
 
+  test('arguments handed back unchanged (a form that always sends them) are not an edit', async () => {
+    const { manager, runs, events } = setup()
+    const pending = manager.execute('pay', { amount: 500, memo: 'rent' })
+    const { approvalId, args } = await waitingFor(manager)
+    // The same value, its keys in another order.
+    manager.approve(approvalId, { args: { memo: args.memo, amount: args.amount } })
+    const r = await pending
+    assert.deepEqual(runs, [{ amount: 500, memo: 'rent' }])
+    assert.equal(r.execution.approval.edited, false)
+    assert.equal(events.find(([t]) => t === 'approved')[1].edited, false)
+  })
+
   test('deny: the call ends failed, category denied, APPROVAL_DENIED, with the reason; it never ran', async () => {
     const { manager, runs, events } = setup()
     const pending = manager.execute('pay', { amount: 5 })

@@ -887,6 +887,8 @@ impl ExecutionEngine {
                 }
             }
         }
+        // Arguments handed back unchanged (a form that always sends them) are not an edit.
+        let edited = edited.filter(|args| *a.record.args.to_value() != *args);
         let edited_flag = edited.is_some();
         if let Some(args) = edited {
             a.record.args = RecordedArgs::Json(Arc::new(args));

@@ -14,8 +14,9 @@ pub fn approval_json(approval_id: &str, requested_at: f64, expires_at: Option<f6
     o
 }
 
-/// The stored approval with a decision written into it.
-pub fn decided_approval(stored: Option<&Value>, decision: &Decision) -> Value {
+/// The stored approval with a decision written into it; `row_args` are the arguments the
+/// call waits with (JSON text): arguments given back unchanged are not an edit.
+pub fn decided_approval(stored: Option<&Value>, decision: &Decision, row_args: &str) -> Value {
     let mut o = stored.cloned().unwrap_or_else(|| serde_json::json!({}));
     o["decidedAt"] = decision.now_ms.into();
     if let Some(by) = &decision.by {
@@ -24,7 +25,7 @@ pub fn decided_approval(stored: Option<&Value>, decision: &Decision) -> Value {
     match &decision.verdict {
         Verdict::Approve { args } => {
             o["decision"] = "approved".into();
-            o["edited"] = args.is_some().into();
+            o["edited"] = args.as_deref().is_some_and(|text| !crate::arguments::same_arguments(text, row_args)).into();
         }
         Verdict::Deny { reason } => {
             o["decision"] = "denied".into();
@@ -78,10 +79,25 @@ pub fn existing(row: &RowState, now: i64) -> Existing {
                 verdict: Verdict::Deny { reason: "nobody approved it in time".into() },
                 by: None,
                 now_ms: now as f64,
-            });
+            }, &row.args);
             Existing::End(denied_outcome(&row.tool, &row.execution_id, "nobody approved it in time", approval, now as f64))
         }
         _ => Existing::TakeOver,
     }
 }
 
+
+#[cfg(test)]
+mod approval_tests {
+    use super::*;
+
+    #[test]
+    fn arguments_given_back_unchanged_are_not_an_edit() {
+        let approve = |args: Option<&str>| Decision { approval_id: "a".into(), verdict: Verdict::Approve { args: args.map(str::to_string) }, by: None, now_ms: 1.0 };
+        let waiting = r#"{"amount":500,"memo":"rent"}"#;
+        let edited = |args| decided_approval(None, &approve(args), waiting)["edited"].clone();
+        assert_eq!(edited(None), false);
+        assert_eq!(edited(Some(r#"{ "memo": "rent", "amount": 500 }"#)), false, "the same value, keys in another order");
+        assert_eq!(edited(Some(r#"{"amount":50,"memo":"rent"}"#)), true);
+    }
+}
