@@ -17,7 +17,11 @@ export declare const META: {
   /** On a result with no `structuredContent` whose text is not the value itself (the
    * tool's `toModelOutput`, or a cut to `maxOutputChars`): the value, for a mount. */
   readonly value: 'toolhost/value'
-  /** On an `isError` result: `{ category, code, message, retryable, validationErrors? }`. */
+  /** On a result whose content is what the server's model reads, not the value's own
+   * text (`toModelOutput`, a cut to `maxOutputChars`): a mount's model reads it too. */
+  readonly shaped: 'toolhost/shaped'
+  /** On an `isError` result: `{ category, code, message, retryable, validationErrors? }`;
+   * when a `toModelError` wrote the text, `{ category, code, message: that text, retryable, rewritten: true }`. */
   readonly error: 'toolhost/error'
   /** On a listed tool: `{ category?, tags? }` from its metadata. */
   readonly metadata: 'toolhost/metadata'
