@@ -729,6 +729,37 @@ describe('INVALID_CONFIG', () => {
     await assert.rejects(manager.executeToolCalls({ tool_calls: [] }, { provider: 'openai', sessionId: 42 }), /executeToolCalls: sessionId must be a string/)
   })
 
+  // NaN and Infinity reached the engine as the strings "NaN" and "Infinity", which string
+  // options took: toolCallId NaN was found as 'NaN', two idempotencyKey: NaN calls shared a
+  // key, auditLog: NaN wrote a file named NaN.
+  test('NaN and Infinity are refused by string options, as any number is, and by numeric ones with their own message', async () => {
+    const registry = new ToolRegistry()
+    registry.register({ name: 't', description: 't', inputSchema: { type: 'object' }, handler: () => 'ran' })
+    const manager = new ToolExecutionManager(registry)
+    for (const key of ['toolCallId', 'sessionId', 'idempotencyKey']) {
+      for (const value of [NaN, Infinity, -Infinity]) {
+        await assert.rejects(manager.execute('t', {}, { [key]: value }), (e) => {
+          assert.equal(e.code, 'INVALID_CONFIG', `${key}: ${value}: ${e.code} ${e.message}`)
+          assert.equal(e.message, `${key} must be a string`)
+          return true
+        })
+      }
+    }
+    assert.deepEqual(manager.getExecutionsForToolCall('NaN'), [])
+    for (const value of [NaN, Infinity]) {
+      assert.throws(() => new ToolExecutionManager(registry, { auditLog: value }), { code: 'INVALID_CONFIG', message: 'auditLog must be a file path (a string)' })
+    }
+    // Numeric options still read them as numbers: NaN refused naming the option, Infinity
+    // where it means no bound.
+    assert.throws(() => new ToolExecutionManager(registry, { maxConcurrency: NaN }), { code: 'INVALID_CONFIG', message: /^maxConcurrency must be a whole number/ })
+    assert.throws(() => new ToolExecutionManager(registry, { retry: { baseDelay: NaN } }), { code: 'INVALID_CONFIG', message: /baseDelay/ })
+    await assert.rejects(manager.execute('t', {}, { timeoutMs: NaN }), { code: 'INVALID_CONFIG', message: /^timeoutMs must be a number of milliseconds/ })
+    assert.ok(new ToolExecutionManager(registry, { maxConcurrency: Infinity, approvalTimeoutMs: Infinity }) instanceof ToolExecutionManager)
+    assert.equal((await manager.execute('t', {}, { timeoutMs: Infinity })).result, 'ran')
+    // A string is not a number, "Infinity" included.
+    assert.throws(() => new ToolExecutionManager(registry, { maxConcurrency: 'Infinity' }), { code: 'INVALID_CONFIG', message: /^maxConcurrency must be a whole number/ })
+  })
+
   test('sensible options are accepted', () => {
     const m = new ToolExecutionManager(registry, {
       retry: { maxAttempts: 1, baseDelay: 0, maxDelay: 0, backoffMultiplier: 1, jitter: 'equal', retryableCategories: [] },

@@ -44,10 +44,11 @@ function captureScope() {
 }
 const settled = Promise.resolve()
 
-// Option values JSON cannot write as they are: sent as strings the engine reads back
-// (crates/toolhost/src/host/options.rs), so `NaN` is refused rather than read as null.
+// Option values JSON cannot write as they are: sent as objects the engine reads back
+// (crates/toolhost/src/host/options.rs), so `NaN` is refused rather than read as null, and
+// a string option refuses it as it refuses any number (not as the string "NaN").
 function optionNumbers(key, value) {
-  if (typeof value === 'number' && !Number.isFinite(value)) return String(value)
+  if (typeof value === 'number' && !Number.isFinite(value)) return { nonFinite: String(value) }
   // A boxed primitive (`new String(id)`) is not the primitive it wraps, and JSON would
   // drop a symbol, a function or a BigInt: sent as an object, the engine refuses each
   // naming the option.

@@ -2,9 +2,10 @@
 //! the messages a JS user sees: each names the option and what it takes, and an unknown
 //! key is refused with the closest known one.
 //!
-//! JSON has no `Infinity` or `NaN`: the host sends those numbers as the strings
-//! `"Infinity"`, `"-Infinity"` and `"NaN"`, so they are refused or read as meant, never
-//! turned into `null` on the way.
+//! JSON has no `Infinity` or `NaN`: the host sends those numbers as the objects
+//! `{ "nonFinite": "Infinity" }` (`"-Infinity"`, `"NaN"`), so they are refused or read as
+//! meant, never turned into `null` on the way, and never taken for a string option's
+//! value (`toolCallId: NaN` read as the id "NaN").
 
 use serde_json::{Map, Value};
 
@@ -82,13 +83,15 @@ pub fn unknown_option_or_synonym(key: &str, known: &[&str], synonyms: &[(&str, &
 /// Refuses keys of `o` not in `known`, with [`unknown_option`]'s message.
 pub fn check_keys(o: &Map<String, Value>, known: &[&str], what: &str, code: RegistryErrorCode) -> Result<(), RegistryError> {
     // The JS host sends a value JSON cannot write as `{ notJson: 'function' }` (a symbol,
-    // a function, a BigInt) or `{ boxed: 'number' }` (js/manager.mjs optionNumbers): where
-    // an object is expected, that is the value's kind, not an option named `notJson`.
+    // a function, a BigInt), `{ boxed: 'number' }` or `{ nonFinite: 'NaN' }` (js/manager.mjs
+    // optionNumbers): where an object is expected, that is the value's kind, not an option
+    // named `notJson`.
     if let (1, Some((marker, Value::String(kind)))) = (o.len(), o.iter().next()) {
         let shown = match marker.as_str() {
             "notJson" if kind == "bigint" => Some("a BigInt".to_string()),
             "notJson" => Some(format!("a {kind}")),
             "boxed" => Some(format!("a boxed {kind} (new {}(...))", capitalized(kind))),
+            "nonFinite" => Some(kind.clone()),
             _ => None,
         };
         if let Some(shown) = shown {
@@ -101,19 +104,30 @@ pub fn check_keys(o: &Map<String, Value>, known: &[&str], what: &str, code: Regi
     }
 }
 
+/// `n` as JS writes it (`NaN`, `Infinity`, `5`).
+fn js_number(n: f64) -> String {
+    match n {
+        _ if n.is_nan() => "NaN".into(),
+        f64::INFINITY => "Infinity".into(),
+        f64::NEG_INFINITY => "-Infinity".into(),
+        _ => serde_json::Number::from_f64(n).map_or_else(|| n.to_string(), |n| n.to_string()),
+    }
+}
+
 fn capitalized(s: &str) -> String {
     let mut c = s.chars();
     c.next().map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
 }
 
-/// A number the host sent, `"Infinity"`, `"-Infinity"` and `"NaN"` included.
+/// A number the host sent, `Infinity`, `-Infinity` and `NaN` (`{ "nonFinite": "NaN" }`)
+/// included.
 fn number(v: &Value) -> Option<f64> {
     match v {
         Value::Number(n) => n.as_f64(),
-        Value::String(s) => match s.as_str() {
-            "Infinity" => Some(f64::INFINITY),
-            "-Infinity" => Some(f64::NEG_INFINITY),
-            "NaN" => Some(f64::NAN),
+        Value::Object(o) if o.len() == 1 => match o.get("nonFinite").and_then(Value::as_str) {
+            Some("Infinity") => Some(f64::INFINITY),
+            Some("-Infinity") => Some(f64::NEG_INFINITY),
+            Some("NaN") => Some(f64::NAN),
             _ => None,
         },
         _ => None,
@@ -383,7 +397,10 @@ fn audit_sync(v: &Value) -> Result<crate::audit::AuditSync, RegistryError> {
     use crate::audit::AuditSync;
     let names = AuditSync::NAMES;
     let expected = || format!("auditSync must be '{}' (the default) or '{}'", names[0], names[1]);
-    let name = v.as_str().ok_or_else(|| invalid_config(format!("{}, not {v}", expected())))?;
+    let name = v.as_str().ok_or_else(|| match number(v) {
+        Some(n) => invalid_config(format!("{}, not {}", expected(), js_number(n))),
+        None => invalid_config(format!("{}, not {v}", expected())),
+    })?;
     AuditSync::parse(name).ok_or_else(|| {
         let hint = closest(name, names).map_or(String::new(), |k| format!("; did you mean '{k}'?"));
         invalid_config(format!("{}, not '{name}'{hint}", expected()))
@@ -439,7 +456,7 @@ pub fn call_options(json: &str, aborted: bool) -> Result<CallOptions, RegistryEr
     call.preapproved = match present(&o, "approved") {
         None | Some(Value::Bool(false)) => None,
         Some(Value::Bool(true)) => Some(None),
-        Some(Value::Object(a)) => {
+        Some(v @ Value::Object(a)) if number(v).is_none() => {
             check_keys(a, &["by"], "approved", RegistryErrorCode::InvalidConfig)?;
             match a.get("by") {
                 None | Some(Value::Null) => Some(None),
@@ -471,8 +488,19 @@ mod tests {
         let e = manager_options(r#"{"timeout":5000}"#).unwrap_err();
         assert_eq!(e.message, "unknown option `timeout` in manager options; did you mean `timeoutMs`?");
         assert_eq!(manager_options(r#"{"metadata":{"service":"api"}}"#).unwrap_err().message, "metadata must be true or false");
-        assert!(manager_options(r#"{"retry":{"baseDelay":"NaN"}}"#).unwrap_err().message.contains("baseDelay"));
-        assert_eq!(manager_options(r#"{"maxConcurrency":"Infinity"}"#).unwrap().0.max_concurrency, usize::MAX);
+        assert!(manager_options(r#"{"retry":{"baseDelay":{"nonFinite":"NaN"}}}"#).unwrap_err().message.contains("baseDelay"));
+        assert_eq!(manager_options(r#"{"maxConcurrency":{"nonFinite":"Infinity"}}"#).unwrap().0.max_concurrency, usize::MAX);
+        assert_eq!(manager_options(r#"{"maxConcurrency":{"nonFinite":"NaN"}}"#).unwrap_err().message, "maxConcurrency must be a whole number >= 1");
+        // A string is not a number, "Infinity" included.
+        assert_eq!(manager_options(r#"{"maxConcurrency":"Infinity"}"#).unwrap_err().message, "maxConcurrency must be a whole number >= 1");
+        // Nor is a number that JSON cannot write a string option's value.
+        for key in ["toolCallId", "sessionId", "idempotencyKey"] {
+            assert_eq!(call_options(&format!(r#"{{"{key}":{{"nonFinite":"NaN"}}}}"#), false).unwrap_err().message, format!("{key} must be a string"));
+        }
+        assert_eq!(manager_options(r#"{"auditLog":{"nonFinite":"NaN"}}"#).unwrap_err().message, "auditLog must be a file path (a string)");
+        assert_eq!(manager_options(r#"{"retry":{"nonFinite":"Infinity"}}"#).unwrap_err().message, "retry must be an object, got Infinity");
+        assert_eq!(manager_options(r#"{"auditSync":{"nonFinite":"NaN"}}"#).unwrap_err().message, "auditSync must be 'flush' (the default) or 'fsync', not NaN");
+        assert_eq!(call_options(r#"{"approved":{"nonFinite":"NaN"}}"#, false).unwrap_err().message, "approved must be true or { by: string }");
         assert_eq!(manager_options(r#"{"timeoutMs":null}"#).unwrap().0.timeout_ms, None);
         let e = call_options(r#"{"retry":{"maxAttempt":2}}"#, false).unwrap_err();
         assert_eq!(e.message, "unknown option `maxAttempt` in retry; did you mean `maxAttempts`?");
