@@ -224,7 +224,7 @@ fn release_due_take_over_and_prune() {
 
         let stale = claim("stale", json!({}), Effect::Idempotent);
         let old = fence_of(&one(&mut s, "dead", 0, &stale));
-        let due = s.as_store().due(LEASE + 5, 10).unwrap();
+        let due = s.as_store().due(LEASE + 5, None, 10).unwrap();
         assert!(due.iter().any(|r| r.row.key == "stale" && r.effect == Effect::Idempotent), "{kind}: {due:?}");
         let taken = s.as_store().take_over("rescuer", 3 * LEASE, LEASE + 5, &row("stale"), old, "running").unwrap();
         assert_eq!(taken, Some(old + 1), "{kind}");
@@ -350,5 +350,43 @@ fn a_task_s_final_status_is_kept() {
         let got = s.as_store().task(&TaskOp::Get { task_id: "t1".into() }).unwrap();
         assert_eq!(got["task"]["status"], json!("cancelled"), "{kind}: {got}");
         assert!(got["task"].get("result").is_none(), "{kind}: {got}");
+    }
+}
+
+/// A dead process's 100 unanswered approvals (no deadline) filled recovery's list of due
+/// rows for ever (`ORDER BY lease_until LIMIT 100`): an idempotent call that crashed later
+/// was never listed, so never run again. Awaiting rows are left out until their approval
+/// expires, and the listing pages on from the last row, so rows recovery leaves (a tool
+/// it lacks) cannot hide the rest either.
+#[test]
+fn due_rows_are_not_hidden_by_waiting_approvals_or_rows_left_alone() {
+    let j = journals("due_pages");
+    for (kind, url) in j.urls.clone() {
+        let mut s = store(&url);
+        for i in 0..5 {
+            let mut c = claim(&format!("ask-{i}"), json!({ "i": i }), Effect::Once);
+            c.approval = Some(ApprovalRequest { approval_id: format!("ap-{i}"), requested_at: 0.0, expires_at: None });
+            one(&mut s, "dead", 0, &c);
+        }
+        let mut later = claim("ask-later", json!({}), Effect::Once);
+        later.approval = Some(ApprovalRequest { approval_id: "ap-later".into(), requested_at: 0.0, expires_at: Some(1e15) });
+        one(&mut s, "dead", 0, &later);
+        let mut expired = claim("ask-expired", json!({}), Effect::Once);
+        expired.approval = Some(ApprovalRequest { approval_id: "ap-expired".into(), requested_at: 0.0, expires_at: Some(5.0) });
+        one(&mut s, "dead", 0, &expired);
+        for i in 0..3 {
+            one(&mut s, "dead", 1 + i, &claim(&format!("sync-{i}"), json!({}), Effect::Idempotent));
+        }
+        let keys = |rows: &[toolhost::journal::RowState]| rows.iter().map(|r| r.row.key.clone()).collect::<Vec<_>>();
+        let due = s.as_store().due(LEASE + 100, None, 10).unwrap();
+        assert_eq!(keys(&due), ["ask-expired", "sync-0", "sync-1", "sync-2"], "{kind}: only rows recovery may act on");
+        // Two at a time, each page after the last.
+        let first = s.as_store().due(LEASE + 100, None, 2).unwrap();
+        assert_eq!(keys(&first), ["ask-expired", "sync-0"], "{kind}");
+        let last = first.last().unwrap();
+        let next = s.as_store().due(LEASE + 100, Some(&(last.lease_until, last.row.clone())), 2).unwrap();
+        assert_eq!(keys(&next), ["sync-1", "sync-2"], "{kind}");
+        let last = next.last().unwrap();
+        assert!(s.as_store().due(LEASE + 100, Some(&(last.lease_until, last.row.clone())), 2).unwrap().is_empty(), "{kind}");
     }
 }

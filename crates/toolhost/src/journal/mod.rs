@@ -405,8 +405,13 @@ pub trait JournalStore: Send {
     /// Renews the lease of every unfinished row `owner` holds.
     fn renew(&mut self, owner: &str, lease_until: i64) -> Result<(), JournalError>;
 
-    /// Unfinished rows whose lease expired before `now`, at most `limit`.
-    fn due(&mut self, now: i64, limit: usize) -> Result<Vec<RowState>, JournalError>;
+    /// Unfinished rows whose lease expired before `now` that recovery may act on, at most
+    /// `limit`, ordered by `(lease_until, scope, key)` and after `after` (the last row of
+    /// the page before) when given. A row waiting for approval is left out until its
+    /// approval has expired (with no deadline, never): recovery leaves those waiting, and
+    /// a dead process's unanswered approvals filled the list for ever, so that nothing
+    /// that crashed later was recovered.
+    fn due(&mut self, now: i64, after: Option<&DueCursor>, limit: usize) -> Result<Vec<RowState>, JournalError>;
 
     /// Takes over an expired row for `owner` if its fence is still `fence`: the new fence.
     fn take_over(&mut self, owner: &str, lease_until: i64, now: i64, row: &RowKey, fence: i64, state: &str) -> Result<Option<i64>, JournalError>;
@@ -422,6 +427,9 @@ pub trait JournalStore: Send {
     /// Does what an MCP task store asks; answers JSON (`null` for a task not found).
     fn task(&mut self, op: &TaskOp) -> Result<Value, JournalError>;
 }
+
+/// Where a listing of due rows goes on from: the last row of the page before.
+pub type DueCursor = (i64, RowKey);
 
 /// `{ task, call? }` for [`TaskOp::Get`]: the task row and its call's state and outcome.
 pub fn task_json(task: Option<TaskRow>, call: Option<RowState>) -> Value {

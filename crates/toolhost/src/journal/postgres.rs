@@ -17,7 +17,7 @@ use postgres::{Client, NoTls, Row};
 use super::migrations;
 use super::rows::{approval_json, decided_approval, existing, stored_approval, Existing};
 use super::{
-    denied_outcome, task_call_key, task_json, Claim, ClaimAnswer, DecideAnswer, Decision, Effect, JournalError, JournalStore, Record,
+    denied_outcome, task_call_key, task_json, Claim, ClaimAnswer, DecideAnswer, Decision, DueCursor, Effect, JournalError, JournalStore, Record,
     RecordAnswer, RowKey, RowState, StoredApproval, TaskOp, TaskRow, Verdict,
 };
 use serde_json::Value;
@@ -345,11 +345,19 @@ impl JournalStore for PostgresStore {
         self.with(|c| c.execute("UPDATE toolhost_calls SET lease_until = $1 WHERE owner = $2 AND state <> 'done'", &[&lease_until, &owner]).map(drop))
     }
 
-    fn due(&mut self, now: i64, limit: usize) -> Result<Vec<RowState>, JournalError> {
+    fn due(&mut self, now: i64, after: Option<&DueCursor>, limit: usize) -> Result<Vec<RowState>, JournalError> {
+        let (lease, scope, key) = match after {
+            Some((lease, row)) => (*lease, row.scope.as_str(), row.key.as_str()),
+            None => (i64::MIN, "", ""),
+        };
         self.with(|c| {
             let rows = c.query(
-                &format!("SELECT {ROW_COLUMNS} FROM toolhost_calls WHERE state <> 'done' AND lease_until < $1 ORDER BY lease_until LIMIT $2"),
-                &[&now, &(limit as i64)],
+                &format!(
+                    "SELECT {ROW_COLUMNS} FROM toolhost_calls WHERE state <> 'done' AND lease_until < $1 \
+                     AND NOT (state = 'awaiting' AND COALESCE((approval::jsonb ->> 'expiresAt')::float8 > $6, true)) \
+                     AND (lease_until, scope, key) > ($3, $4, $5) ORDER BY lease_until, scope, key LIMIT $2"
+                ),
+                &[&now, &(limit as i64), &lease, &scope, &key, &(now as f64)],
             )?;
             Ok(rows.iter().map(read_row).collect())
         })

@@ -16,7 +16,7 @@ use rusqlite::{params, Connection, OptionalExtension, Row, Transaction, Transact
 use super::migrations::{self, Migration};
 use super::rows::{approval_json, decided_approval, existing, stored_approval, Existing};
 use super::{
-    denied_outcome, task_call_key, task_json, Claim, ClaimAnswer, DecideAnswer, Decision, Effect, JournalError, JournalStore, Record,
+    denied_outcome, task_call_key, task_json, Claim, ClaimAnswer, DecideAnswer, Decision, DueCursor, Effect, JournalError, JournalStore, Record,
     RecordAnswer, RowKey, RowState, StoredApproval, TaskOp, TaskRow, Verdict,
 };
 use serde_json::Value;
@@ -368,13 +368,25 @@ impl JournalStore for SqliteStore {
         tx.commit().map_err(err)
     }
 
-    fn due(&mut self, now: i64, limit: usize) -> Result<Vec<RowState>, JournalError> {
+    fn due(&mut self, now: i64, after: Option<&DueCursor>, limit: usize) -> Result<Vec<RowState>, JournalError> {
         let err = self.err();
         let mut q = self
             .conn
-            .prepare_cached(&format!("SELECT {ROW_COLUMNS} FROM toolhost_calls WHERE state <> 'done' AND lease_until < ?1 ORDER BY lease_until LIMIT ?2"))
+            .prepare_cached(&format!(
+                "SELECT {ROW_COLUMNS} FROM toolhost_calls WHERE state <> 'done' AND lease_until < ?1 \
+                 AND NOT (state = 'awaiting' AND COALESCE(json_extract(approval, '$.expiresAt') > ?1, 1)) \
+                 AND (lease_until, scope, key) > (?3, ?4, ?5) ORDER BY lease_until, scope, key LIMIT ?2"
+            ))
             .map_err(&err)?;
-        let rows = q.query_map(params![now, limit as i64], read_row).map_err(&err)?.collect::<rusqlite::Result<Vec<_>>>().map_err(&err)?;
+        let (lease, scope, key) = match after {
+            Some((lease, row)) => (*lease, row.scope.as_str(), row.key.as_str()),
+            None => (i64::MIN, "", ""),
+        };
+        let rows = q
+            .query_map(params![now, limit as i64, lease, scope, key], read_row)
+            .map_err(&err)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(&err)?;
         Ok(rows)
     }
 

@@ -22,7 +22,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use super::{
-    ClaimAnswer, Claim, JournalAnswer, JournalError, JournalPolicy, JournalRequest, Record, RowKey, Store,
+    ClaimAnswer, Claim, DueCursor, JournalAnswer, JournalError, JournalPolicy, JournalRequest, Record, RowKey, Store,
 };
 
 enum Message {
@@ -37,6 +37,9 @@ const SPIN: Duration = Duration::from_micros(50);
 
 /// The largest batch after which the worker looks (see [`SPIN`]).
 const SPIN_BATCH: usize = 2;
+
+/// How many due rows recovery is handed at a time.
+const DUE_PAGE: usize = 100;
 
 /// A message that arrives within `spin`, looked for without sleeping.
 fn spin_recv(rx: &Receiver<Message>, spin: Duration) -> Option<Message> {
@@ -156,6 +159,8 @@ struct Worker {
     next_poll: Instant,
     next_due: Instant,
     next_prune: Instant,
+    /// Where the next listing of due rows goes on from (see [`Worker::housekeeping`]).
+    due_after: Option<DueCursor>,
     notified: bool,
 }
 
@@ -177,6 +182,7 @@ impl Worker {
             // Recovery and pruning run at once on start.
             next_due: now,
             next_prune: now,
+            due_after: None,
             notified: false,
         }
     }
@@ -409,9 +415,21 @@ impl Worker {
         self.notified = false;
         if now >= self.next_due {
             self.next_due = now + Duration::from_millis((self.policy.lease_ms / 2).max(1));
-            match self.store.as_store().due(now_ms(), 100) {
-                Ok(rows) if !rows.is_empty() => answers.push(JournalAnswer::Due(rows)),
-                Ok(_) => {}
+            // A page at a time, going on from the last page's last row: rows this process
+            // leaves (a tool it does not have) do not hide the ones after them. A full
+            // page is followed by the next at once, the last one by a rest.
+            match self.store.as_store().due(now_ms(), self.due_after.as_ref(), DUE_PAGE) {
+                Ok(rows) => {
+                    self.due_after = None;
+                    if rows.len() == DUE_PAGE {
+                        let last = rows.last().expect("a full page");
+                        self.due_after = Some((last.lease_until, last.row.clone()));
+                        self.next_due = now;
+                    }
+                    if !rows.is_empty() {
+                        answers.push(JournalAnswer::Due(rows));
+                    }
+                }
                 Err(e) => tracing::warn!(target: "toolhost::journal", "listing expired leases failed: {e}"),
             }
         }
