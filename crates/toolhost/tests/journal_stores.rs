@@ -390,3 +390,29 @@ fn due_rows_are_not_hidden_by_waiting_approvals_or_rows_left_alone() {
         assert!(s.as_store().due(LEASE + 100, Some(&(last.lease_until, last.row.clone())), 2).unwrap().is_empty(), "{kind}");
     }
 }
+
+/// An approval past its deadline, whose asker died before its timer denied it, was still
+/// listed and could be approved (the call then ran, 800 ms after a 300 ms timeout): only
+/// recovery enforced the deadline. It is no longer listed, an approval of it finds
+/// nothing (so recovery's denial cannot overwrite an approval either), a denial is taken.
+#[test]
+fn an_approval_past_its_deadline_is_not_listed_nor_approved() {
+    let j = journals("late_approval");
+    let now = toolhost::record::now_ms();
+    for (kind, url) in j.urls.clone() {
+        let mut s = store(&url);
+        for (key, expires) in [("late", Some(now - 500.0)), ("open", Some(now + 60_000.0)), ("forever", None)] {
+            let mut c = claim(key, json!({ "k": key }), Effect::Once);
+            c.approval = Some(ApprovalRequest { approval_id: format!("ap-{key}"), requested_at: now - 800.0, expires_at: expires });
+            one(&mut s, "dead", now as i64 - 800, &c);
+        }
+        let listed: Vec<String> = s.as_store().approvals().unwrap().into_iter().map(|a| a.approval_id).collect();
+        assert_eq!(listed, ["ap-forever", "ap-open"], "{kind}");
+        let approve = |id: &str| Decision { approval_id: id.into(), verdict: Verdict::Approve { args: None }, by: Some("late".into()), now_ms: now };
+        assert!(matches!(s.as_store().decide(&approve("ap-late"), &|_| Ok(())).unwrap(), DecideAnswer::NotFound), "{kind}");
+        assert_eq!(s.as_store().rows(&[row("late")]).unwrap()[0].state, "awaiting", "{kind}: nothing written");
+        assert!(matches!(s.as_store().decide(&approve("ap-open"), &|_| Ok(())).unwrap(), DecideAnswer::Decided(_)), "{kind}");
+        let deny = Decision { approval_id: "ap-late".into(), verdict: Verdict::Deny { reason: "no".into() }, by: None, now_ms: now };
+        assert!(matches!(s.as_store().decide(&deny, &|_| Ok(())).unwrap(), DecideAnswer::Decided(_)), "{kind}: a denial is taken");
+    }
+}

@@ -15,7 +15,7 @@ use std::time::Duration;
 use postgres::{Client, NoTls, Row};
 
 use super::migrations;
-use super::rows::{approval_json, decided_approval, existing, stored_approval, Existing};
+use super::rows::{approval_json, decided_approval, existing, stored_approval, too_late, Existing};
 use super::{
     denied_outcome, task_call_key, task_json, Claim, ClaimAnswer, DecideAnswer, Decision, DueCursor, Effect, JournalError, JournalStore, Record,
     RecordAnswer, RowKey, RowState, StoredApproval, TaskOp, TaskRow, Verdict,
@@ -292,6 +292,9 @@ impl JournalStore for PostgresStore {
                 return Ok(DecideAnswer::NotFound);
             };
             let row = read_row(&r);
+            if too_late(&row, decision) {
+                return Ok(DecideAnswer::NotFound);
+            }
             let stored = stored_approval(&row);
             if let Err(e) = check(&stored) {
                 return Ok(DecideAnswer::Refused(e));
@@ -321,7 +324,13 @@ impl JournalStore for PostgresStore {
 
     fn approvals(&mut self) -> Result<Vec<StoredApproval>, JournalError> {
         self.with(|c| {
-            let rows = c.query(&format!("SELECT {ROW_COLUMNS} FROM toolhost_calls WHERE state = 'awaiting' ORDER BY created_at, key"), &[])?;
+            let rows = c.query(
+                &format!(
+                    "SELECT {ROW_COLUMNS} FROM toolhost_calls WHERE state = 'awaiting' \
+                     AND COALESCE((approval::jsonb ->> 'expiresAt')::float8 > $1, true) ORDER BY created_at, key"
+                ),
+                &[&crate::record::now_ms()],
+            )?;
             Ok(rows.iter().map(|r| stored_approval(&read_row(r))).collect())
         })
     }

@@ -35,6 +35,14 @@ pub fn decided_approval(stored: Option<&Value>, decision: &Decision, row_args: &
     o
 }
 
+/// Whether a decision comes after the approval's deadline: an approval then finds no
+/// call waiting for it (whichever process asked, and whether it still lives: only its
+/// timer or recovery enforced the deadline before, so a late approval of a dead process's
+/// call ran it, or was overwritten by recovery's denial). A denial is still taken.
+pub fn too_late(row: &RowState, decision: &Decision) -> bool {
+    matches!(decision.verdict, Verdict::Approve { .. }) && row.expires_at().is_some_and(|at| at <= decision.now_ms)
+}
+
 pub fn stored_approval(r: &RowState) -> StoredApproval {
     let a = r.approval.as_ref();
     StoredApproval {

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction, TransactionBehavior};
 
 use super::migrations::{self, Migration};
-use super::rows::{approval_json, decided_approval, existing, stored_approval, Existing};
+use super::rows::{approval_json, decided_approval, existing, stored_approval, too_late, Existing};
 use super::{
     denied_outcome, task_call_key, task_json, Claim, ClaimAnswer, DecideAnswer, Decision, DueCursor, Effect, JournalError, JournalStore, Record,
     RecordAnswer, RowKey, RowState, StoredApproval, TaskOp, TaskRow, Verdict,
@@ -313,6 +313,9 @@ impl JournalStore for SqliteStore {
             .optional()
             .map_err(err)?;
         let Some(row) = row else { return Ok(DecideAnswer::NotFound) };
+        if too_late(&row, decision) {
+            return Ok(DecideAnswer::NotFound);
+        }
         let stored = stored_approval(&row);
         if let Err(e) = check(&stored) {
             return Ok(DecideAnswer::Refused(e));
@@ -343,9 +346,12 @@ impl JournalStore for SqliteStore {
         let err = self.err();
         let mut q = self
             .conn
-            .prepare_cached(&format!("SELECT {ROW_COLUMNS} FROM toolhost_calls WHERE state = 'awaiting' ORDER BY created_at, key"))
+            .prepare_cached(&format!(
+                "SELECT {ROW_COLUMNS} FROM toolhost_calls WHERE state = 'awaiting' \
+                 AND COALESCE(json_extract(approval, '$.expiresAt') > ?1, 1) ORDER BY created_at, key"
+            ))
             .map_err(&err)?;
-        let rows = q.query_map([], read_row).map_err(&err)?.collect::<rusqlite::Result<Vec<_>>>().map_err(&err)?;
+        let rows = q.query_map(params![crate::record::now_ms()], read_row).map_err(&err)?.collect::<rusqlite::Result<Vec<_>>>().map_err(&err)?;
         Ok(rows.iter().map(stored_approval).collect())
     }
 
