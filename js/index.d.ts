@@ -175,10 +175,11 @@ export interface RetryOptions {
   retryableCategories?: ErrorCategory[]
 }
 
-/** Optional facts about a tool. Unknown keys are kept and handed back as given. */
 /** What a tool's calls do to the world, for recovery after a crash (with a journal). */
 export type ToolEffect = 'read' | 'idempotent' | 'once'
 
+/** Optional facts about a tool. An unknown key is refused (`INVALID_DEFINITION`, with the
+ * closest known one); anything of your own goes in `custom`. */
 export interface ToolMetadata {
   /**
    * What its calls do to the world: `read` and `idempotent` calls whose process died are
@@ -579,12 +580,25 @@ export interface AuditRecord {
   /** Attempts started; 0 when the call failed before any (validation, unknown tool). */
   attempts: number
   errorCode?: string
+  /** Who approved or denied the call, when, and whether the arguments were edited;
+   * absent for calls that needed no approval. */
+  approval?: AuditApproval
   /** With a journal: the call's idempotency key. */
   idempotencyKey?: string
   /** With a journal: the outcome was replayed from it. */
   replayed?: true
   /** With a journal: recovery started it. */
   recovered?: true
+}
+
+/** The approval part of an {@link AuditRecord}. */
+export interface AuditApproval {
+  /** `pending`: the call ended (cancelled) while it waited. */
+  decision: 'approved' | 'denied' | 'pending'
+  by?: string
+  /** ISO 8601, UTC, with milliseconds. */
+  decidedAt?: string
+  edited: boolean
 }
 
 /** The detail each manager event carries, by event type. */
