@@ -22,11 +22,11 @@ use serde_json::{Map, Value};
 use crate::error::RegistryError;
 
 /// Keywords every supported draft validates or reads (the validator also honours
-/// `dependencies` and `additionalItems` in 2020-12, and `$defs` in draft 7).
+/// `dependencies` in 2020-12, and `$defs` in draft 7).
 const COMMON: &[&str] = &[
     "$schema", "$id", "$ref", "$comment", "$defs", "definitions", "title", "description", "default", "examples", "readOnly",
     "writeOnly", "deprecated", "type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum",
-    "exclusiveMinimum", "maxLength", "minLength", "pattern", "items", "additionalItems", "maxItems", "minItems",
+    "exclusiveMinimum", "maxLength", "minLength", "pattern", "items", "maxItems", "minItems",
     "uniqueItems", "contains", "maxProperties", "minProperties", "required", "properties", "patternProperties",
     "additionalProperties", "dependencies", "propertyNames", "if", "then", "else", "allOf", "anyOf", "oneOf", "not", "format",
     "contentMediaType", "contentEncoding",
@@ -36,6 +36,9 @@ const MODERN: &[&str] = &[
     "$anchor", "$vocabulary", "dependentRequired", "dependentSchemas", "maxContains", "minContains", "unevaluatedItems",
     "unevaluatedProperties", "contentSchema",
 ];
+/// Keywords 2020-12 dropped. `additionalItems` applies only beside an array of `items`,
+/// which 2020-12 writes as `prefixItems`: there it would check nothing.
+const BEFORE_2020: &[&str] = &["additionalItems"];
 const ONLY_2019: &[&str] = &["$recursiveRef", "$recursiveAnchor"];
 const ONLY_2020: &[&str] = &["$dynamicRef", "$dynamicAnchor", "prefixItems"];
 
@@ -65,8 +68,8 @@ fn draft_name(draft: Draft) -> &'static str {
 fn known(draft: Draft) -> Vec<&'static str> {
     let mut k = COMMON.to_vec();
     match draft {
-        Draft::Draft201909 => k.extend(MODERN.iter().chain(ONLY_2019)),
-        Draft::Draft7 => {}
+        Draft::Draft201909 => k.extend(MODERN.iter().chain(ONLY_2019).chain(BEFORE_2020)),
+        Draft::Draft7 => k.extend(BEFORE_2020),
         _ => k.extend(MODERN.iter().chain(ONLY_2020)),
     }
     k
@@ -141,6 +144,9 @@ fn refusal(key: &str, _schema: &Map<String, Value>, draft: Draft, known: &[&str]
     if key == "nullable" {
         return format!("`nullable` is OpenAPI 3.0, not JSON Schema: {ignored}; allow null in the type instead (type: ['string', 'null'])");
     }
+    if key == "additionalItems" && draft == Draft::Draft202012 {
+        return format!("`additionalItems` is not a draft 2020-12 keyword (this schema's draft): {ignored}; write `items` after `prefixItems` (`items: false` allows no more)");
+    }
     let other_drafts = [Draft::Draft202012, Draft::Draft201909, Draft::Draft7];
     if let Some(other) = other_drafts.into_iter().find(|d| *d != draft && self::known(*d).contains(&key)) {
         let select = if draft == Draft::Draft7 { "remove the draft-07 $schema to use 2020-12" } else { "use this draft's keywords" };
@@ -172,6 +178,16 @@ mod tests {
         assert!(why.contains("did you mean `minLength`?"), "{why}");
         let (at, _) = unknown(json!({"anyOf": [{}, {"items": {"maxItem": 1}}], "$defs": {"a": {"not": {"foo": 1}}}})).unwrap();
         assert_eq!(at, "/anyOf/1/items/maxItem");
+    }
+
+    #[test]
+    fn additional_items_is_refused_in_2020_12_where_it_would_check_nothing() {
+        let (at, why) = unknown(json!({"properties": {"t": {"prefixItems": [{"type": "integer"}], "additionalItems": false}}})).unwrap();
+        assert_eq!(at, "/properties/t/additionalItems");
+        assert!(why.contains("write `items` after `prefixItems`"), "{why}");
+        let tuple = json!({"items": [{"type": "string"}], "additionalItems": false});
+        assert_eq!(first_unknown_keyword(&tuple, Draft::Draft7), None);
+        assert_eq!(first_unknown_keyword(&tuple, Draft::Draft201909), None);
     }
 
     #[test]
