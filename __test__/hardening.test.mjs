@@ -209,7 +209,7 @@ describe('finding 3: a deep call gets a validation reply, and the envelope does 
     for (const args of [nested(128), JSON.stringify(nested(128))]) {
       const r = await manager.execute('t', args)
       assert.equal(r.error?.code, 'INVALID_ARGUMENTS')
-      assert.match(r.error.message, /nested deeper than 128 levels/)
+      assert.match(r.error.message, /nested more than 127 levels deep/)
     }
   })
 
@@ -227,12 +227,12 @@ describe('finding 3: a deep call gets a validation reply, and the envelope does 
         const { messages, results } = await manager.executeToolCalls(response(provider, 't', nested(depth)), { provider })
         assert.equal(results[0].success, false)
         assert.equal(results[0].error.code, 'INVALID_ARGUMENTS')
-        assert.match(results[0].error.message, /nested deeper than 128 levels/)
+        assert.match(results[0].error.message, /nested more than 127 levels deep/)
         if (provider !== 'mcp') {
           assert.equal(results[1].success, true, JSON.stringify(results[1].error))
           assert.equal(seen.length, 1)
         } else assert.equal(seen.length, 0)
-        assert.match(replyText(messages), /nested deeper than 128 levels/)
+        assert.match(replyText(messages), /nested more than 127 levels deep/)
       })
     }
   }

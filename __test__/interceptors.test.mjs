@@ -481,7 +481,7 @@ describe('JS interceptors (manager.use)', () => {
       let deep = 0
       for (let i = 0; i < 300; i++) deep = [deep]
       const nested = await changing((ctx) => { ctx.args = { n: 1, when: deep } }).manager.execute('count', { n: 4 })
-      assert.equal(nested.error.message, "invalid arguments for tool 'count' from an interceptor: nested deeper than 128 levels")
+      assert.equal(nested.error.message, "invalid arguments for tool 'count' from an interceptor: nested more than 127 levels deep")
       assert.deepEqual(calls, [])
     })
 

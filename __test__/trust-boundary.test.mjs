@@ -240,10 +240,10 @@ describe('issue 23: failures stay per call, and time is always bounded', () => {
       assert.equal(out.results.length, 2, provider)
       assert.equal(out.results[0].success, false)
       assert.equal(out.results[0].error.code, 'INVALID_ARGUMENTS')
-      assert.match(out.results[0].error.message, /nested deeper than 128 levels/)
+      assert.match(out.results[0].error.message, /nested more than 127 levels deep/)
       assert.equal(out.results[1].success, true, `${provider}: the valid call runs`)
       assert.deepEqual(runs, [{ ok: 1 }])
-      assert.match(JSON.stringify(out.messages), /nested deeper than 128 levels/)
+      assert.match(JSON.stringify(out.messages), /nested more than 127 levels deep/)
     }
     // At any depth: 100,000 levels too.
     const { manager } = echo()

@@ -9,7 +9,7 @@ use crate::error::{RegistryError, RegistryErrorCode};
 
 /// Largest argument text accepted (16 MiB).
 pub const MAX_ARGUMENT_BYTES: usize = 16 * 1024 * 1024;
-/// Deepest nesting accepted (serde_json's own recursion limit).
+/// Nesting refused: arguments may nest one level less (serde_json's own recursion limit).
 pub const MAX_ARGUMENT_DEPTH: usize = 128;
 
 fn refuse(tool: &str, why: impl std::fmt::Display) -> RegistryError {
@@ -36,7 +36,7 @@ pub fn arguments_of(text: &str) -> Result<Value, String> {
     }
     crate::json_text::from_str(text).map_err(|e| {
         if e.to_string().contains("recursion limit") {
-            format!("nested deeper than {MAX_ARGUMENT_DEPTH} levels")
+            too_deep()
         } else {
             format!("malformed JSON: {e}")
         }
@@ -95,8 +95,13 @@ pub fn read_arguments(tool: &str, text: &str) -> Result<Value, RegistryError> {
 
 /// Checks a value built in code against the depth limit, without recursion.
 ///
+/// Why arguments nested [`MAX_ARGUMENT_DEPTH`] levels or more are refused.
+fn too_deep() -> String {
+    format!("nested more than {} levels deep", MAX_ARGUMENT_DEPTH - 1)
+}
+
 /// # Errors
-/// `INVALID_ARGUMENTS` when it nests deeper than [`MAX_ARGUMENT_DEPTH`].
+/// `INVALID_ARGUMENTS` when it nests [`MAX_ARGUMENT_DEPTH`] levels or more.
 pub fn check_depth(tool: &str, value: &Value) -> Result<(), RegistryError> {
     let mut stack = vec![(value, 0usize)];
     while let Some((v, depth)) = stack.pop() {
@@ -105,8 +110,10 @@ pub fn check_depth(tool: &str, value: &Value) -> Result<(), RegistryError> {
             Value::Object(o) => Box::new(o.values()),
             _ => continue,
         };
-        if depth >= MAX_ARGUMENT_DEPTH {
-            return Err(refuse(tool, format!("nested deeper than {MAX_ARGUMENT_DEPTH} levels")));
+        // The root is level 1: a container at level MAX_ARGUMENT_DEPTH is refused, as
+        // serde_json refuses it in text.
+        if depth + 1 >= MAX_ARGUMENT_DEPTH {
+            return Err(refuse(tool, too_deep()));
         }
         stack.extend(children.map(|c| (c, depth + 1)));
     }
@@ -118,13 +125,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn text_and_values_share_one_depth_limit_and_its_message_says_it() {
+        let nested = |levels: usize| format!("{}{}", "[".repeat(levels), "]".repeat(levels));
+        for levels in [126, 127, 128, 129] {
+            let text = parse_arguments("t", &nested(levels)).map(|_| ()).map_err(|e| e.message);
+            let value: Value = serde_json::from_str(&nested(levels.min(127))).unwrap();
+            let value = if levels > 127 { (127..levels).fold(value, |v, _| Value::Array(vec![v])) } else { value };
+            let checked = check_depth("t", &value).map_err(|e| e.message);
+            assert_eq!(text.is_ok(), levels <= 127, "text, {levels} levels: {text:?}");
+            assert_eq!(checked.is_ok(), levels <= 127, "value, {levels} levels: {checked:?}");
+            if let Err(m) = text {
+                assert!(m.ends_with("nested more than 127 levels deep"), "{m}");
+            }
+        }
+    }
+
+    #[test]
     fn refuses_malformed_deep_and_huge_text() {
         assert!(parse_arguments("t", r#"{"city":"Paris"}"#).is_ok());
         let e = parse_arguments("t", r#"{"city":"#).unwrap_err();
         assert_eq!(e.code(), "INVALID_ARGUMENTS");
         assert!(e.message.contains("malformed JSON") && e.message.contains("'t'"), "{}", e.message);
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
-        assert!(parse_arguments("t", &deep).unwrap_err().message.contains("deeper than 128"));
+        assert!(parse_arguments("t", &deep).unwrap_err().message.contains("nested more than 127 levels deep"));
         let huge = format!("\"{}\"", "x".repeat(MAX_ARGUMENT_BYTES));
         assert!(parse_arguments("t", &huge).unwrap_err().message.contains("limit"));
         assert!(parse_arguments("t", "NaN").is_err());

@@ -43,7 +43,7 @@ pub const MAX_PAYLOAD_DEPTH: usize = MAX_ARGUMENT_DEPTH + 64;
 /// them; 128 levels at most.
 ///
 /// # Errors
-/// serde_json's error for text that is not JSON (or nests deeper than 128 levels).
+/// serde_json's error for text that is not JSON (or nests 128 levels deep).
 pub fn from_str(text: &str) -> serde_json::Result<Value> {
     lossy(text, parse).map(|(v, _)| v)
 }
@@ -74,7 +74,7 @@ pub fn from_str_as<T: serde::de::DeserializeOwned>(text: &str) -> serde_json::Re
 /// surrogate escape is an error (see [`from_str`] for text from a model).
 ///
 /// # Errors
-/// serde_json's error for text that is not JSON (or nests deeper than 128 levels).
+/// serde_json's error for text that is not JSON (or nests 128 levels deep).
 pub fn parse(text: &str) -> serde_json::Result<Value> {
     let mut de = serde_json::Deserializer::from_str(text);
     // serde_json's own recursion limit (128) still applies: it is checked by the
@@ -326,7 +326,7 @@ mod tests {
         // Far too deep: cut, yet still deeper than the arguments' limit.
         let (v, _) = payload_from_str(&format!(r#"{{"m":{{"input":{}}}}}"#, deep(100_000))).unwrap();
         let e = crate::arguments::parse_arguments("t", &v["m"]["input"].to_string()).unwrap_err();
-        assert!(e.message.contains("nested deeper than 128 levels"), "{}", e.message);
+        assert!(e.message.contains("nested more than 127 levels deep"), "{}", e.message);
         let (v, lossy) = payload_from_str(r#"[{"s":"\uDBFF"}]"#).unwrap();
         assert!(lossy);
         assert_eq!(v, json!([{"s": "\u{FFFD}"}]));
