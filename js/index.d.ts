@@ -450,7 +450,8 @@ export interface ManagerOptions {
   logging?: boolean
   /** @default true */
   logArguments?: boolean
-  /** Characters of arguments and results kept in log lines. @default 100 */
+  /** Characters of each logged value kept: the arguments and an error's message (its
+   * stack lines keep at least 300 each). Results are not logged. @default 100 */
   truncateLogs?: number
   /** Stamp plain-object results with `_execution_metadata`. @default false */
   metadata?: boolean

@@ -14,6 +14,9 @@ use std::fmt::{self, Write as _};
 
 /// Number of stack lines kept in an error line's `stack` field.
 pub const STACK_LINES: usize = 5;
+/// Characters kept of each stack line when `truncate_logs` is smaller: a frame's line
+/// with its file path fits.
+pub const STACK_LINE_CHARS: usize = 300;
 
 /// Severity of a log line. Displays in lower case (`debug`, `info`, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -284,18 +287,23 @@ impl LineBuffers {
         line
     }
 
-    pub fn error(&mut self, tool: &str, execution_id: &str, message: &str, stack: Option<&str>, _opts: &LogOptions) -> LogLine {
-        let mut line = self.line(LogLevel::Error, tool, execution_id, &["[TOOL EXECUTION] Error in ", tool, ": ", message]);
+    /// The message is cut to `truncate_logs` characters, and each stack line to
+    /// [`STACK_LINE_CHARS`] or `truncate_logs`, the larger: a 100 KB message (which V8
+    /// repeats in the stack's first line) is not logged whole.
+    pub fn error(&mut self, tool: &str, execution_id: &str, message: &str, stack: Option<&str>, opts: &LogOptions) -> LogLine {
+        let message = crate::truncation::truncate(message, opts.truncate_logs);
+        let mut line = self.line(LogLevel::Error, tool, execution_id, &["[TOOL EXECUTION] Error in ", tool, ": ", &message]);
         let mut error = self.string();
-        error.push_str(message);
+        error.push_str(&message);
         line.fields.error = Some(error);
+        let line_chars = opts.truncate_logs.max(STACK_LINE_CHARS);
         line.fields.stack = stack.map(|s| {
             let mut out = self.string();
             for (i, l) in s.lines().take(STACK_LINES).enumerate() {
                 if i > 0 {
                     out.push('\n');
                 }
-                out.push_str(l);
+                out.push_str(&crate::truncation::truncate(l, line_chars));
             }
             out
         });
@@ -346,6 +354,20 @@ mod tests {
             truncate_logs,
             redact,
         }
+    }
+
+    #[test]
+    fn an_error_line_cuts_its_message_to_truncate_logs_and_its_stack_lines_too() {
+        let huge = "x".repeat(120_000);
+        let stack = format!("Error: {huge}\n    at handler (file:///app/tools.mjs:3:9)");
+        let line = error("t", "id", &huge, Some(&stack), &with(true, 100, &[]));
+        assert_eq!(line.fields.error.as_deref().map(|e| e.chars().count()), Some(101), "100 and the ellipsis");
+        assert!(line.message.len() < 200 && line.message.ends_with("x…"), "{}", line.message.len());
+        let stack_lines: Vec<&str> = line.fields.stack.as_deref().unwrap().lines().collect();
+        assert_eq!(stack_lines[0].chars().count(), STACK_LINE_CHARS + 1);
+        assert_eq!(stack_lines[1], "    at handler (file:///app/tools.mjs:3:9)");
+        // A short message is logged as it is.
+        assert_eq!(error("t", "id", "down", None, &with(true, 100, &[])).fields.error.as_deref(), Some("down"));
     }
 
     #[test]
