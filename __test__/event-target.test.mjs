@@ -66,6 +66,46 @@ describe('EventTarget semantics', () => {
     assert.deepEqual(seen, ['a'])
   })
 
+  test("{ signal }: the signal's abort listener goes with the listener (once, removeEventListener)", async () => {
+    // A server's one shutdown signal, a listener per request: each left an abort listener
+    // on the signal, and through it its manager (repro: 18,001 on the signal, managers
+    // never collected).
+    const { manager } = setup()
+    const shutdown = new AbortController()
+    const onSignal = new Set()
+    const { addEventListener: add, removeEventListener: remove } = shutdown.signal
+    shutdown.signal.addEventListener = function (type, fn, options) { if (type === 'abort') onSignal.add(fn); return add.call(this, type, fn, options) }
+    shutdown.signal.removeEventListener = function (type, fn, options) { if (type === 'abort') onSignal.delete(fn); return remove.call(this, type, fn, options) }
+    let fired = 0
+    for (let i = 0; i < 20; i++) {
+      manager.addEventListener('tool-execution-succeeded', () => fired++, { once: true, signal: shutdown.signal })
+      await manager.execute('echo', {})
+    }
+    for (let i = 0; i < 20; i++) {
+      const listener = () => fired++
+      manager.addEventListener('tool-execution-succeeded', listener, { signal: shutdown.signal })
+      manager.removeEventListener('tool-execution-succeeded', listener)
+    }
+    assert.equal(fired, 20)
+    assert.equal(onSignal.size, 0, 'no abort listener is left on the signal')
+    assert.equal(manager.listenerCount('tool-execution-succeeded'), 0)
+    // One still registered keeps its abort listener, and the abort removes it.
+    manager.addEventListener('tool-execution-succeeded', () => fired++, { signal: shutdown.signal })
+    assert.equal(onSignal.size, 1)
+    shutdown.abort()
+    await manager.execute('echo', {})
+    assert.equal(fired, 20)
+    assert.equal(manager.listenerCount('tool-execution-succeeded'), 0)
+  })
+
+  test('{ signal } that is not an AbortSignal is refused, and adds no listener', () => {
+    const { registry } = setup()
+    for (const signal of [null, 'abort', {}]) {
+      assert.throws(() => registry.addEventListener('tool-registry-change', () => {}, { signal }), { code: 'INVALID_ARGUMENTS' })
+    }
+    assert.equal(registry.listenerCount('tool-registry-change'), 0)
+  })
+
   test('removeEventListener matches type, listener and capture, and returns nothing', () => {
     const { registry } = setup()
     const seen = []

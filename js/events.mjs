@@ -27,6 +27,11 @@ export class ToolEventTarget extends EventTarget {
   // type -> Map(fn -> wrapper) for `on()`
   #detailListeners = new Map()
   #counts = new Map()
+  // wrapper -> [signal, its 'abort' listener], for the listeners added with `{ signal }`
+  // alone (made on the first): the abort listener goes with the listener (once,
+  // removeEventListener), or one long-lived signal would hold every listener ever added
+  // and, through it, this object.
+  #aborts
 
   /** `types`: the event types this object dispatches (`on()` refuses any other, which
    * would be a listener that never fires); `className` names the object in that error. */
@@ -61,7 +66,12 @@ export class ToolEventTarget extends EventTarget {
     type = String(type)
     const capture = captureOf(options)
     const signal = options != null && typeof options === 'object' ? options.signal : undefined
-    if (signal !== undefined && signal.aborted) return
+    if (signal !== undefined) {
+      if (signal === null || typeof signal !== 'object' || typeof signal.addEventListener !== 'function' || !('aborted' in signal)) {
+        throw toolhostError('INVALID_ARGUMENTS', `addEventListener('${type}', ...): options.signal must be an AbortSignal, got ${signal === null ? 'null' : typeof signal}`)
+      }
+      if (signal.aborted) return
+    }
     let byListener = this.#wrappers.get(type)
     if (byListener === undefined) this.#wrappers.set(type, (byListener = new Map()))
     let byCapture = byListener.get(listener)
@@ -81,8 +91,16 @@ export class ToolEventTarget extends EventTarget {
     byCapture.set(capture, wrapper)
     this.#count(type, 1)
     const passive = options != null && typeof options === 'object' ? options.passive : undefined
-    super.addEventListener(type, wrapper, { capture, once, passive, signal })
-    if (signal !== undefined) signal.addEventListener('abort', () => this.#forget(type, listener, capture), { once: true })
+    // The signal is handled here rather than by the platform's EventTarget, whose own abort
+    // listener would stay on the signal after the listener goes (Node's until a GC).
+    super.addEventListener(type, wrapper, { capture, once, passive })
+    if (signal !== undefined) {
+      const onAbort = () => {
+        if (this.#forget(type, listener, capture) === wrapper) super.removeEventListener(type, wrapper, { capture })
+      }
+      ;(this.#aborts ??= new Map()).set(wrapper, [signal, onAbort])
+      signal.addEventListener('abort', onAbort, { once: true })
+    }
   }
 
   removeEventListener(type, listener, options) {
@@ -100,6 +118,13 @@ export class ToolEventTarget extends EventTarget {
     byCapture.delete(capture)
     if (byCapture.size === 0) this.#wrappers.get(type).delete(listener)
     this.#count(type, -1)
+    if (this.#aborts !== undefined && this.#aborts.size !== 0) {
+      const abort = this.#aborts.get(wrapper)
+      if (abort !== undefined) {
+        this.#aborts.delete(wrapper)
+        abort[0].removeEventListener('abort', abort[1])
+      }
+    }
     return wrapper
   }
 
