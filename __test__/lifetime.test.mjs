@@ -162,6 +162,38 @@ console.log('DONE')
   assert.match(r.stdout, /RESULT done/)
 })
 
+test('a registry does not keep a WeakRef for every collected manager made over it', async () => {
+  // A backend making a manager per request over one registry: the registry's set of
+  // managers kept a WeakRef (+80 B) for each ever made, until a session was destroyed.
+  const r = await runScript('collected-managers', `
+const { states } = await import(${JSON.stringify(new URL('../js/registry.mjs', import.meta.url).href)})
+const registry = new ToolRegistry()
+registry.register({ name: 'echo', description: 'd', handler: () => 1 })
+const kept = new ToolExecutionManager(registry)
+const refs = []
+for (let i = 0; i < 2000; i++) {
+  const m = new ToolExecutionManager(registry, { timeoutMs: 5000 })
+  if (i % 100 === 0) refs.push(new WeakRef(m))
+  await m.execute('echo', {})
+  if (i % 500 === 499) { global.gc(); await new Promise((res) => setTimeout(res, 10)) }
+}
+for (let i = 0; i < 6; i++) { global.gc(); await new Promise((res) => setTimeout(res, 10)) }
+console.log('collected: ' + refs.every((ref) => ref.deref() === undefined))
+console.log('managers: ' + states.get(registry).managers.size)
+// The live one is still told of a destroyed session.
+const session = registry.createSession()
+session.register({ name: 'slow', description: 'd', handler: () => new Promise(() => {}) })
+const pending = kept.execute('slow', {}, { sessionId: session.id })
+session.destroy()
+console.log('cancelled: ' + (await pending).error?.code)
+console.log('DONE')
+`, { nodeArgs: ['--expose-gc'] })
+  assert.equal(r.code, 0, r.stderr)
+  assert.match(r.stdout, /^collected: true$/m)
+  assert.match(r.stdout, /^managers: 1$/m)
+  assert.match(r.stdout, /^cancelled: [A-Z_]+$/m)
+})
+
 test("history does not keep a retried attempt's thrown value alive", async () => {
   const r = await runScript('history-causes', `
 const registry = new ToolRegistry()

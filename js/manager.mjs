@@ -519,7 +519,7 @@ export class ToolExecutionManager extends ToolEventTarget {
     this.#engineId = this.#core.id
     this.#logsStacks = options?.logging === true
     this.#stamps = options?.metadata === true
-    this.#state.managers.add(new WeakRef(this))
+    this.#state.addManager(this)
     if (this.#journaled) this.#busy()
   }
 

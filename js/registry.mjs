@@ -11,6 +11,9 @@ const CHANGE = 'tool-registry-change'
 // What a registry or a session dispatches.
 const CHANGES = [CHANGE]
 
+// Drops a collected manager's WeakRef from its registry's set.
+const managerCollected = new FinalizationRegistry(({ managers, ref }) => managers.delete(ref))
+
 /** What a registry, its sessions and its managers share. */
 export class RegistryState {
   constructor(registry) {
@@ -26,7 +29,8 @@ export class RegistryState {
     this.modelErrors = new Map()
     /** session id -> ToolSession */
     this.sessions = new Map()
-    /** Managers over this registry, to cancel a destroyed session's executions. */
+    /** Managers over this registry (WeakRefs), to cancel a destroyed session's
+     * executions. A collected one's WeakRef is dropped by managerCollected. */
     this.managers = new Set()
     /** scope (null: global, else a session id) -> its own tool names in registration
      * order, as keys of a Map (O(1) to add and delete): the `toolNames` of change events
@@ -60,6 +64,16 @@ export class RegistryState {
 
   releaseFromCore() {
     this.release(JSON.parse(this.core.takeReleased()))
+  }
+
+  /** Adds a manager. A backend making a manager per request over one registry would
+   * otherwise keep a WeakRef for each it ever made, until a session's destroy pruned
+   * them (a pruning pass here would not do: deref() keeps each manager alive to the end
+   * of the current job, and a loop of awaited calls can be one job). */
+  addManager(manager) {
+    const ref = new WeakRef(manager)
+    this.managers.add(ref)
+    managerCollected.register(manager, { managers: this.managers, ref })
   }
 
   liveManagers() {
