@@ -4,7 +4,7 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { existsSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, openSync, writeFileSync, writeSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ToolRegistry, ToolExecutionManager, transientError } from 'toolhost'
@@ -335,6 +335,31 @@ describe('journal: bad journals fail at construction', () => {
     writeFileSync(path, 'not a database, just text that is long enough to fill a header of one hundred bytes...........')
     assert.throws(() => new ToolExecutionManager(registry, { journal: url }), { code: 'JOURNAL_UNAVAILABLE', message: /not a SQLite database/ })
     assert.throws(() => new ToolExecutionManager(registry, { journal: `${url}.missing/dir/x.db` }), { code: 'JOURNAL_UNAVAILABLE' })
+  })
+
+  test('a page corrupted while in use fails a call that ran JOURNAL_UNAVAILABLE, saying it ran, instead of hanging', async () => {
+    // The outcome's write failed "malformed" and was retried for ever: execute() and
+    // close() never settled, and nothing said why.
+    const url = await journalUrl('sqlite')
+    const path = url.slice('sqlite:'.length)
+    const reg = new ToolRegistry()
+    let ran = 0
+    reg.register({ name: 'pay', description: 'p', inputSchema: { type: 'object', properties: { pad: { type: 'string' } } }, handler: () => ({ n: ++ran }) })
+    const filling = new ToolExecutionManager(reg, { journal: url })
+    await Promise.all(Array.from({ length: 300 }, (_, i) => filling.execute('pay', { pad: 'x'.repeat(200) + i }, { idempotencyKey: 'k' + i })))
+    await filling.close()
+    ran = 0
+    const fd = openSync(path, 'r+'); writeSync(fd, Buffer.alloc(4096, 0x41), 0, 4096, 6 * 4096); closeSync(fd)
+    const manager = new ToolExecutionManager(reg, { journal: url })
+    const r = await Promise.race([manager.execute('pay', { pad: 'new' }, { idempotencyKey: 'new1' }), sleep(10_000, 'PENDING')])
+    assert.notEqual(r, 'PENDING', 'the call settles')
+    assert.equal(ran, 1)
+    assert.equal(r.success, false)
+    assert.equal(r.error.code, 'JOURNAL_UNAVAILABLE')
+    assert.equal(r.error.retryable, false)
+    assert.match(r.error.message, /ran .*could not be recorded.*malformed.*Its effect happened/s)
+    assert.ok(r.error.message.includes(path), r.error.message)
+    assert.equal(await Promise.race([manager.close().then(() => 'closed'), sleep(5000, 'PENDING')]), 'closed')
   })
 
   test('idempotencyKey must be a non-empty string', async () => {

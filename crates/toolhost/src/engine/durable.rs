@@ -444,9 +444,28 @@ impl ExecutionEngine {
         }
     }
 
-    /// A claim the journal could not make: the call fails without running.
+    /// A claim (or an approved call's start) the journal could not make: the call fails
+    /// without running. An outcome it can never write (a corrupt file): the call that ran
+    /// fails, saying so.
     fn journal_failed(&mut self, key: u64, claim: Option<Claim>, error: &JournalError) -> Transition {
-        if !self.waiting_for_journal(key, &[Phase::Claiming, Phase::WaitingForKey]) {
+        if self.waiting_for_journal(key, &[Phase::Recording]) {
+            // The outcome of a call that ran cannot be written, ever (a corrupt file):
+            // it ends failed, saying that it ran.
+            let a = self.active.get_mut(&key).expect("checked above");
+            let tool = a.record.tool_name.clone();
+            let ended = a.journal.take().and_then(|j| j.pending).map_or("", |(status, _, _)| status.as_str());
+            let mut e = ToolError::new(
+                ErrorCategory::Permanent,
+                "JOURNAL_UNAVAILABLE",
+                format!(
+                    "tool '{tool}' ran (it {ended}), but its outcome could not be recorded: {}. Its effect happened: do not call it again as if it had not; repair or replace the journal",
+                    error.message
+                ),
+            );
+            e.retryable = false;
+            return self.finish_now(key, ExecutionStatus::Failed, None, Some(e));
+        }
+        if !self.waiting_for_journal(key, &[Phase::Claiming, Phase::WaitingForKey, Phase::Starting]) {
             return Transition::new(key, Step::Stale);
         }
         let _ = claim;

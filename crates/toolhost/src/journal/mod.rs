@@ -356,11 +356,14 @@ pub struct JournalError {
     /// `JOURNAL_SCHEMA_NEWER`.
     pub code: RegistryErrorCode,
     pub message: String,
+    /// Trying again cannot help (a corrupt SQLite file): a write that failed so is not
+    /// retried, its execution ends with the error instead of waiting for ever.
+    pub lasting: bool,
 }
 
 impl JournalError {
     pub fn unavailable(message: impl Into<String>) -> Self {
-        Self { code: RegistryErrorCode::JournalUnavailable, message: message.into() }
+        Self { code: RegistryErrorCode::JournalUnavailable, message: message.into(), lasting: false }
     }
 }
 

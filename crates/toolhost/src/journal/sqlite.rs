@@ -50,7 +50,8 @@ fn unavailable(label: &str, e: &rusqlite::Error) -> JournalError {
         Some(rusqlite::ErrorCode::DatabaseCorrupt) => format!("{e}: the database is corrupt"),
         _ => e.to_string(),
     };
-    JournalError::unavailable(format!("the SQLite journal {label}: {why}"))
+    let lasting = matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt));
+    JournalError { lasting, ..JournalError::unavailable(format!("the SQLite journal {label}: {why}")) }
 }
 
 impl SqliteStore {

@@ -342,6 +342,14 @@ impl Worker {
                 }
                 self.notified = true;
             }
+            // A corrupt file fails every write the same way: the executions end with the
+            // error (their effect happened; the message says so) instead of waiting for ever.
+            Err(error) if error.lasting => {
+                tracing::warn!(target: "toolhost::journal", "writing {} outcome(s) failed for good: {error}", records.len());
+                for r in records {
+                    answers.push(JournalAnswer::Failed { exec: Some(r.exec), ticket: None, claim: None, error: error.clone() });
+                }
+            }
             Err(e) => {
                 tracing::warn!(target: "toolhost::journal", "writing {} outcome(s) failed, will retry: {e}", records.len());
                 self.retries.extend(records.into_iter().map(Retry::Record));
@@ -357,6 +365,11 @@ impl Worker {
             Ok(found) => {
                 for ((exec, _, _), ok) in starts.into_iter().zip(found) {
                     answers.push(JournalAnswer::Started { exec, ok });
+                }
+            }
+            Err(error) if error.lasting => {
+                for (exec, _, _) in starts {
+                    answers.push(JournalAnswer::Failed { exec: Some(exec), ticket: None, claim: None, error: error.clone() });
                 }
             }
             Err(e) => {
