@@ -127,3 +127,29 @@ fn recovery_runs_an_idempotent_call_a_dead_process_left_and_interrupts_a_once_ca
         })
     });
 }
+
+/// A key with a NUL character, or over ~2.7 KB, failed `JOURNAL_UNAVAILABLE` ("transient",
+/// "safe to call again") on Postgres every time, while SQLite took it: every store now
+/// refuses it up front, `INVALID_CONFIG` naming the option and the limit, without running.
+#[test]
+fn a_key_no_store_can_keep_is_refused_alike_on_every_store() {
+    each_journal(|_| {}, |url| {
+        Box::pin(async move {
+            let runs = Arc::new(AtomicU32::new(0));
+            let ex = ToolExecutor::with_journal(registry(runs.clone()), ManagerConfig::default(), &url, JournalPolicy::default()).unwrap();
+            for (options, name, why) in [
+                (keyed("a\0b"), "idempotencyKey", "NUL"),
+                (keyed(&"k".repeat(1025)), "idempotencyKey", "1025 bytes"),
+                (CallOptions { tool_call_id: Some("c".repeat(3000)), ..CallOptions::default() }, "toolCallId", "3000 bytes"),
+            ] {
+                let r = ex.execute("pay", json!({ "cents": 1 }), options).await;
+                let e = r.result().unwrap_err();
+                assert_eq!(e.code, "INVALID_CONFIG", "{url}: {}", e.message);
+                assert!(e.message.contains(name) && e.message.contains(why) && e.message.contains("1024 bytes"), "{url}: {}", e.message);
+            }
+            let longest = ex.execute("pay", json!({ "cents": 1 }), keyed(&"k".repeat(1024))).await;
+            assert!(longest.result().is_ok(), "{url}: {:?}", longest.result());
+            assert_eq!(runs.load(Ordering::SeqCst), 1, "{url}");
+        })
+    });
+}

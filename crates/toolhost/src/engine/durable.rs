@@ -81,6 +81,34 @@ fn approval_record(v: &Value) -> Option<ApprovalRecord> {
     })
 }
 
+/// The longest key the journal stores, in bytes of UTF-8 (Postgres indexes at most about
+/// 2.7 KB of a row's scope and key together).
+pub const MAX_KEY_BYTES: usize = 1024;
+
+/// A journaled call's key as every store can keep it: Postgres refuses a NUL character,
+/// and a key over ~2.7 KB, every time (the call failed `JOURNAL_UNAVAILABLE`, "safe to
+/// call again", for ever), where SQLite took both. Refused up front, for every store.
+pub(super) fn check_key(options: &super::CallOptions) -> Result<(), crate::error::RegistryError> {
+    let (name, key) = match (&options.idempotency_key, &options.tool_call_id) {
+        (Some(k), _) => ("idempotencyKey", k),
+        (None, Some(id)) => ("toolCallId", id),
+        (None, None) => return Ok(()),
+    };
+    let bad = |why: String| {
+        Err(crate::error::RegistryError::new(
+            crate::error::RegistryErrorCode::InvalidConfig,
+            format!("{name} {why}: with a journal it is the call's key, at most {MAX_KEY_BYTES} bytes of UTF-8 with no NUL character"),
+        ))
+    };
+    if key.len() > MAX_KEY_BYTES {
+        return bad(format!("is {} bytes long", key.len()));
+    }
+    if key.contains('\0') {
+        return bad("contains a NUL character (\\u0000)".into());
+    }
+    Ok(())
+}
+
 impl ExecutionEngine {
     /// Gives a validated execution its journal state: its key (the call's own, else its
     /// tool-call id, else its execution id, scoped by session), fingerprint and effect.
