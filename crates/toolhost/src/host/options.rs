@@ -415,6 +415,26 @@ const CALL_KEYS: &[&str] = &[
     "authInfo", "idempotencyKey",
 ];
 
+/// Why call options could not be read. JSON.stringify writes a lone surrogate (an id cut
+/// inside an emoji) as a `\uD83D` escape that is not Unicode: the message names the option
+/// it is in, not JSON the caller never wrote. Only on this error path.
+fn unreadable_call_options(json: &str, e: &serde_json::Error) -> RegistryError {
+    let text = e.to_string();
+    if text.contains("surrogate") || text.contains("hex escape") {
+        // The error's column is in the option's string: the key before it names it.
+        let mut at = e.column().saturating_sub(1).min(json.len());
+        while !json.is_char_boundary(at) {
+            at -= 1;
+        }
+        let name = json[..at].rfind("\":").and_then(|end| json[..end].rfind('"').map(|start| &json[start + 1..end]));
+        if let Some(name) = name.filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric())) {
+            return invalid_config(format!("{name} is not well-formed Unicode: it holds a lone surrogate (a string cut inside a character such as an emoji)"));
+        }
+        return invalid_config("a call option's string is not well-formed Unicode: it holds a lone surrogate (a string cut inside a character such as an emoji)");
+    }
+    invalid_config(format!("call options are not JSON: {e}"))
+}
+
 /// Reads a call's options (`signal` is the host's: only its `aborted` state comes here,
 /// as `aborted`).
 ///
@@ -425,7 +445,7 @@ pub fn call_options(json: &str, aborted: bool) -> Result<CallOptions, RegistryEr
     if json.is_empty() {
         return Ok(call);
     }
-    let value: Value = serde_json::from_str(json).map_err(|e| invalid_config(format!("call options are not JSON: {e}")))?;
+    let value: Value = serde_json::from_str(json).map_err(|e| unreadable_call_options(json, &e))?;
     let o = match value {
         Value::Null => return Ok(call),
         Value::Object(o) => o,
@@ -472,6 +492,19 @@ pub fn call_options(json: &str, aborted: bool) -> Result<CallOptions, RegistryEr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// JSON.stringify writes a lone surrogate as an escape serde_json refuses: the error
+    /// spoke of "unexpected end of hex escape at line 1 column 32", naming no option.
+    #[test]
+    fn a_lone_surrogate_is_refused_naming_its_option() {
+        for (json, name) in [
+            (r#"{"idempotencyKey":"order-\ud83d"}"#, "idempotencyKey"),
+            (r#"{"toolCallId":"é-\udc00x","sessionId":"s"}"#, "toolCallId"),
+        ] {
+            let e = call_options(json, false).unwrap_err();
+            assert!(e.message.starts_with(&format!("{name} is not well-formed Unicode")), "{}", e.message);
+        }
+    }
 
     #[test]
     fn suggests_the_closest_known_key() {
