@@ -432,6 +432,28 @@ describe('destroying a session', () => {
     assert.equal(registry.has('g'), true)
   })
 
+  test("each session's tool has its own circuit breaker, which goes with the session", async () => {
+    // Soak repro: user B's fresh session tool was refused CIRCUIT_OPEN, without running,
+    // because user A's destroyed session had opened the breaker of the same name.
+    const registry = new ToolRegistry()
+    const manager = new ToolExecutionManager(registry)
+    const metadata = { circuitBreaker: { failureThreshold: 2, recoveryTimeoutMs: 60_000, successThreshold: 1 } }
+    const a = registry.createSession()
+    a.register(tool('read_cart', () => { throw new Error('cart service of user A is down') }, { metadata }))
+    for (let i = 0; i < 2; i++) assert.equal((await manager.execute('read_cart', {}, { sessionId: a.id })).success, false)
+    assert.equal((await manager.execute('read_cart', {}, { sessionId: a.id })).error.code, 'CIRCUIT_OPEN')
+    let ran = 0
+    const working = tool('read_cart', () => { ran++; return ['book'] }, { metadata })
+    const live = registry.createSession()
+    live.register(working)
+    assert.deepEqual((await manager.execute('read_cart', {}, { sessionId: live.id })).result, ['book'], "another live session's tool runs")
+    a.destroy()
+    const b = registry.createSession()
+    b.register(working)
+    const r = await manager.execute('read_cart', {}, { sessionId: b.id })
+    assert.deepEqual([r.success, r.result, ran], [true, ['book'], 2])
+  })
+
   test('destroy emits tool-registry-change session-destroyed once; a second destroy is a no-op', () => {
     const registry = new ToolRegistry()
     registry.register(tool('g', () => 1))

@@ -420,7 +420,13 @@ pub struct ExecutionEngine {
     running: usize,
     history: VecDeque<Arc<ExecutionRecord>>,
     stats: HashMap<String, ToolStats>,
+    /// The circuit breakers of global tools, by name: one survives its tool's unregister
+    /// and register again (a hot reload).
     breakers: HashMap<String, CircuitBreaker>,
+    /// Those of session tools: session id -> name -> breaker. A session's tool is not
+    /// another session's tool or a global one of the same name, and its breakers go with
+    /// the session ([`Self::forget_session`]).
+    session_breakers: HashMap<String, HashMap<String, CircuitBreaker>>,
     rng: rand::rngs::SmallRng,
     audit_wanted: bool,
     /// Lines logged by `begin` for executions admitted from the queue.
@@ -449,6 +455,7 @@ impl ExecutionEngine {
             history: VecDeque::new(),
             stats: HashMap::new(),
             breakers: HashMap::new(),
+            session_breakers: HashMap::new(),
             rng: rand::rngs::SmallRng::from_os_rng(),
             audit_wanted: false,
             pending_logs: Vec::new(),
@@ -722,9 +729,19 @@ impl ExecutionEngine {
     /// breaker, then run now or queued for a slot.
     fn admit_new(&mut self, key: u64) -> Transition {
         let a = &self.active[&key];
-        let tool_name = a.record.tool_name.clone();
         if let Some(cb) = a.tool.declaration.metadata.circuit_breaker {
-            let breaker = self.breakers.entry(tool_name.clone()).or_insert_with(|| CircuitBreaker::new(cb));
+            let tool_name = &a.record.tool_name;
+            let breakers = match a.tool.session_id.as_deref() {
+                None => &mut self.breakers,
+                Some(session) => match self.session_breakers.get_mut(session) {
+                    Some(b) => b,
+                    None => self.session_breakers.entry(session.to_string()).or_default(),
+                },
+            };
+            let breaker = match breakers.get_mut(tool_name) {
+                Some(b) => b,
+                None => breakers.entry(tool_name.clone()).or_insert_with(|| CircuitBreaker::new(cb)),
+            };
             if !breaker.try_acquire(Instant::now()) {
                 let mut e = ToolError::new(
                     ErrorCategory::Permanent,
@@ -1352,8 +1369,9 @@ impl ExecutionEngine {
         }
     }
 
-    /// Drops the kept records of a destroyed session.
+    /// Drops the kept records and the circuit breakers of a destroyed session.
     pub fn forget_session(&mut self, session_id: &str) {
+        self.session_breakers.remove(session_id);
         let evicted = &mut self.evicted;
         self.history.retain(|r| {
             let keep = r.session_id.as_deref() != Some(session_id);
@@ -1400,7 +1418,11 @@ impl ExecutionEngine {
         a.record.timing.completed_at = Some(epoch_ms(wall));
         a.record.timing.duration_ms = Some(end.duration_since(a.started.unwrap_or(a.queued)).as_secs_f64() * 1000.0);
         if a.uses_breaker {
-            if let Some(b) = self.breakers.get_mut(&a.record.tool_name) {
+            let breaker = match a.tool.session_id.as_deref() {
+                None => self.breakers.get_mut(&a.record.tool_name),
+                Some(session) => self.session_breakers.get_mut(session).and_then(|b| b.get_mut(&a.record.tool_name)),
+            };
+            if let Some(b) = breaker {
                 match status {
                     ExecutionStatus::Succeeded => b.on_success(),
                     ExecutionStatus::Failed => b.on_failure(end),

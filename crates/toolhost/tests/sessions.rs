@@ -108,3 +108,47 @@ async fn destroy_cancels_the_sessions_executions_in_flight() {
     assert_eq!(outcome.record.status.as_str(), "cancelled");
     assert_eq!(outcome.result().unwrap_err().code, "CANCELLED");
 }
+
+fn breaking(name: &str) -> ToolDeclaration {
+    let mut d = decl(name);
+    d.metadata.circuit_breaker = Some(toolhost::CircuitBreakerConfig { failure_threshold: 2, recovery_timeout_ms: 60_000, success_threshold: 1 });
+    d
+}
+
+fn register_failing(registry: &ToolRegistry, scope: Scope<'_>, name: &str) {
+    let handler = toolhost::handler_fn(|_args: Value, _ctx| async move { Err::<Value, _>(toolhost::ToolError::permanent("down")) });
+    registry.register_in(scope, breaking(name), handler).unwrap();
+}
+
+/// A session's tool is not another session's (or a global) tool of the same name: the
+/// circuit a destroyed session's broken handler opened refused a later session's working
+/// tool with CIRCUIT_OPEN (soak repro: user B's `read_cart`, after user A's session).
+#[tokio::test]
+async fn each_session_tool_has_its_own_circuit_breaker_which_goes_with_the_session() {
+    let registry = ToolRegistry::new();
+    let executor = ToolExecutor::new(registry.clone(), ManagerConfig::default()).unwrap();
+    let working = |registry: &ToolRegistry, scope: Scope<'_>| {
+        let handler = toolhost::handler_fn(|_args: Value, _ctx| async move { Ok(json!(["book"])) });
+        registry.register_in(scope, breaking("read_cart"), handler).unwrap();
+    };
+    let a = registry.create_session(false);
+    register_failing(&registry, Scope::Session(&a), "read_cart");
+    let in_a = CallOptions { session_id: Some(a.clone()), ..Default::default() };
+    for _ in 0..2 {
+        assert_eq!(executor.execute("read_cart", json!({}), in_a.clone()).await.result().unwrap_err().code, "PERMANENT_ERROR");
+    }
+    assert_eq!(executor.execute("read_cart", json!({}), in_a.clone()).await.result().unwrap_err().code, "CIRCUIT_OPEN");
+    // Another live session's tool and a global tool of the same name run.
+    let b = registry.create_session(false);
+    working(&registry, Scope::Session(&b));
+    let in_b = CallOptions { session_id: Some(b.clone()), ..Default::default() };
+    assert_eq!(executor.execute("read_cart", json!({}), in_b).await.result().unwrap(), &json!(["book"]));
+    working(&registry, Scope::Global);
+    assert_eq!(executor.execute("read_cart", json!({}), CallOptions::default()).await.result().unwrap(), &json!(["book"]));
+    // After A's destroy, a later session's tool starts closed.
+    registry.destroy_session(&a);
+    let c = registry.create_session(true);
+    working(&registry, Scope::Session(&c));
+    let in_c = CallOptions { session_id: Some(c.clone()), ..Default::default() };
+    assert_eq!(executor.execute("read_cart", json!({}), in_c).await.result().unwrap(), &json!(["book"]));
+}
