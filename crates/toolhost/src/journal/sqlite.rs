@@ -39,6 +39,23 @@ pub enum Synchronous {
 pub struct SqliteStore {
     conn: Connection,
     label: String,
+    /// The file it opened, and its identity then (device, inode): a journal deleted or
+    /// replaced while open is noticed at the next write, not written on unseen.
+    file: Option<(std::path::PathBuf, (u64, u64))>,
+}
+
+/// A file's identity: (device, inode) on Unix.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
 }
 
 fn unavailable(label: &str, e: &rusqlite::Error) -> JournalError {
@@ -64,9 +81,10 @@ impl SqliteStore {
     pub fn open(path: &Path, synchronous: Synchronous) -> Result<Self, JournalError> {
         let label = format!("at {}", path.display());
         let conn = Connection::open(path).map_err(|e| unavailable(&label, &e))?;
-        let mut store = Self { conn, label };
+        let mut store = Self { conn, label, file: None };
         store.configure(synchronous).map_err(|e| unavailable(&store.label, &e))?;
         store.migrate(migrations::SQLITE)?;
+        store.file = identity(path).map(|id| (path.to_path_buf(), id));
         Ok(store)
     }
 
@@ -147,6 +165,20 @@ impl SqliteStore {
     }
 
     fn write(&mut self) -> Result<Transaction<'_>, JournalError> {
+        // Deleted (a cleanup job, a redeploy wiping the folder) or replaced: writing on
+        // to the unlinked file let a process started afterwards make a new journal there
+        // and run a 'once' key again. One stat per write transaction.
+        if let Some((path, id)) = &self.file {
+            if identity(path) != Some(*id) {
+                return Err(JournalError {
+                    lasting: true,
+                    ..JournalError::unavailable(format!(
+                        "the SQLite journal {}: the file was deleted or replaced while this manager had it open; its calls are refused until a manager opens the journal again",
+                        self.label
+                    ))
+                });
+            }
+        }
         let label = self.label.clone();
         self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| unavailable(&label, &e))
     }
@@ -489,5 +521,31 @@ impl JournalStore for SqliteStore {
             .map_err(err)?;
         tx.commit().map_err(err)?;
         Ok(n as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deleting the journal while a manager has it open went unnoticed: it wrote on to the
+    /// unlinked file, and a process started afterwards made a new, empty journal at the
+    /// same path (a 'once' key ran again). Every write now refuses, for good.
+    #[test]
+    fn a_journal_deleted_while_open_refuses_every_write() {
+        let dir = std::env::temp_dir().join(format!("toolhost-sqlite-deleted-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("j.db");
+        let mut s = SqliteStore::open(&path, Synchronous::Normal).unwrap();
+        s.renew("me", 1).unwrap();
+        for f in ["j.db", "j.db-wal", "j.db-shm"] {
+            let _ = std::fs::remove_file(dir.join(f));
+        }
+        let e = s.renew("me", 2).unwrap_err();
+        assert!(e.lasting && e.message.contains("deleted or replaced"), "{e:?}");
+        // Replaced by a new file at the same path: refused too.
+        drop(SqliteStore::open(&path, Synchronous::Normal).unwrap());
+        assert!(s.renew("me", 3).unwrap_err().lasting);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
