@@ -454,6 +454,48 @@ describe('destroying a session', () => {
     assert.deepEqual([r.success, r.result, ran], [true, ['book'], 2])
   })
 
+  test("destroy frees the statistics and last errors of the session's own tools; a global tool's stay", async () => {
+    // Soak repro: a session tool named for its user failed once, then its session was
+    // destroyed: its statistics and last error (with the thrown cause, a 10 KB response
+    // body) were kept for every session ever (+10.9 KB each).
+    const registry = new ToolRegistry()
+    const manager = new ToolExecutionManager(registry)
+    registry.register(tool('now', () => 'noon'))
+    const session = registry.createSession()
+    session.register(tool('cart_of_user_7', () => { throw Object.assign(new Error('503'), { response: { body: 'r'.repeat(10_000) } }) }))
+    assert.equal((await manager.execute('cart_of_user_7', {}, { sessionId: session.id })).success, false)
+    assert.equal((await manager.execute('now', {}, { sessionId: session.id })).result, 'noon')
+    assert.equal(manager.stats('cart_of_user_7').failureCount, 1)
+    assert.equal(manager.stats('cart_of_user_7').lastError.message, "tool 'cart_of_user_7' failed: 503")
+    session.destroy()
+    const gone = manager.stats('cart_of_user_7')
+    assert.deepEqual([gone.executionCount, gone.failureCount, gone.lastError], [0, 0, undefined])
+    assert.equal(manager.stats('now').successCount, 1, "a global tool's statistics stay")
+    // A call in a destroyed (or unknown) session counts for no tool.
+    assert.equal((await manager.execute('cart_of_user_7', {}, { sessionId: session.id })).error.code, 'SESSION_NOT_FOUND')
+    assert.deepEqual([manager.stats('cart_of_user_7').executionCount, manager.stats('cart_of_user_7').lastError], [0, undefined])
+  })
+
+  test("a name's statistics counted for a global tool or another session's tool stay when a session goes", async () => {
+    const registry = new ToolRegistry()
+    const manager = new ToolExecutionManager(registry)
+    const a = registry.createSession()
+    const b = registry.createSession()
+    a.register(tool('read_cart', () => { throw new Error('down in a') }))
+    b.register(tool('read_cart', () => ['book']))
+    await manager.execute('read_cart', {}, { sessionId: a.id })
+    await manager.execute('read_cart', {}, { sessionId: b.id })
+    a.destroy()
+    assert.deepEqual([manager.stats('read_cart').executionCount, manager.stats('read_cart').lastError?.message], [2, "tool 'read_cart' failed: down in a"])
+    // A global tool's statistics survive its unregister and register again (a hot reload).
+    registry.register(tool('search', () => { throw new Error('v1 broke') }))
+    await manager.execute('search', {})
+    registry.unregister('search')
+    registry.register(tool('search', () => 'v2'))
+    await manager.execute('search', {})
+    assert.deepEqual([manager.stats('search').executionCount, manager.stats('search').successCount], [2, 1])
+  })
+
   test('destroy emits tool-registry-change session-destroyed once; a second destroy is a no-op', () => {
     const registry = new ToolRegistry()
     registry.register(tool('g', () => 1))

@@ -456,6 +456,9 @@ export class ToolExecutionManager extends ToolEventTarget {
   #historyHead = 0
   /** tool name -> the error of its last failed execution */
   #lastErrors = new Map()
+  /** session id -> names whose last error came from a call in that (live) session: the
+   * ones to look at when it is destroyed, as the engine drops its own tools' statistics. */
+  #sessionFailures = new Map()
   /** Attempts to run: an execution, then its attempt number, from 0 to `#admittedEnd`. */
   #admitted = []
   #admittedEnd = 0
@@ -1026,8 +1029,17 @@ export class ToolExecutionManager extends ToolEventTarget {
     if (execution.status === 'succeeded') {
       exec.resolve(execution.replayed === true ? { success: true, result: execution.result, execution, replayed: true } : { success: true, result: execution.result, execution })
     } else {
-      // Not for a made-up name (as the engine's statistics): one per name would be kept.
-      if (execution.error.code !== 'TOOL_NOT_FOUND') this.#lastErrors.set(exec.toolName, execution.error)
+      // Not for a made-up name (as the engine's statistics): one per name would be kept;
+      // nor in a session destroyed meanwhile (or unknown), whose statistics went with it.
+      const session = exec.sessionId
+      if (execution.error.code !== 'TOOL_NOT_FOUND' && (session === undefined || this.#state.sessions.has(session))) {
+        this.#lastErrors.set(exec.toolName, execution.error)
+        if (session !== undefined) {
+          let names = this.#sessionFailures.get(session)
+          if (names === undefined) this.#sessionFailures.set(session, (names = new Set()))
+          names.add(exec.toolName)
+        }
+      }
       exec.resolve(execution.replayed === true ? { success: false, error: execution.error, execution, replayed: true } : { success: false, error: execution.error, execution })
     }
     // It lets go of what its attempts made. An execution that waited long enough in the
@@ -1469,6 +1481,13 @@ export class ToolExecutionManager extends ToolEventTarget {
   /** A session of this manager's registry was destroyed: its executions end cancelled. */
   sessionDestroyed(sessionId) {
     this.#cancelInFlight(sessionId)
+    // The engine dropped the statistics of the session's own tools: their last errors
+    // (and what the thrown values hold) go too. A name another scope counted keeps its.
+    const names = this.#sessionFailures.get(sessionId)
+    if (names !== undefined) {
+      this.#sessionFailures.delete(sessionId)
+      for (const name of names) if (JSON.parse(this.#core.stats(name)).executionCount === 0) this.#lastErrors.delete(name)
+    }
   }
 
   /** The record of an execution in flight or kept in history, or `undefined`. */

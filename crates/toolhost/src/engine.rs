@@ -406,6 +406,23 @@ pub struct PendingApproval {
     pub expires_at: Option<f64>,
 }
 
+/// The statistics of one name, and whose tools they count.
+struct KeptStats {
+    stats: ToolStats,
+    owner: StatsOwner,
+}
+
+/// Whose tools a name's statistics count. Those of one session's own tools alone go with
+/// the session ([`ExecutionEngine::forget_session`]); those of a global tool stay when it
+/// is unregistered, so a tool registered again under its name (a hot reload) keeps its
+/// counts, as its circuit breaker does.
+#[derive(PartialEq)]
+enum StatsOwner {
+    /// A global tool's, or several sessions' tools'.
+    Shared,
+    Session(String),
+}
+
 /// The execution state machine. See the module docs.
 pub struct ExecutionEngine {
     registry: ToolRegistry,
@@ -419,7 +436,8 @@ pub struct ExecutionEngine {
     queue: VecDeque<u64>,
     running: usize,
     history: VecDeque<Arc<ExecutionRecord>>,
-    stats: HashMap<String, ToolStats>,
+    /// By tool name, as [`Self::stats`] answers; with whose tools each counted.
+    stats: HashMap<String, KeptStats>,
     /// The circuit breakers of global tools, by name: one survives its tool's unregister
     /// and register again (a hot reload).
     breakers: HashMap<String, CircuitBreaker>,
@@ -1315,7 +1333,16 @@ impl ExecutionEngine {
         record.timing.duration_ms = Some(0.0);
         record.error = Some(error);
         let record = Arc::new(record);
-        self.account(&record);
+        // A call in a session destroyed meanwhile is not counted: its statistics would
+        // outlive the session (and one without a tool, or in a session that never was,
+        // counts for no tool). The record is history, as any. Otherwise the owner is
+        // looked up, on this path of failures alone.
+        let owner = match record.session_id.as_deref() {
+            None => Some(None),
+            Some(s) if !self.registry.has_session(s) => None,
+            Some(s) => Some(self.registry.resolve(Scope::Session(s), &record.tool_name).ok().filter(|t| t.session_id.is_some()).map(|_| s)),
+        };
+        self.account(&record, owner);
         if cancelled {
             if self.wanted.wants(EventType::Cancelled) {
                 events.push(ExecutionEvent::Cancelled { execution_id: record.id.clone(), tool_name: record.tool_name.clone() });
@@ -1372,6 +1399,7 @@ impl ExecutionEngine {
     /// Drops the kept records and the circuit breakers of a destroyed session.
     pub fn forget_session(&mut self, session_id: &str) {
         self.session_breakers.remove(session_id);
+        self.stats.retain(|_, k| !matches!(&k.owner, StatsOwner::Session(s) if s == session_id));
         let evicted = &mut self.evicted;
         self.history.retain(|r| {
             let keep = r.session_id.as_deref() != Some(session_id);
@@ -1445,7 +1473,13 @@ impl ExecutionEngine {
             _ => None,
         });
         let record = Arc::new(a.record);
-        self.account(&record);
+        // One its session's destroy cancelled is not counted: the statistics would outlive
+        // the session (a host may forget the session before the cancelled calls end).
+        let owner = match a.tool.session_id.as_deref() {
+            Some(s) if status == ExecutionStatus::Cancelled && !self.registry.has_session(s) => None,
+            s => Some(s),
+        };
+        self.account(&record, owner);
         let mut t = Transition::new(key, Step::Finished(record.clone()));
         t.logs = std::mem::take(&mut self.pending_logs);
         t.logs.extend(line);
@@ -1474,14 +1508,27 @@ impl ExecutionEngine {
         t
     }
 
-    fn account(&mut self, record: &Arc<ExecutionRecord>) {
+    /// Counts a finished record in its name's statistics (`owner`: the session whose own
+    /// tool it ran, `Some(None)` for a global tool; `None`: not counted) and keeps it in
+    /// history.
+    fn account(&mut self, record: &Arc<ExecutionRecord>, owner: Option<Option<&str>>) {
         // A name no tool has (a model's made-up one) gets no statistics: they would be kept
         // for every distinct name for the manager's life. Its record is history, bounded.
-        if !record.error.as_ref().is_some_and(|e| e.code == crate::error::RegistryErrorCode::ToolNotFound.as_str()) {
-            let stats = match self.stats.get_mut(&record.tool_name) {
-                Some(s) => s,
-                None => self.stats.entry(record.tool_name.clone()).or_default(),
+        let counted = owner.filter(|_| !record.error.as_ref().is_some_and(|e| e.code == crate::error::RegistryErrorCode::ToolNotFound.as_str()));
+        if let Some(owner) = counted {
+            let kept = match self.stats.get_mut(&record.tool_name) {
+                Some(k) => {
+                    if matches!(&k.owner, StatsOwner::Session(s) if Some(s.as_str()) != owner) {
+                        k.owner = StatsOwner::Shared;
+                    }
+                    k
+                }
+                None => self.stats.entry(record.tool_name.clone()).or_insert_with(|| KeptStats {
+                    stats: ToolStats::default(),
+                    owner: owner.map_or(StatsOwner::Shared, |s| StatsOwner::Session(s.to_string())),
+                }),
             };
+            let stats = &mut kept.stats;
             stats.execution_count += 1;
             stats.total_duration_ms += record.timing.duration_ms.unwrap_or(0.0);
             if record.status == ExecutionStatus::Succeeded {
@@ -1535,6 +1582,6 @@ impl ExecutionEngine {
     }
 
     pub fn stats(&self, tool_name: &str) -> ToolStats {
-        self.stats.get(tool_name).cloned().unwrap_or_default()
+        self.stats.get(tool_name).map(|k| k.stats.clone()).unwrap_or_default()
     }
 }

@@ -152,3 +152,25 @@ async fn each_session_tool_has_its_own_circuit_breaker_which_goes_with_the_sessi
     let in_c = CallOptions { session_id: Some(c.clone()), ..Default::default() };
     assert_eq!(executor.execute("read_cart", json!({}), in_c).await.result().unwrap(), &json!(["book"]));
 }
+
+/// A session's own tools' statistics go with the session (soak repro: a tool named for
+/// its user, failed once, kept its statistics and last error for every session ever);
+/// a global tool's, counted in the session too, stay.
+#[tokio::test]
+async fn destroy_frees_the_statistics_of_the_sessions_own_tools() {
+    let registry = ToolRegistry::new();
+    let executor = ToolExecutor::new(registry.clone(), ManagerConfig::default()).unwrap();
+    register(&registry, Scope::Global, "now", "noon");
+    let s = registry.create_session(false);
+    register_failing(&registry, Scope::Session(&s), "cart_of_user_7");
+    let in_s = CallOptions { session_id: Some(s.clone()), ..Default::default() };
+    assert!(executor.execute("cart_of_user_7", json!({}), in_s.clone()).await.result().is_err());
+    assert!(executor.execute("now", json!({}), in_s.clone()).await.result().is_ok());
+    assert_eq!(executor.stats("cart_of_user_7").failure_count, 1);
+    registry.destroy_session(&s);
+    let gone = executor.stats("cart_of_user_7");
+    assert_eq!((gone.execution_count, gone.last_error.is_none()), (0, true));
+    assert_eq!(executor.stats("now").success_count, 1);
+    assert!(executor.execute("cart_of_user_7", json!({}), in_s).await.result().is_err());
+    assert_eq!(executor.stats("cart_of_user_7").execution_count, 0, "a call in a destroyed session counts for no tool");
+}
