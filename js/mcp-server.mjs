@@ -325,11 +325,17 @@ export function buildServer(tools, manager, o, hooks) {
   }
 
   /** The `CallToolResult` of a task's call finished elsewhere (another process, after a
-   * crash): its outcome as the journal keeps it. */
-  function storedReply(outcome) {
-    if (outcome.status === 'succeeded') return toCallToolResult(outcome.result)
-    const { category, code, message, retryable } = outcome.error ?? { category: 'unknown', code: 'UNKNOWN', message: 'the call failed', retryable: false }
-    return { isError: true, content: [{ type: 'text', text: message }], _meta: { [META.error]: { category, code, message, retryable } } }
+   * crash): its outcome as the journal keeps it, written as a call finished here is (the
+   * tool's toModelOutput and toModelError apply: what they hide stays hidden). */
+  function storedReply(outcome, call) {
+    let args = {}
+    try {
+      args = JSON.parse(call.args)
+    } catch {}
+    const execution = { id: outcome.executionId, toolName: call.tool, args, sessionId }
+    if (outcome.status === 'succeeded') return replyOf({ success: true, result: outcome.result, execution })
+    const error = outcome.error ?? { category: 'unknown', code: 'UNKNOWN', message: 'the call failed', retryable: false }
+    return replyOf({ success: false, error, execution })
   }
 
   /** Answers a `tools/call` asked for as a task at once, and runs the call on its own:

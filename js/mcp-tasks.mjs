@@ -44,6 +44,12 @@ export function runTask(manager, taskId, start) {
 
 const notFound = (taskId) => toolhostError('TASK_NOT_FOUND', `task ${taskId} does not exist (or its ttl passed)`)
 
+/** The text of a stored `CallToolResult`'s first part, if it has one. */
+function replyText(result) {
+  const first = result?.content?.[0]
+  return first?.type === 'text' && typeof first.text === 'string' ? first.text : undefined
+}
+
 /** The SDK's `Task` of a journal answer `{ task, call? }`. */
 function taskOf({ task, call }) {
   let status = task.status
@@ -53,7 +59,8 @@ function taskOf({ task, call }) {
   }
   const out = { taskId: task.taskId, status, ttl: task.ttl ?? null, createdAt: iso(task.createdAt), lastUpdatedAt: iso(task.lastUpdated) }
   if (task.pollInterval !== undefined) out.pollInterval = task.pollInterval
-  const message = task.statusMessage ?? (status === 'failed' ? call?.outcome?.error?.message : undefined)
+  // A failure's text as its reply has it (what toModelError wrote), never the raw error.
+  const message = task.statusMessage ?? (status === 'failed' ? replyText(task.result) ?? call?.outcome?.error?.code : undefined)
   if (message !== undefined) out.statusMessage = message
   return out
 }
@@ -117,7 +124,14 @@ export class JournalTaskStore {
 
   async getTask(taskId) {
     const found = await this.#get(taskId)
-    return found === null ? null : taskOf(found)
+    if (found === null) return null
+    // A call another process finished has no stored reply: its status message is the text
+    // its reply gets.
+    const { task, call } = found
+    if (task.result === undefined && call?.state === 'done' && call.outcome !== undefined && call.outcome.status !== 'succeeded') {
+      return taskOf({ task: { ...task, result: this.#toResult(call.outcome, call) }, call })
+    }
+    return taskOf(found)
   }
 
   async storeTaskResult(taskId, status, result) {
@@ -129,7 +143,7 @@ export class JournalTaskStore {
     const found = await this.#get(taskId)
     if (found === null) throw notFound(taskId)
     if (found.task.result !== undefined) return found.task.result
-    if (found.call?.state === 'done' && found.call.outcome !== undefined) return this.#toResult(found.call.outcome)
+    if (found.call?.state === 'done' && found.call.outcome !== undefined) return this.#toResult(found.call.outcome, found.call)
     throw toolhostError('TASK_NOT_FINISHED', `task ${taskId} has no result yet`)
   }
 

@@ -15,7 +15,9 @@ async function effect({ ms }, ctx) {
 }
 
 export default function (registry) {
-  registry.register({ name: 'charge', description: 'Charges a card: must not run twice', inputSchema: schema, metadata: { effect: 'once' }, handler: effect })
+  // Its failures' text is its own: a task finished by another process is replied to with it too.
+  const toModelError = (error, { text }) => `${text} [charge's own toModelError]`
+  registry.register({ name: 'charge', description: 'Charges a card: must not run twice', inputSchema: schema, metadata: { effect: 'once' }, handler: effect, toModelError })
   registry.register({ name: 'restock', description: 'Sets a stock level: safe to run again', inputSchema: schema, metadata: { effect: 'idempotent' }, handler: effect })
 }
 

@@ -434,12 +434,15 @@ pub trait JournalStore: Send {
 /// Where a listing of due rows goes on from: the last row of the page before.
 pub type DueCursor = (i64, RowKey);
 
-/// `{ task, call? }` for [`TaskOp::Get`]: the task row and its call's state and outcome.
+/// `{ task, call? }` for [`TaskOp::Get`]: the task row and its call's state, outcome, tool
+/// and arguments (JSON text).
 pub fn task_json(task: Option<TaskRow>, call: Option<RowState>) -> Value {
     let Some(task) = task else { return Value::Null };
     let mut o = serde_json::json!({ "task": task });
     if let Some(call) = call {
-        o["call"] = serde_json::json!({ "state": call.state, "outcome": call.outcome });
+        // The tool and its arguments: a server writes the reply of a call another process
+        // finished as the model would read it (the tool's toModelError / toModelOutput).
+        o["call"] = serde_json::json!({ "state": call.state, "outcome": call.outcome, "tool": call.tool, "args": call.args });
     }
     o
 }
