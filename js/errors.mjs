@@ -238,6 +238,16 @@ export function thrownFacts(thrown, withStack) {
   return JSON.stringify(facts)
 }
 
+/** What a thrown value says, for a message (its `message`, or its string): reading it
+ * may throw too. */
+export function thrownMessage(err) {
+  try {
+    return err instanceof Error ? String(err.message) : String(err)
+  } catch {
+    return 'what it threw could not be read'
+  }
+}
+
 /** Text for a thrown value, which never throws itself. */
 export function thrownText(err) {
   try {

@@ -14,7 +14,7 @@ import { backend } from './backend.mjs'
 import { argumentsText, resultProblem } from './arguments.mjs'
 import { ToolCallContext, runChain, then, plainCopy } from './context.mjs'
 import {
-  abortError, argumentTypeError, checkOptions, closestOf, describe, engineError, reportCallbackError, reportRejection, thrownFacts, timeoutError, toolhostError, withoutCause,
+  abortError, argumentTypeError, checkOptions, closestOf, describe, engineError, reportCallbackError, reportRejection, thrownFacts, thrownMessage, timeoutError, toolhostError, withoutCause,
 } from './errors.mjs'
 import { ToolEventTarget } from './events.mjs'
 import * as OP from './ops.mjs'
@@ -234,15 +234,6 @@ function resultText(value) {
     return JSON.stringify(value) ?? 'null'
   } catch (e) {
     return `(not JSON: ${e instanceof Error ? e.message : String(e)})`
-  }
-}
-
-/** What `err` says, for a message: reading it may throw too. */
-function whyText(err) {
-  try {
-    return err instanceof Error ? String(err.message) : String(err)
-  } catch {
-    return 'what it threw could not be read'
   }
 }
 
@@ -1424,7 +1415,7 @@ export class ToolExecutionManager extends ToolEventTarget {
       try {
         copy = plainCopy(value)
       } catch (err) {
-        return this.#apply(this.#core.fail(exec.key, attempt, JSON.stringify({ invalidResult: `it could not be read (${whyText(err)})` })))
+        return this.#apply(this.#core.fail(exec.key, attempt, JSON.stringify({ invalidResult: `it could not be read (${thrownMessage(err)})` })))
       }
       exec.copied = copy !== undefined
       if (exec.copied) value = copy

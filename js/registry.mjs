@@ -3,7 +3,7 @@
 // handler, known by the tool id the engine gave it.
 import { backend } from './backend.mjs'
 import { argumentsText } from './arguments.mjs'
-import { ToolhostError, answered, argumentTypeError, checkOptions, closestOf, describe, toolhostError } from './errors.mjs'
+import { ToolhostError, answered, argumentTypeError, checkOptions, closestOf, describe, thrownMessage, toolhostError } from './errors.mjs'
 import { ToolEventTarget } from './events.mjs'
 import { toJsonSchema } from './schema.mjs'
 
@@ -128,7 +128,7 @@ function definitionText(def) {
     for (const key in functions) functions[key] = def[key]
   } catch (err) {
     if (err instanceof ToolhostError) throw err
-    throw toolhostError('INVALID_DEFINITION', `${name === '?' ? 'register()' : `tool '${name}'`}: the definition could not be read: ${thrownText(err)}`, { cause: err })
+    throw toolhostError('INVALID_DEFINITION', `${name === '?' ? 'register()' : `tool '${name}'`}: the definition could not be read: ${thrownMessage(err)}`, { cause: err })
   }
   const { handler, needsApproval, toModelOutput, toModelError } = functions
   // What stands in for a missing function is sent as its typeof, for the engine's message.
@@ -153,15 +153,6 @@ function definitionText(def) {
     throw toolhostError(code, `tool '${name}': the definition is not JSON: ${converted.error}`)
   }
   return { text: converted.text, functions }
-}
-
-/** What `err` says, for a message: reading it may throw too. */
-function thrownText(err) {
-  try {
-    return err instanceof Error ? String(err.message) : String(err)
-  } catch {
-    return 'what it threw could not be read'
-  }
 }
 
 /** Registers `def` in a scope. `mounted`: `{ mayShadow, maxSchemaCost }` for a tool a
