@@ -221,6 +221,53 @@ async fn a_toolhost_servers_metadata_values_and_errors_come_back_whole() {
     mount.unmount().await;
 }
 
+/// What a JS tool's `toModelError` hides from its model (an internal address) reaches
+/// neither a Rust mount of its `toolhost serve` (the error, the text its model reads, the
+/// server's result kept as the cause) nor, through a Rust `McpServer` of that mount, an
+/// rmcp client: the server's `_meta` error carries the rewritten text (31de130).
+#[tokio::test]
+async fn what_a_js_tools_to_model_error_hides_reaches_no_rust_mount_nor_its_clients() {
+    use toolhost::mcp::rmcp::{model::CallToolRequestParams, ServiceExt};
+    const HIDDEN: &str = "10.0.3.7";
+    const WRITTEN: &str = "The order service is unavailable; tell the user to try later.";
+    let mut command = tokio::process::Command::new("node");
+    command.arg(repo().join("js/cli.mjs")).args(["serve", "--stdio"]).arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/model-error-tools.mjs"));
+    let (transport, _) = TokioChildProcess::builder(command).stderr(Stdio::inherit()).spawn().unwrap();
+    let registry = ToolRegistry::new();
+    let mount = mount_mcp(&registry, transport, MountOptions::default()).await.unwrap();
+    let executor = ToolExecutor::new(registry.clone(), ManagerConfig::default()).unwrap();
+
+    let out = executor.execute("orders", json!({ "id": "A1" }), CallOptions::default()).await;
+    let e = out.result().unwrap_err();
+    assert_eq!((e.category, e.code.as_str(), e.message.as_str()), (ErrorCategory::Execution, "EXECUTION_ERROR", WRITTEN));
+    let text = toolhost::providers::model_errors::for_failure(&registry, Scope::Global, "orders", r#"{"id":"A1"}"#, e.category.as_str(), &e.code, &e.message, e.retryable, &e.validation_errors);
+    let cause = e.cause.as_ref().and_then(|c| c.downcast_ref::<Value>()).expect("the server's result is the cause");
+    for (what, seen) in [("the error's message", e.message.clone()), ("the model's text", text), ("the cause", cause.to_string())] {
+        assert!(!seen.contains(HIDDEN), "{what} carries what toModelError hid: {seen}");
+    }
+    // Without a toModelError the mount reads the real message.
+    let plain = executor.execute("fails", json!({}), CallOptions::default()).await;
+    assert_eq!(plain.result().unwrap_err().message, "the disk is full");
+
+    // This side serves the mount on: its client reads no more than the mount got.
+    let server = toolhost::mcp::McpServer::new(&executor, toolhost::mcp::ServeOptions::default()).unwrap();
+    let (near, far) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(tokio::io::split(far)).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = ().serve(tokio::io::split(near)).await.unwrap();
+    let mut params = CallToolRequestParams::new("orders");
+    params.arguments = json!({ "id": "A1" }).as_object().cloned();
+    let result = serde_json::to_value(client.call_tool(params).await.unwrap()).unwrap();
+    assert_eq!(result["isError"], json!(true), "{result}");
+    assert_eq!(result["_meta"]["toolhost/error"]["message"], json!(WRITTEN), "{result}");
+    assert!(!result.to_string().contains(HIDDEN), "an rmcp client of the Rust server read what toModelError hid: {result}");
+    drop(client);
+    mount.unmount().await;
+}
+
 #[tokio::test]
 async fn a_list_change_at_the_server_mounts_the_new_tool() {
     let registry = ToolRegistry::new();
