@@ -265,9 +265,26 @@ pub mod __private {
     pub fn result_output<T: Serialize, E: Display + 'static>(result: Result<T, E>) -> Result<Value, ToolError> {
         match result {
             Ok(value) => value_output(value),
-            Err(e) => Err(super::tool_error_in(&e).cloned().unwrap_or_else(|| ToolError::execution(e.to_string()))),
+            Err(e) => Err(match super::tool_error_in(&e) {
+                Some(t) => super::with_context(&e, t),
+                None => ToolError::execution(e.to_string()),
+            }),
         }
     }
+}
+
+/// `t`, found inside `e`, with the context anyhow added around it (`.context("looking
+/// up order 42")`) before its message, as anyhow's `{:#}` shows a chain: the context was
+/// the only part of the message the tool's author wrote for this call.
+fn with_context<E: 'static>(e: &E, t: &crate::ToolError) -> crate::ToolError {
+    let mut t = t.clone();
+    if let Some(a) = (e as &dyn std::any::Any).downcast_ref::<anyhow::Error>() {
+        let context: Vec<String> = a.chain().take_while(|link| !link.is::<crate::ToolError>()).map(ToString::to_string).collect();
+        if !context.is_empty() {
+            t.message = format!("{}: {}", context.join(": "), t.message);
+        }
+    }
+    t
 }
 
 /// The [`ToolError`] an error is, or wraps as the error types a `#[tool]` fn returns do

@@ -372,6 +372,27 @@ async fn a_tool_error_inside_anyhow_or_a_box_keeps_its_category() {
     }
 }
 
+/// Fails with a transient error that anyhow's `context` explains
+#[tool]
+async fn looks_up_order(_args: Nothing) -> anyhow::Result<&'static str> {
+    use anyhow::Context;
+    Err(ToolError::transient("connection reset", None)).context("looking up order 42")?
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tool_error_behind_anyhow_context_keeps_the_context_in_its_message() {
+    // The ToolError inside was taken whole: its category was kept, and every context
+    // anyhow added was lost from the message the record and the model read.
+    let registry = ToolRegistry::new();
+    registry.register_tool(looks_up_order_tool).unwrap();
+    let executor = ToolExecutor::new(registry, ManagerConfig::default()).unwrap();
+    let options = CallOptions { retry: Some(RetryOverrides { max_attempts: Some(1), ..Default::default() }), ..Default::default() };
+    let outcome = executor.execute("looks_up_order", json!({}), options).await;
+    let error = outcome.record.error.as_ref().expect("it failed");
+    assert_eq!(error.category, ErrorCategory::Transient);
+    assert_eq!(error.message, "looking up order 42: connection reset");
+}
+
 /// Does nothing, and says so with `null`
 #[tool]
 fn noop(_args: Nothing) {}
