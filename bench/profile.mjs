@@ -92,7 +92,7 @@ function perfLayer(sym, dso) {
 }
 
 function perfSamples(data, mainTid) {
-  const out = execFileSync('perf', ['script', '-i', data, '-F', 'tid,ip,sym,dso'], { maxBuffer: 1 << 30, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+  const out = execFileSync('perf', ['script', '--no-inline', '-i', data, '-F', 'tid,ip,sym,dso'], { maxBuffer: 1 << 30, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
   const samples = []
   let frames = null
   let tid = 0
