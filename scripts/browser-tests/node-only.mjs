@@ -46,6 +46,8 @@ export default {
       'runs two `toolhost serve` hosts (node:child_process) behind a TCP proxy (node:net) on a Postgres journal, and kills one',
     '__test__/journal-processes.test.mjs':
       'runs journal worker processes and kills them with SIGKILL (node:child_process)',
+    '__test__/journal-frozen.test.mjs':
+      'stops a Postgres server with SIGSTOP (process.kill) and constructs managers in a child process (node:child_process)',
     '__test__/request-context.test.mjs':
       'AsyncLocalStorage (node:async_hooks) is Node\'s; a browser has none. ctx.context, which works in both, is tested by call-context.test.mjs',
     '__test__/ag-ui-run.test.mjs':

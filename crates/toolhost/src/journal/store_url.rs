@@ -76,12 +76,12 @@ pub fn open(url: &str) -> Result<Store, RegistryError> {
         return Ok(Store::Sqlite(SqliteStore::open(&path, synchronous)?));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        let config = postgres::Config::from_str(url).map_err(|e| invalid(format!("journal: not a valid Postgres URL: {e}")))?;
+        let config = tokio_postgres::Config::from_str(url).map_err(|e| invalid(format!("journal: not a valid Postgres URL: {e}")))?;
         // The driver says so only when it connects, as JOURNAL_UNAVAILABLE.
         if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
             return Err(invalid(format!("journal: the Postgres URL names no host: {EXPECTED}")));
         }
-        if config.get_ssl_mode() == postgres::config::SslMode::Require {
+        if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
             return Err(invalid("journal: sslmode=require is not supported yet (toolhost connects without TLS): reach the server over a private network or a local TLS tunnel"));
         }
         return Ok(Store::Postgres(PostgresStore::open(config)?));

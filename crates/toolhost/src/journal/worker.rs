@@ -17,7 +17,6 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use postgres::fallible_iterator::FallibleIterator;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
@@ -71,7 +70,7 @@ impl JournalWorker {
         let (tx, rx) = mpsc::channel();
         let owner = format!("{}:{}", std::process::id(), uuid::Uuid::new_v4());
         if let Store::Postgres(pg) = &store {
-            listen(pg.config().clone(), tx.clone());
+            listen(pg.config().clone(), pg.connect_timeout(), pg.deadline(), tx.clone());
         }
         let state = Worker::new(store, policy, owner.clone(), deliver);
         let thread = std::thread::Builder::new()
@@ -108,28 +107,77 @@ impl Drop for JournalWorker {
 /// Wakes the worker on every Postgres `NOTIFY`, on a connection of its own, connecting
 /// again (every second) when it is lost; the worker polls meanwhile. Ends when the worker
 /// has stopped.
-fn listen(config: postgres::Config, tx: Sender<Message>) {
-    let _ = std::thread::Builder::new().name("toolhost-journal-listen".into()).spawn(move || loop {
-        let client = config.connect(postgres::NoTls).and_then(|mut c| {
-            c.batch_execute(&format!("LISTEN {}", super::postgres::CHANNEL))?;
-            Ok(c)
-        });
-        let Ok(mut client) = client else {
-            std::thread::sleep(Duration::from_secs(1));
-            if tx.send(Message::Notified).is_err() {
-                return;
-            }
-            continue;
-        };
-        let mut notifications = client.notifications();
-        let mut iter = notifications.timeout_iter(Duration::from_secs(5));
-        // A change, or a quiet period (which also tells whether the worker still runs).
-        while iter.next().is_ok() {
-            if tx.send(Message::Notified).is_err() {
-                return;
+///
+/// Nothing here waits on the server unbounded: connecting takes `connect_timeout` at most
+/// (the startup handshake included), `LISTEN` the store's `deadline`, and after every
+/// quiet period (5 s) an empty query checks within `deadline` that the server still
+/// answers, else the connection is dropped and made again. A frozen server holds up this
+/// thread only, which the worker does not wait for.
+fn listen(config: tokio_postgres::Config, connect_timeout: Duration, deadline: Duration, tx: Sender<Message>) {
+    use tokio::time::timeout;
+    let _ = std::thread::Builder::new().name("toolhost-journal-listen".into()).spawn(move || {
+        let Ok(rt) = super::postgres::runtime() else { return };
+        loop {
+            let ended = rt.block_on(async {
+                let Ok(Ok((client, mut connection))) = timeout(connect_timeout, config.connect(tokio_postgres::NoTls)).await else {
+                    return Listened::Unreachable;
+                };
+                // The connection's messages: notifications are passed on, the rest dropped.
+                let (notified, mut notifications) = tokio::sync::mpsc::unbounded_channel();
+                let task = tokio::spawn(async move {
+                    while let Some(Ok(message)) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                        if matches!(message, tokio_postgres::AsyncMessage::Notification(_)) && notified.send(()).is_err() {
+                            return;
+                        }
+                    }
+                });
+                let listening = timeout(deadline, client.batch_execute(&format!("LISTEN {}", super::postgres::CHANNEL))).await;
+                let result = if matches!(listening, Ok(Ok(()))) {
+                    loop {
+                        // A change, or a quiet period (which also tells whether the worker still runs).
+                        let heard = timeout(Duration::from_secs(5), notifications.recv()).await;
+                        if tx.send(Message::Notified).is_err() {
+                            break Listened::Stopped;
+                        }
+                        match heard {
+                            Ok(Some(())) => {}
+                            // The connection ended.
+                            Ok(None) => break Listened::Lost,
+                            Err(_) => {
+                                if !matches!(timeout(deadline, client.simple_query("")).await, Ok(Ok(_))) {
+                                    break Listened::Lost;
+                                }
+                            }
+                        }
+                    }
+                } else {
+                    Listened::Unreachable
+                };
+                task.abort();
+                result
+            });
+            match ended {
+                Listened::Stopped => return,
+                Listened::Lost => {}
+                Listened::Unreachable => {
+                    std::thread::sleep(Duration::from_secs(1));
+                    if tx.send(Message::Notified).is_err() {
+                        return;
+                    }
+                }
             }
         }
     });
+}
+
+/// How a listening connection ended.
+enum Listened {
+    /// The worker has stopped.
+    Stopped,
+    /// The connection was lost or stopped answering: connect again at once.
+    Lost,
+    /// Connecting failed: try again in a second.
+    Unreachable,
 }
 
 fn now_ms() -> i64 {

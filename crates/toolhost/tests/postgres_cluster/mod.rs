@@ -79,6 +79,15 @@ impl Cluster {
     }
 }
 
+impl Cluster {
+    /// The server's main process, whose children are the rest of it (the first line of
+    /// its `postmaster.pid`).
+    pub fn postmaster_pid(&self) -> i32 {
+        let text = std::fs::read_to_string(self.dir.join("data").join("postmaster.pid")).expect("the running cluster's postmaster.pid");
+        text.lines().next().and_then(|l| l.trim().parse().ok()).expect("postmaster.pid starts with the pid")
+    }
+}
+
 impl Drop for Cluster {
     fn drop(&mut self) {
         let data = self.dir.join("data");
