@@ -205,8 +205,13 @@ pub mod __private {
     }
 
     impl<T: schemars::JsonSchema> OutputSchemaOf for OutputProbe<T> {
+        /// How `T` serializes, not how it deserializes (`schema_for!`'s contract): a
+        /// field with `skip_serializing_if` and no `serde(default)` is required to be
+        /// read but may be left out when written, and `rename(serialize = ..)` names it
+        /// differently. The engine checks the serialized result against this.
         fn output_schema(&self) -> Option<Value> {
-            Some(schemars::schema_for!(T).to_value())
+            let generator = schemars::generate::SchemaSettings::draft2020_12().for_serialize().into_generator();
+            Some(generator.into_root_schema_for::<T>().to_value())
         }
     }
 

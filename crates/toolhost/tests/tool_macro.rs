@@ -554,3 +554,29 @@ async fn the_output_schema_comes_from_the_result_type_when_it_has_a_json_schema(
     assert_eq!(run(&registry, "typed_weather", json!({"city": "Paris"})).await.unwrap(), json!({"temp_c": 21.0}));
     assert_eq!(registry.get("typed_weather").unwrap().output_schema.unwrap()["title"], "Weather");
 }
+
+#[derive(Serialize, JsonSchema)]
+struct Search {
+    hits: u32,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<String>,
+    #[serde(rename(serialize = "nextPage", deserialize = "next_page"))]
+    next_page: Option<u32>,
+}
+
+/// Searches, leaving out the warnings when there are none
+#[tool]
+fn search(args: City) -> Search {
+    Search { hits: args.city.len() as u32, warnings: Vec::new(), next_page: None }
+}
+
+#[tokio::test]
+async fn the_output_schema_describes_the_result_as_serde_serializes_it() {
+    // The schema of how `Search` deserializes required `warnings` (no `serde(default)`)
+    // and named `next_page`: every result without warnings failed INVALID_OUTPUT.
+    let schema = search_tool::declaration().output_schema.unwrap();
+    assert_eq!(schema["required"], json!(["hits", "nextPage"]), "{schema}");
+    let registry = ToolRegistry::new();
+    registry.register_tool(search_tool).unwrap();
+    assert_eq!(run(&registry, "search", json!({"city": "Oslo"})).await.unwrap(), json!({"hits": 4, "nextPage": null}));
+}
