@@ -107,6 +107,13 @@ fn panicked(tool: &str, panic: &(dyn std::any::Any + Send)) -> ToolError {
     ToolError::execution(format!("tool '{tool}' panicked: {}", what.as_deref().unwrap_or("a panic with no message")))
 }
 
+/// `after` from now, `None` (never) when that is past what the clock can hold: a
+/// timeout of 1e22 ms is a valid `Duration`, and `Instant + Duration` panics past the
+/// clock's range, which unwound through the caller's `execute`.
+fn deadline_after(after: std::time::Duration) -> Option<tokio::time::Instant> {
+    tokio::time::Instant::now().checked_add(after)
+}
+
 async fn until(deadline: Option<tokio::time::Instant>) {
     match deadline {
         Some(at) => tokio::time::sleep_until(at).await,
@@ -355,7 +362,7 @@ impl ToolExecutor {
                 Step::Run(spec) => {
                     let attempt = spec.attempt_number;
                     if let Some(total) = spec.total_timeout {
-                        total_deadline = Some(tokio::time::Instant::now() + total);
+                        total_deadline = deadline_after(total);
                     }
                     let outcome = tokio::select! {
                         o = self.run_attempt(spec, &cancel) => o,
@@ -482,8 +489,7 @@ impl ToolExecutor {
         let attempt_token = cancel.child_token();
         let tool_name = spec.tool.name().to_string();
         let (key, attempt) = (spec.key, spec.attempt_number);
-        let start = tokio::time::Instant::now();
-        let (deadline_tx, mut deadline_rx) = tokio::sync::watch::channel(spec.timeout.map(|d| start + d));
+        let (deadline_tx, mut deadline_rx) = tokio::sync::watch::channel(spec.timeout.and_then(deadline_after));
         lock(&self.inner.deadlines).insert(key, deadline_tx);
         let weak = Arc::downgrade(&self.inner);
         let sink = ProgressSink(Arc::new(move |p: Progress| {
@@ -547,7 +553,7 @@ impl ToolExecutor {
         let t = lock(&self.inner.engine).progress(key, attempt, progress);
         if let Some((_, after)) = t.rearm {
             if let Some(tx) = lock(&self.inner.deadlines).get(&key) {
-                let _ = tx.send(Some(tokio::time::Instant::now() + after));
+                let _ = tx.send(deadline_after(after));
             }
         }
         self.apply(t);

@@ -385,3 +385,27 @@ async fn an_approval_policy_alone_decides_for_every_tool() {
     assert!(free.is_err(), "the policy said no approval: the sleeper ran (and was still running)");
     assert!(executor.pending_approvals().is_empty());
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_timeout_too_long_for_the_clock_means_none_and_never_panics() {
+    // 1e22 ms is a valid Duration but past what an Instant can add: the executor
+    // panicked ("overflow when adding duration to instant") in the caller's task.
+    let registry = ToolRegistry::new();
+    registry
+        .register_async(ToolDeclaration::new("slow", "takes an hour", json!({"type": "object"})), |_args, ctx: ToolContext| async move {
+            ctx.report_progress(1.0, None, None);
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok(json!("done"))
+        })
+        .unwrap();
+    let executor = ToolExecutor::new(registry, ManagerConfig::default()).unwrap();
+    for options in [
+        CallOptions { timeout_ms: Some(1e22), ..CallOptions::default() },
+        CallOptions { timeout_ms: Some(f64::INFINITY), max_total_timeout_ms: Some(1e22), ..CallOptions::default() },
+        // The default total bound is ten attempt timeouts: past the clock too.
+        CallOptions { timeout_ms: Some(1e21), reset_timeout_on_progress: Some(true), ..CallOptions::default() },
+    ] {
+        let outcome = executor.execute("slow", json!({}), options).await;
+        assert_eq!(outcome.result().unwrap(), &json!("done"));
+    }
+}
