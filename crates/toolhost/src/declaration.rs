@@ -218,8 +218,16 @@ pub fn check_declaration(decl: &ToolDeclaration) -> Result<(), RegistryError> {
         }
     }
     // Values no manager could run with are refused here, not at every execute().
-    if decl.metadata.timeout_ms == Some(0) {
-        return refuse("metadata.timeoutMs must be a number of milliseconds > 0, got 0".into());
+    let m = &decl.metadata;
+    for (key, value, unit) in [
+        ("timeoutMs", m.timeout_ms, "milliseconds"),
+        ("approvalTimeoutMs", m.approval_timeout_ms, "milliseconds"),
+        ("maxTotalTimeoutMs", m.max_total_timeout_ms, "milliseconds"),
+        ("maxOutputChars", m.max_output_chars, "characters"),
+    ] {
+        if value == Some(0) {
+            return refuse(format!("metadata.{key} must be a number of {unit} > 0, got 0"));
+        }
     }
     if let Some(o) = &decl.metadata.retry {
         // Each value on its own; baseDelay against maxDelay only when both are set here,

@@ -1111,6 +1111,8 @@ impl ExecutionEngine {
             .or(tool.declaration.metadata.timeout_ms.map(|t| t as f64))
             .or(self.config.timeout_ms);
         check_timeout(timeout_ms)?;
+        // Negative or NaN, it read as "too long to represent", so no bound at all.
+        check_named(options.max_total_timeout_ms, "maxTotalTimeoutMs")?;
         // An infinite timeout (or one too long to represent) means none.
         Ok((retry, timeout_ms.and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())))
     }

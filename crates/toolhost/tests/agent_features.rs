@@ -250,3 +250,40 @@ async fn an_execution_id_given_as_the_approval_id_is_named_as_one() {
     assert!(run.await.unwrap().result().is_ok());
     assert!(executor.approve("nope", None, None).unwrap_err().message.starts_with("no call waits for approval 'nope'"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_call_s_max_total_timeout_is_checked_as_its_timeout_is() {
+    // `timeout_ms: Some(-5.0)` was refused, but `max_total_timeout_ms: Some(-5.0)` (or
+    // NaN) silently meant no bound at all, and `Some(0.0)` failed every call at once.
+    let (executor, runs, _) = setup(None, ManagerConfig::default());
+    for bad in [-5.0, f64::NAN, 0.0] {
+        let options = CallOptions { max_total_timeout_ms: Some(bad), ..CallOptions::default() };
+        let outcome = executor.execute("pay", json!({"amount": 1}), options).await;
+        let e = outcome.result().unwrap_err();
+        assert_eq!(e.code, "INVALID_CONFIG", "{bad}: {}", e.message);
+        assert!(e.message.contains("maxTotalTimeoutMs must be a number of milliseconds > 0"), "{}", e.message);
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    let infinite = CallOptions { max_total_timeout_ms: Some(f64::INFINITY), ..CallOptions::default() };
+    assert!(executor.execute("pay", json!({"amount": 1}), infinite).await.is_success(), "infinity means none");
+}
+
+#[test]
+fn a_tool_s_zero_limits_are_refused_at_registration() {
+    // The JS host refused these; a Rust declaration registered them, and then every
+    // approval was denied at once, every call timed out at once, or its result cut to nothing.
+    let registry = ToolRegistry::new();
+    let set: [(&str, fn(&mut toolhost::ToolMetadata)); 3] = [
+        ("approvalTimeoutMs", |m| m.approval_timeout_ms = Some(0)),
+        ("maxTotalTimeoutMs", |m| m.max_total_timeout_ms = Some(0)),
+        ("maxOutputChars", |m| m.max_output_chars = Some(0)),
+    ];
+    for (key, zero) in set {
+        let mut d = declaration("pay", None);
+        zero(&mut d.metadata);
+        let e = registry.register_async(d, |_args: Value, _ctx| async { Ok(json!(null)) }).unwrap_err();
+        assert_eq!(e.code(), "INVALID_DEFINITION", "{key}");
+        assert!(e.message.contains(&format!("tool 'pay': metadata.{key} must be")), "{}", e.message);
+    }
+    assert!(!registry.has("pay"));
+}
