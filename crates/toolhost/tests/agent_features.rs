@@ -273,14 +273,13 @@ fn a_tool_s_zero_limits_are_refused_at_registration() {
     // The JS host refused these; a Rust declaration registered them, and then every
     // approval was denied at once, every call timed out at once, or its result cut to nothing.
     let registry = ToolRegistry::new();
-    let set: [(&str, fn(&mut toolhost::ToolMetadata)); 3] = [
-        ("approvalTimeoutMs", |m| m.approval_timeout_ms = Some(0)),
-        ("maxTotalTimeoutMs", |m| m.max_total_timeout_ms = Some(0)),
-        ("maxOutputChars", |m| m.max_output_chars = Some(0)),
-    ];
-    for (key, zero) in set {
+    for key in ["approvalTimeoutMs", "maxTotalTimeoutMs", "maxOutputChars"] {
         let mut d = declaration("pay", None);
-        zero(&mut d.metadata);
+        match key {
+            "approvalTimeoutMs" => d.metadata.approval_timeout_ms = Some(0),
+            "maxTotalTimeoutMs" => d.metadata.max_total_timeout_ms = Some(0),
+            _ => d.metadata.max_output_chars = Some(0),
+        }
         let e = registry.register_async(d, |_args: Value, _ctx| async { Ok(json!(null)) }).unwrap_err();
         assert_eq!(e.code(), "INVALID_DEFINITION", "{key}");
         assert!(e.message.contains(&format!("tool 'pay': metadata.{key} must be")), "{}", e.message);
