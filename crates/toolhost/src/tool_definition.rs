@@ -270,44 +270,34 @@ pub mod __private {
     pub fn result_output<T: Serialize, E: Display + 'static>(result: Result<T, E>) -> Result<Value, ToolError> {
         match result {
             Ok(value) => value_output(value),
-            Err(e) => Err(match super::tool_error_in(&e) {
-                Some(t) => super::with_context(&e, t),
-                None => ToolError::execution(e.to_string()),
-            }),
+            Err(e) => Err(super::tool_error_in(&e).unwrap_or_else(|| ToolError::execution(e.to_string()))),
         }
     }
-}
-
-/// `t`, found inside `e`, with the context anyhow added around it (`.context("looking
-/// up order 42")`) before its message, as anyhow's `{:#}` shows a chain: the context was
-/// the only part of the message the tool's author wrote for this call.
-fn with_context<E: 'static>(e: &E, t: &crate::ToolError) -> crate::ToolError {
-    let mut t = t.clone();
-    if let Some(a) = (e as &dyn std::any::Any).downcast_ref::<anyhow::Error>() {
-        let context: Vec<String> = a.chain().take_while(|link| !link.is::<crate::ToolError>()).map(ToString::to_string).collect();
-        if !context.is_empty() {
-            t.message = format!("{}: {}", context.join(": "), t.message);
-        }
-    }
-    t
 }
 
 /// The [`ToolError`] an error is, or wraps as the error types a `#[tool]` fn returns do
 /// (`anyhow::Error`, a boxed `dyn Error`): `Err(ToolError::transient(..))?` in a fn of
-/// `anyhow::Result` must keep its category, or it is never retried.
-fn tool_error_in<E: 'static>(e: &E) -> Option<&crate::ToolError> {
+/// `anyhow::Result` must keep its category, or it is never retried. The context anyhow
+/// added around it (`.context("looking up order 42")`) comes before its message, as
+/// anyhow's `{:#}` shows a chain: it is the part the tool's author wrote for this call.
+fn tool_error_in<E: 'static>(e: &E) -> Option<crate::ToolError> {
     let any = e as &dyn std::any::Any;
     if let Some(t) = any.downcast_ref::<crate::ToolError>() {
-        return Some(t);
+        return Some(t.clone());
     }
     if let Some(a) = any.downcast_ref::<anyhow::Error>() {
-        return a.downcast_ref::<crate::ToolError>();
+        let mut t = a.downcast_ref::<crate::ToolError>()?.clone();
+        let context: Vec<String> = a.chain().take_while(|link| !link.is::<crate::ToolError>()).map(ToString::to_string).collect();
+        if !context.is_empty() {
+            t.message = format!("{}: {}", context.join(": "), t.message);
+        }
+        return Some(t);
     }
     if let Some(b) = any.downcast_ref::<Box<dyn std::error::Error + Send + Sync>>() {
-        return b.downcast_ref::<crate::ToolError>();
+        return b.downcast_ref::<crate::ToolError>().cloned();
     }
     if let Some(b) = any.downcast_ref::<Box<dyn std::error::Error + Send>>() {
-        return b.downcast_ref::<crate::ToolError>();
+        return b.downcast_ref::<crate::ToolError>().cloned();
     }
-    any.downcast_ref::<Box<dyn std::error::Error>>().and_then(|b| b.downcast_ref::<crate::ToolError>())
+    any.downcast_ref::<Box<dyn std::error::Error>>().and_then(|b| b.downcast_ref::<crate::ToolError>()).cloned()
 }
