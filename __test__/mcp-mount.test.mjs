@@ -202,6 +202,61 @@ describe('mountMcp: a server made with the SDK McpServer', () => {
     await only.unmount()
   })
 
+  test('include, exclude and shadow names that match no tool are warnings, with the close name; a RegExp or function is not checked', async () => {
+    const { server } = sdkServer()
+    const warned = []
+    const onWarning = (w) => { if (w.name === 'ToolhostMcpWarning') warned.push(w.message) }
+    globalThis.process?.on?.('warning', onWarning)
+    try {
+      const registry = new ToolRegistry()
+      const session = registry.createSession()
+      // `book.flight` matched, `Picture` is `picture` but for case, `waitt` is one edit
+      // from `wait`; `shadow` names the remote `get_weather`, not its local name.
+      const mount = await registry.mountMcp(await clientOf(server), {
+        prefix: 'w_', sessionId: session.id, exclude: ['book.flight', 'Picture', 'waitt'], shadow: ['w_wait', 'get_weather', 'nothing_like_it'],
+      })
+      assert.deepEqual(mount.tools, ['w_get_weather', 'w_wait', 'w_picture'], 'a misspelt exclude name hides nothing')
+      assert.deepEqual(mount.warnings, [
+        "mountMcp: exclude names 'Picture' (did you mean 'picture'?), 'waitt' (did you mean 'wait'?), which MCP server client does not list",
+        "mountMcp: shadow names 'get_weather' (did you mean 'w_get_weather'?), 'nothing_like_it', which no tool of MCP server client has as its local name",
+      ])
+      // Recomputed on each listing, and warned once.
+      await mount.refresh()
+      assert.equal(mount.warnings.length, 2)
+      await mount.unmount()
+
+      // Correct names and RegExp or function forms: no such warning.
+      for (const options of [
+        { exclude: ['picture', 'wait'], include: ['get_weather', 'picture'] },
+        { include: /^(get|book)/, exclude: /nothing/ },
+        { include: (t) => t.name !== 'x', exclude: (t) => t.name === 'misspelt' },
+      ]) {
+        const { server: again } = sdkServer()
+        const other = await new ToolRegistry().mountMcp(await clientOf(again), options)
+        assert.deepEqual(other.warnings, [], JSON.stringify(String(options.include)))
+        await other.unmount()
+      }
+
+      // An include name that matches nothing mounts nothing, and says so; at most 10 shown.
+      const { server: third } = sdkServer()
+      const many = ['serch', ...Array.from({ length: 11 }, (_, i) => `x${i}${'y'.repeat(300)}`)]
+      const none = await new ToolRegistry().mountMcp(await clientOf(third), { include: many })
+      assert.deepEqual(none.tools, [])
+      const [note] = none.warnings
+      assert.match(note, /^mountMcp: include names 'serch', 'x0y+', .* and 2 more, which MCP server client does not list$/)
+      assert.ok(note.length < 2400, `${note.length} characters`)
+      await none.unmount()
+      await sleep(10)
+    } finally {
+      globalThis.process?.off?.('warning', onWarning)
+    }
+    // A process warning in Node (console.warn in a browser), once for the same text.
+    if (globalThis.process?.on !== undefined) {
+      assert.equal(warned.filter((m) => m.includes("exclude names 'Picture'")).length, 1, 'warned once')
+      assert.ok(warned.some((m) => m.includes("toolhost: mountMcp: shadow names 'get_weather'")))
+    }
+  })
+
   test('unmount() removes the tools and closes the connection', async () => {
     const { server } = sdkServer()
     const client = await clientOf(server)

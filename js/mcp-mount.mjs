@@ -133,6 +133,50 @@ function readTool(raw) {
 
 const cut = (text, max) => `${text.slice(0, max - 1)}…`
 
+/** The edit distance of `a` and `b` (arrays of characters) when it is at most 2, else 3:
+ * only the band of cells within 2 of the diagonal is computed. */
+function nearness(a, b) {
+  const far = 3
+  if (Math.abs(a.length - b.length) >= far) return far
+  let prev = []
+  for (let j = 0; j <= Math.min(b.length, 2); j++) prev[j] = j
+  for (let i = 1; i <= a.length; i++) {
+    const row = []
+    let least = far
+    for (let j = Math.max(0, i - 2); j <= Math.min(b.length, i + 2); j++) {
+      const d = j === 0 ? i : Math.min((prev[j] ?? far) + 1, (row[j - 1] ?? far) + 1, (prev[j - 1] ?? far) + (a[i - 1] === b[j - 1] ? 0 : 1))
+      row[j] = Math.min(d, far)
+      least = Math.min(least, row[j])
+    }
+    if (least === far) return far
+    prev = row
+  }
+  return prev[b.length] ?? far
+}
+
+/** The one of `names` closest to `name`: equal but for case, or at most 2 edits from it
+ * (and fewer than its length); the first of the closest. */
+function closest(name, names) {
+  const a = [...name.toLowerCase()]
+  let best, bestDistance = 3
+  for (const candidate of names) {
+    const d = nearness(a, [...candidate.toLowerCase()])
+    if (d < bestDistance && d < a.length) [best, bestDistance] = [candidate, d]
+  }
+  return best
+}
+
+/** The note on the names of option `what` matching nothing (`missed`), at most 10
+ * shown, each cut to 200 characters and with the close name `hint(name)` gives. */
+function unmatchedNote(what, missed, hint, rest) {
+  const shown = missed.slice(0, 10).map((name) => {
+    const near = hint(name)
+    return `'${name.slice(0, 200)}'${near === undefined ? '' : ` (did you mean '${near.slice(0, 200)}'?)`}`
+  })
+  const more = missed.length > 10 ? ` and ${missed.length - 10} more` : ''
+  return `mountMcp: ${what} names ${shown.join(', ')}${more}, ${rest}`
+}
+
 /** Cuts a listed tool's title (its own and its annotations'), and a toolhost server's
  * category and tags, to MOUNT_TEXT_LIMITS; `note(what, how)` is told what was cut. */
 function boundText(tool, note) {
@@ -179,6 +223,9 @@ export class McpMount {
   #prefix
   #include
   #exclude
+  /** The names of `include` and `exclude` given as arrays (checked against each listing). */
+  #includeNames
+  #excludeNames
   #requestTimeout
   #onError
   #progress
@@ -209,6 +256,8 @@ export class McpMount {
     this.#prefix = options.prefix ?? ''
     this.#include = filterOf(options.include, 'include')
     this.#exclude = filterOf(options.exclude, 'exclude')
+    this.#includeNames = Array.isArray(options.include) ? [...new Set(options.include)] : null
+    this.#excludeNames = Array.isArray(options.exclude) ? [...new Set(options.exclude)] : null
     this.#requestTimeout = Math.min(options.requestTimeoutMs ?? LONGEST_TIMER, LONGEST_TIMER)
     this.#progress = options.progress !== false
     this.#shadow = new Set(options.shadow ?? [])
@@ -239,7 +288,8 @@ export class McpMount {
   }
 
   /** What the last listing cut or changed (a listing stopped at a limit, a description
-   * cut), as sentences; each was also a process warning. */
+   * cut), and names of `include`, `exclude` or `shadow` it matched nothing with, as
+   * sentences; each was also a process warning. */
   get warnings() {
     return this.#warnings.slice()
   }
@@ -370,6 +420,7 @@ export class McpMount {
       boundText(tool, (what, how) => notes.push(`the ${what} of tool '${tool.name}' of MCP server ${this.#conn.label} ${how}`))
       wanted.set(name, { tool, json: JSON.stringify(tool) })
     }
+    this.#unmatched(remote, wanted, notes)
     const added = [], removed = [], updated = []
     const changed = new Set()
     for (const [name, m] of this.#mounted) {
@@ -418,6 +469,25 @@ export class McpMount {
       once(`${skipped.length} tool${skipped.length === 1 ? '' : 's'} of MCP server ${this.#conn.label} could not be mounted: ${shown}${skipped.length > 10 ? '; …' : ''} (see mount.skipped)`)
     }
     return { added, removed, updated }
+  }
+
+  /** Notes the names of `include`, `exclude` (as arrays) and `shadow` that match no tool
+   * of this listing: a misspelt `exclude` name mounts the tool it meant to hide. Not an
+   * error: a later listing may have them. */
+  #unmatched(remote, wanted, notes) {
+    const label = this.#conn.label
+    const listed = new Set()
+    for (const raw of remote) if (raw !== null && typeof raw === 'object' && typeof raw.name === 'string') listed.add(raw.name)
+    for (const [what, names] of [['include', this.#includeNames], ['exclude', this.#excludeNames]]) {
+      const missed = (names ?? []).filter((n) => !listed.has(n))
+      if (missed.length > 0) notes.push(unmatchedNote(what, missed, (n) => closest(n, listed), `which MCP server ${label} does not list`))
+    }
+    const missed = [...this.#shadow].filter((n) => !wanted.has(n))
+    if (missed.length > 0) {
+      // A name given without the prefix is the likeliest mistake.
+      const hint = (n) => (wanted.has(localName(this.#prefix, n)) ? localName(this.#prefix, n) : closest(n, wanted.keys()))
+      notes.push(unmatchedNote('shadow', missed, hint, `which no tool of MCP server ${label} has as its local name`))
+    }
   }
 
   async #call(remote, args, ctx) {

@@ -322,6 +322,46 @@ async fn a_mount_never_takes_a_visible_tools_place_unless_allowed_by_name() {
 }
 
 #[tokio::test]
+async fn include_exclude_and_shadow_names_that_match_no_tool_are_warnings_with_the_close_name() {
+    let registry = ToolRegistry::new();
+    // `Add` is `add` but for case, `fials` two edits from `fails`; `shadow_me` is the
+    // remote name, not the local one.
+    let options = MountOptions {
+        exclude: vec!["echo.text".into(), "Add".into(), "fials".into(), "Add".into()],
+        shadow: vec!["sdk_steps".into(), "shadow_me".into(), "zzz".into()],
+        ..sdk()
+    };
+    let (mount, _) = mounted(&registry, options).await;
+    assert_eq!(mount.tools(), ["sdk_add", "sdk_fails", "sdk_slow", "sdk_shadow_me", "sdk_steps", "sdk_crash", "sdk_huge"], "a misspelt exclude name hides nothing");
+    let warned = [
+        "mount_mcp: exclude names 'Add' (did you mean 'add'?), 'fials' (did you mean 'fails'?), which MCP server sdk-fixture does not list",
+        "mount_mcp: shadow names 'shadow_me' (did you mean 'sdk_shadow_me'?), 'zzz', which no tool of MCP server sdk-fixture has as its local name",
+    ];
+    assert_eq!(mount.warnings(), warned);
+    // Recomputed on each listing.
+    mount.refresh().await.unwrap();
+    assert_eq!(mount.warnings(), warned);
+    mount.unmount().await;
+
+    // An include name that matches nothing mounts nothing, and says so; at most 10 shown.
+    let mut include = vec!["ad".to_string()];
+    include.extend((0..11).map(|i| format!("x{i}{}", "y".repeat(300))));
+    let (mount, _) = mounted(&registry, MountOptions { include: Some(include), ..sdk() }).await;
+    assert!(mount.tools().is_empty());
+    let note = &mount.warnings()[0];
+    assert!(note.starts_with("mount_mcp: include names 'ad' (did you mean 'add'?), 'x0yyy"), "{note}");
+    assert!(note.ends_with("yyy' and 2 more, which MCP server sdk-fixture does not list"), "{note}");
+    assert!(note.len() < 2400, "{} characters", note.len());
+    mount.unmount().await;
+
+    // Names that all match: no such warning.
+    let (mount, _) = mounted(&registry, MountOptions { include: Some(vec!["add".into(), "steps".into()]), exclude: vec!["steps".into()], shadow: vec!["sdk_add".into()], ..sdk() }).await;
+    assert_eq!(mount.tools(), ["sdk_add"]);
+    assert!(mount.warnings().is_empty(), "{:?}", mount.warnings());
+    mount.unmount().await;
+}
+
+#[tokio::test]
 async fn options_that_cannot_work_are_refused_and_dropping_the_mount_unmounts() {
     let registry = ToolRegistry::new();
     for (options, says) in [

@@ -9,7 +9,7 @@
 //! time, and a tool that cannot be mounted is skipped and listed in
 //! [`McpMount::skipped`], never failing the mount.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex as StdMutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -145,6 +145,16 @@ struct Seen {
     tools: Vec<String>,
     skipped: Vec<Skipped>,
     warnings: Vec<String>,
+}
+
+/// What one listing brought: the tools (JSON) within the limits, those that are not MCP
+/// tools, and the names of both.
+#[derive(Default)]
+struct Listing {
+    tools: Vec<Value>,
+    skipped: Vec<Skipped>,
+    /// In the server's order.
+    names: Vec<String>,
 }
 
 /// Progress sinks of the calls in flight, by the progress token rmcp gave each request.
@@ -353,7 +363,8 @@ impl McpMount {
         lock(&self.shared.seen).skipped.clone()
     }
 
-    /// What the last listing cut (a listing stopped at a limit, a description cut).
+    /// What the last listing cut (a listing stopped at a limit, a description cut), and
+    /// names of `include`, `exclude` or `shadow` it matched nothing with.
     pub fn warnings(&self) -> Vec<String> {
         lock(&self.shared.seen).warnings.clone()
     }
@@ -380,7 +391,7 @@ impl McpMount {
             return Err(unmounted("refresh"));
         }
         let mut notes = Vec::new();
-        let (listed, mut skipped) = shared.list(&mut notes).await?;
+        let Listing { tools: listed, mut skipped, names } = shared.list(&mut notes).await?;
         let o = &shared.options;
         // In the server's order, and where each local name is in it.
         let mut wanted: Vec<(String, Value, String)> = Vec::new();
@@ -421,6 +432,7 @@ impl McpMount {
             wanted_at.insert(name.clone(), wanted.len());
             wanted.push((name, tool, json));
         }
+        unmatched(o, &shared.label, &names, &wanted_at, &mut notes);
         let scope = shared.scope();
         let mut changes = MountChanges::default();
         let mut changed = Vec::new();
@@ -521,6 +533,102 @@ fn unmounted(what: &str) -> ToolError {
 /// Whether `handler` is the one `ours` points to.
 fn is_ours(handler: &Arc<dyn ToolHandler>, ours: &Weak<dyn ToolHandler>) -> bool {
     std::ptr::addr_eq(Arc::as_ptr(handler), ours.as_ptr())
+}
+
+/// Notes the names of `include`, `exclude` and `shadow` that match no tool of a listing
+/// (`listed`: the names the server listed; `wanted`: the local names tried): a misspelt
+/// `exclude` name mounts the tool it meant to hide. Not an error: a later listing may
+/// have them. As in JS.
+fn unmatched(o: &MountOptions, label: &str, listed: &[String], wanted: &HashMap<String, usize>, notes: &mut Vec<String>) {
+    let listed_set: HashSet<&String> = listed.iter().collect();
+    for (what, names) in [("include", o.include.as_deref().unwrap_or_default()), ("exclude", o.exclude.as_slice())] {
+        let missed = distinct(names.iter().filter(|n| !listed_set.contains(n)));
+        if !missed.is_empty() {
+            notes.push(unmatched_note(what, &missed, |n| closest(n, listed.iter()), &format!("which MCP server {label} does not list")));
+        }
+    }
+    let missed = distinct(o.shadow.iter().filter(|n| !wanted.contains_key(*n)));
+    if !missed.is_empty() {
+        let mut locals: Vec<(&String, usize)> = wanted.iter().map(|(n, &at)| (n, at)).collect();
+        locals.sort_by_key(|&(_, at)| at);
+        // A name given without the prefix is the likeliest mistake.
+        let hint = |n: &str| {
+            let prefixed = local_name(&o.prefix, n);
+            if wanted.contains_key(&prefixed) { Some(prefixed) } else { closest(n, locals.iter().map(|&(n, _)| n)) }
+        };
+        notes.push(unmatched_note("shadow", &missed, hint, &format!("which no tool of MCP server {label} has as its local name")));
+    }
+}
+
+/// `names` without repeats, in their order.
+fn distinct<'a>(names: impl Iterator<Item = &'a String>) -> Vec<&'a str> {
+    let mut seen = HashSet::new();
+    names.filter(|n| seen.insert(n.as_str())).map(String::as_str).collect()
+}
+
+/// The note on the names of option `what` matching nothing (`missed`), at most 10
+/// shown, each cut to 200 characters and with the close name `hint` gives.
+fn unmatched_note(what: &str, missed: &[&str], hint: impl Fn(&str) -> Option<String>, rest: &str) -> String {
+    let shown: Vec<String> = missed
+        .iter()
+        .take(10)
+        .map(|name| match hint(name) {
+            Some(near) => format!("'{}' (did you mean '{}'?)", cut_utf16(name, 200), cut_utf16(&near, 200)),
+            None => format!("'{}'", cut_utf16(name, 200)),
+        })
+        .collect();
+    let more = if missed.len() > 10 { format!(" and {} more", missed.len() - 10) } else { String::new() };
+    format!("mount_mcp: {what} names {}{more}, {rest}", shown.join(", "))
+}
+
+/// The one of `names` closest to `name`: equal but for case, or at most 2 edits from it
+/// (and fewer than its length); the first of the closest.
+fn closest<'a>(name: &str, names: impl Iterator<Item = &'a String>) -> Option<String> {
+    let a: Vec<char> = name.to_lowercase().chars().collect();
+    let mut best: Option<(&String, usize)> = None;
+    for candidate in names {
+        let b: Vec<char> = candidate.to_lowercase().chars().collect();
+        let d = nearness(&a, &b);
+        if d < best.map_or(3, |(_, d)| d) && d < a.len() {
+            best = Some((candidate, d));
+        }
+    }
+    best.map(|(n, _)| n.clone())
+}
+
+/// The edit distance of `a` and `b` when it is at most 2, else 3: only the band of cells
+/// within 2 of the diagonal is computed.
+fn nearness(a: &[char], b: &[char]) -> usize {
+    const FAR: usize = 3;
+    if a.len().abs_diff(b.len()) >= FAR {
+        return FAR;
+    }
+    // Cells outside the band read as FAR.
+    let mut prev = vec![FAR; b.len() + 1];
+    let mut row = vec![FAR; b.len() + 1];
+    for (j, cell) in prev.iter_mut().enumerate().take(3) {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        let (lo, hi) = (i.saturating_sub(2), (i + 2).min(b.len()));
+        if lo > 0 {
+            row[lo - 1] = FAR;
+        }
+        let mut least = FAR;
+        for j in lo..=hi {
+            let d = if j == 0 { i } else { (prev[j] + 1).min(row[j - 1] + 1).min(prev[j - 1] + usize::from(a[i - 1] != b[j - 1])) };
+            row[j] = d.min(FAR);
+            least = least.min(row[j]);
+        }
+        if hi < b.len() {
+            row[hi + 1] = FAR;
+        }
+        if least == FAR {
+            return FAR;
+        }
+        std::mem::swap(&mut prev, &mut row);
+    }
+    prev[b.len()]
 }
 
 /// JS string length (UTF-16 units), which the limits are counted in, as in JS.
@@ -625,18 +733,20 @@ impl Shared {
         let _ = self.registry.unregister_if(scope, name, |t| is_ours(&t.handler, ours));
     }
 
-    /// The listed tools (JSON) within the limits, and those that are not MCP tools.
-    async fn list(self: &Arc<Self>, notes: &mut Vec<String>) -> Result<(Vec<Value>, Vec<Skipped>), ToolError> {
+    /// The listed tools (JSON) within the limits, those that are not MCP tools, and the
+    /// names of both.
+    async fn list(self: &Arc<Self>, notes: &mut Vec<String>) -> Result<Listing, ToolError> {
         let (peer, _) = self.ready(None).await?;
         if peer.peer_info().is_some_and(|i| i.capabilities.tools.is_none()) {
-            return Ok((Vec::new(), Vec::new()));
+            return Ok(Listing::default());
         }
         let o = &self.options;
         let label = &self.label;
         let started = Instant::now();
         let mut tools = Vec::new();
         let mut skipped = Vec::new();
-        let mut cursors = std::collections::HashSet::new();
+        let mut names = Vec::new();
+        let mut cursors = HashSet::new();
         let mut cursor: Option<String> = None;
         loop {
             let Some(left) = o.list_timeout.checked_sub(started.elapsed()).filter(|d| !d.is_zero()) else {
@@ -671,7 +781,10 @@ impl Shared {
             for raw in listed {
                 if tools.len() == o.max_tools {
                     notes.push(format!("MCP server {label} lists more than max_tools ({}) tools: the first {} are used", o.max_tools, o.max_tools));
-                    return Ok((tools, skipped));
+                    return Ok(Listing { tools, skipped, names });
+                }
+                if let Some(name) = raw.get("name").and_then(Value::as_str) {
+                    names.push(name.to_string());
                 }
                 match serde_json::from_value::<rmcp::model::Tool>(raw.clone()) {
                     Ok(_) => tools.push(raw.clone()),
@@ -692,7 +805,7 @@ impl Shared {
                 break;
             }
         }
-        Ok((tools, skipped))
+        Ok(Listing { tools, skipped, names })
     }
 
     fn protocol_error(&self, why: &str) -> ToolError {
