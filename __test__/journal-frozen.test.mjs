@@ -3,7 +3,7 @@
 // completes TCP handshakes, so only the journal's own deadlines end the wait:
 // `new ToolExecutionManager` throws JOURNAL_UNAVAILABLE after the URL's connect_timeout,
 // a journaled call fails JOURNAL_UNAVAILABLE without running after the operation deadline
-// (30 s), and once the server runs again the same manager reconnects by itself.
+// (30 s, or the journal's operationTimeoutMs), and once the server runs again the same manager reconnects by itself.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -88,7 +88,7 @@ async function construct(url, boundMs) {
   return JSON.parse(out)
 }
 
-test('a frozen Postgres: the constructor throws after connect_timeout, a call fails without running after the 30 s deadline, and the manager works again after SIGCONT', { timeout: 180_000 }, async () => {
+test('a frozen Postgres: the constructor throws after connect_timeout, a call fails without running after the 30 s deadline (3 s with operationTimeoutMs), and the manager works again after SIGCONT', { timeout: 180_000 }, async () => {
   const cluster = await pgCluster()
   const url = await journalUrl('postgres')
   const registry = new ToolRegistry()
@@ -96,18 +96,28 @@ test('a frozen Postgres: the constructor throws after connect_timeout, a call fa
   registry.register({ name: 'pay', description: 'Pays', inputSchema: { type: 'object' }, handler: async (_args, ctx) => (runs.push(ctx.idempotencyKey), { paid: true }) })
   const manager = new ToolExecutionManager(registry, { journal: url })
   assert.equal((await manager.execute('pay', {}, { idempotencyKey: 'before' })).success, true)
+  // A manager that gives each journal operation 3 s, not 30.
+  const quick = new ToolExecutionManager(registry, { journal: { url, operationTimeoutMs: 3_000 } })
+  assert.equal((await quick.execute('pay', {}, { idempotencyKey: 'quick-before' })).success, true)
 
   const thaw = freeze(cluster)
   try {
     const started = Date.now()
     // The manager's open connection: the operation deadline.
     const call = manager.execute('pay', {}, { idempotencyKey: 'while-frozen' }).then((r) => ({ r, ms: Date.now() - started }))
+    const quickCall = quick.execute('pay', {}, { idempotencyKey: 'quick-while-frozen' }).then((r) => ({ r, ms: Date.now() - started }))
     // A new manager: the URL's connect timeout, TCP connected and the handshake unanswered.
     const constructed = await construct(`${url}?connect_timeout=2`, 30_000)
     console.log(`new ToolExecutionManager on the frozen server threw after ${constructed.ms} ms`)
     assert.equal(constructed.code, 'JOURNAL_UNAVAILABLE', JSON.stringify(constructed))
     assert.match(constructed.message, /the Postgres journal at postgres:\/\/postgres@127\.0\.0\.1:\d+\/\w+: connecting timed out after 2000 ms/)
     assert.ok(constructed.ms >= 1_900 && constructed.ms < 10_000, `${constructed.ms} ms`)
+
+    const quickly = await quickCall
+    console.log(`a journaled call with operationTimeoutMs 3000 on the frozen server failed after ${quickly.ms} ms`)
+    assert.equal(quickly.r.error?.code, 'JOURNAL_UNAVAILABLE', JSON.stringify(quickly.r))
+    assert.match(quickly.r.error.message, /tool 'pay' was not run: its journal could not be reached \(the Postgres journal at postgres:\/\/postgres@127\.0\.0\.1:\d+\/\w+: timed out after 3000 ms/)
+    assert.ok(quickly.ms >= 2_900 && quickly.ms < 10_000, `${quickly.ms} ms`)
 
     const { r, ms } = await call
     console.log(`a journaled call on the frozen server failed after ${ms} ms`)
@@ -116,13 +126,14 @@ test('a frozen Postgres: the constructor throws after connect_timeout, a call fa
     assert.equal(r.error.category, 'transient')
     assert.match(r.error.message, /tool 'pay' was not run: its journal could not be reached \(the Postgres journal at postgres:\/\/postgres@127\.0\.0\.1:\d+\/\w+: timed out after 30000 ms/)
     assert.ok(ms >= 29_000 && ms < 60_000, `${ms} ms`)
-    assert.deepEqual(runs, ['before'])
+    assert.deepEqual(runs, ['before', 'quick-before'])
   } finally {
     thaw()
   }
   // The same manager connects again; the key that failed was never claimed, and runs now.
   const again = await manager.execute('pay', {}, { idempotencyKey: 'while-frozen' })
   assert.equal(again.success, true, JSON.stringify(again.error))
-  assert.deepEqual(runs, ['before', 'while-frozen'])
+  assert.deepEqual(runs, ['before', 'quick-before', 'while-frozen'])
   await manager.close()
+  await quick.close()
 })

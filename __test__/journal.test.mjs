@@ -321,6 +321,14 @@ describe('journal: bad journals fail at construction', () => {
         message: new RegExp(`journal\\.${key} must be a whole number of milliseconds from \\d+ to 9007199254740991`),
       })
     }
+    // SQLite counts its busy timeout in an i32 of milliseconds.
+    for (const operationTimeoutMs of [0, -1, 1.5, 2 ** 31, Infinity, '3000']) {
+      assert.throws(() => new ToolExecutionManager(registry, { journal: { url: 'sqlite:x.db', operationTimeoutMs } }), {
+        code: 'INVALID_CONFIG',
+        message: 'journal.operationTimeoutMs must be a whole number of milliseconds from 1 to 2147483647 (about 24.8 days)',
+      }, String(operationTimeoutMs))
+    }
+    assert.throws(() => new ToolExecutionManager(registry, { journal: { url: 'sqlite:x.db', operationTimeout: 5 } }), { message: /did you mean `operationTimeoutMs`\?/ })
   })
 
   test('an unreachable Postgres is JOURNAL_UNAVAILABLE at construction, not at the first call', async () => {

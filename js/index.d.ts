@@ -482,7 +482,7 @@ export interface ManagerOptions {
   /**
    * Makes executions durable and exactly-once (Node only): `'sqlite:<path>'` (embedded)
    * or `'postgres://user@host:port/database'` (many processes on many machines), or
-   * `{ url, retentionMs?, leaseMs?, pollMs? }`. A call claims its key in the journal
+   * `{ url, retentionMs?, leaseMs?, pollMs?, operationTimeoutMs? }`. A call claims its key in the journal
    * before it runs; a finished key is replayed, not run again; approvals and recovery
    * work across processes. Opened in the constructor: a malformed URL is
    * `INVALID_CONFIG`, an unreachable, locked or corrupt one `JOURNAL_UNAVAILABLE`, a
@@ -501,6 +501,10 @@ export interface JournalOptions {
   /** How often a call waiting on a key (or an approval) held elsewhere looks again;
    * Postgres also wakes at once on NOTIFY. @default 50 */
   pollMs?: number
+  /** How long one journal operation may wait: for a Postgres server to answer (then
+   * JOURNAL_UNAVAILABLE, the connection dropped), or for another process's lock on a
+   * SQLite file. From 1 to 2147483647. @default 30000 for Postgres, 5000 for SQLite */
+  operationTimeoutMs?: number
 }
 
 export interface ExecuteOptions {

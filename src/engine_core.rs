@@ -230,7 +230,7 @@ impl EngineCore {
             Err(e) => return toolhost::host::registry_error_json(&e).to_string(),
         };
         if let (Some(url), Some(policy)) = (host.journal_url(), host.journal_policy()) {
-            let store = match toolhost::journal::open(url) {
+            let store = match toolhost::journal::open_with(url, &policy) {
                 Ok(store) => store,
                 Err(e) => return toolhost::host::registry_error_json(&e).to_string(),
             };

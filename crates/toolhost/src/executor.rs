@@ -678,7 +678,7 @@ mod journaled {
             config.journal = Some(policy);
             // Opened on a thread of its own: the Postgres client blocks on a runtime of its
             // own, which cannot start inside the caller's.
-            let store = std::thread::scope(|s| s.spawn(|| crate::journal::open(url)).join()).unwrap_or_else(|_| {
+            let store = std::thread::scope(|s| s.spawn(|| crate::journal::open_with(url, &policy)).join()).unwrap_or_else(|_| {
                 Err(RegistryError::new(crate::error::RegistryErrorCode::JournalUnavailable, "opening the journal panicked"))
             })?;
             let executor = Self::new(registry, config)?;

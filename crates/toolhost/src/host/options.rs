@@ -347,9 +347,9 @@ pub fn manager_options(json: &str) -> Result<(ManagerConfig, HostOptions), Regis
     Ok((config, host))
 }
 
-const JOURNAL_KEYS: &[&str] = &["url", "retentionMs", "leaseMs", "pollMs"];
+const JOURNAL_KEYS: &[&str] = &["url", "retentionMs", "leaseMs", "pollMs", "operationTimeoutMs"];
 
-/// `journal`: a URL, or `{ url, retentionMs?, leaseMs?, pollMs? }`.
+/// `journal`: a URL, or `{ url, retentionMs?, leaseMs?, pollMs?, operationTimeoutMs? }`.
 fn journal(v: &Value) -> Result<(String, crate::journal::JournalPolicy), RegistryError> {
     let mut policy = crate::journal::JournalPolicy::default();
     let url = match v {
@@ -357,7 +357,7 @@ fn journal(v: &Value) -> Result<(String, crate::journal::JournalPolicy), Registr
         Value::Object(o) => {
             check_keys(o, JOURNAL_KEYS, "journal", RegistryErrorCode::InvalidConfig).map_err(|e| match e.message.strip_prefix("journal must be an object, got ") {
                 // A function or a symbol: a string is as good as an object here.
-                Some(shown) => invalid_config(format!("journal must be a URL ('sqlite:<path>' or 'postgres://…') or {{ url, retentionMs?, leaseMs?, pollMs? }}, got {shown}")),
+                Some(shown) => invalid_config(format!("journal must be a URL ('sqlite:<path>' or 'postgres://…') or {{ url, retentionMs?, leaseMs?, pollMs?, operationTimeoutMs? }}, got {shown}")),
                 None => e,
             })?;
             let url = match o.get("url") {
@@ -384,9 +384,15 @@ fn journal(v: &Value) -> Result<(String, crate::journal::JournalPolicy), Registr
             if let Some(n) = ms("pollMs", 1.0)? {
                 policy.poll_ms = n;
             }
+            // SQLite counts its busy timeout in an i32 of milliseconds.
+            match present(o, "operationTimeoutMs").map(number) {
+                None => {}
+                Some(Some(n)) if n.is_finite() && (1.0..=i32::MAX as f64).contains(&n) && n.fract() == 0.0 => policy.operation_timeout_ms = Some(n as u64),
+                Some(_) => return Err(invalid_config("journal.operationTimeoutMs must be a whole number of milliseconds from 1 to 2147483647 (about 24.8 days)")),
+            }
             url
         }
-        _ => return Err(invalid_config("journal must be a URL ('sqlite:<path>' or 'postgres://…') or { url, retentionMs?, leaseMs?, pollMs? }")),
+        _ => return Err(invalid_config("journal must be a URL ('sqlite:<path>' or 'postgres://…') or { url, retentionMs?, leaseMs?, pollMs?, operationTimeoutMs? }")),
     };
     Ok((url, policy))
 }
@@ -559,8 +565,20 @@ mod tests {
         assert_eq!(manager_options(r#"{"retry":{"boxed":"number"}}"#).unwrap_err().message, "retry must be an object, got a boxed number (new Number(...))");
         assert_eq!(
             manager_options(r#"{"journal":{"notJson":"function"}}"#).unwrap_err().message,
-            "journal must be a URL ('sqlite:<path>' or 'postgres://…') or { url, retentionMs?, leaseMs?, pollMs? }, got a function"
+            "journal must be a URL ('sqlite:<path>' or 'postgres://…') or { url, retentionMs?, leaseMs?, pollMs?, operationTimeoutMs? }, got a function"
         );
+    }
+
+    #[test]
+    fn the_journal_operation_timeout_is_read_and_bounded() {
+        let policy = |json: &str| manager_options(json).map(|(config, _)| config.journal.unwrap().operation_timeout_ms);
+        assert_eq!(policy(r#"{"journal":"sqlite:x.db"}"#).unwrap(), None);
+        assert_eq!(policy(r#"{"journal":{"url":"sqlite:x.db","operationTimeoutMs":2500}}"#).unwrap(), Some(2500));
+        assert_eq!(policy(r#"{"journal":{"url":"sqlite:x.db","operationTimeoutMs":2147483647}}"#).unwrap(), Some(2147483647));
+        for bad in ["0", "2147483648", "1.5", "\"5\"", r#"{"nonFinite":"Infinity"}"#] {
+            let e = policy(&format!(r#"{{"journal":{{"url":"sqlite:x.db","operationTimeoutMs":{bad}}}}}"#)).unwrap_err();
+            assert_eq!(e.message, "journal.operationTimeoutMs must be a whole number of milliseconds from 1 to 2147483647 (about 24.8 days)", "{bad}");
+        }
     }
 
     #[test]

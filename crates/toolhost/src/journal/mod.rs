@@ -38,7 +38,7 @@ pub mod worker;
 mod store_url;
 
 #[cfg(feature = "journal")]
-pub use store_url::{open, Store};
+pub use store_url::{open, open_with, Store};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -97,11 +97,15 @@ pub struct JournalPolicy {
     /// How often a caller waiting on a key held elsewhere, or an approval decided
     /// elsewhere, looks again (Postgres also wakes on `NOTIFY`).
     pub poll_ms: u64,
+    /// How long one journal operation may wait: for a Postgres server to answer (30 s
+    /// when None, `postgres::DEADLINE`), or for another process's lock on a SQLite file
+    /// (5 s when None, `sqlite::BUSY_TIMEOUT`).
+    pub operation_timeout_ms: Option<u64>,
 }
 
 impl Default for JournalPolicy {
     fn default() -> Self {
-        Self { lease_ms: 10_000, retention_ms: 24 * 3_600_000, poll_ms: 50 }
+        Self { lease_ms: 10_000, retention_ms: 24 * 3_600_000, poll_ms: 50, operation_timeout_ms: None }
     }
 }
 

@@ -22,8 +22,9 @@ use super::{
 use serde_json::Value;
 use crate::error::ToolError;
 
-/// How long a connection waits for another process's lock before it gives up.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a connection waits for another process's lock before it gives up, unless
+/// the policy says otherwise ([`JournalPolicy::operation_timeout_ms`](super::JournalPolicy::operation_timeout_ms)).
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How a commit reaches the disk.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -42,6 +43,8 @@ pub struct SqliteStore {
     /// The file it opened, and its identity then (device, inode): a journal deleted or
     /// replaced while open is noticed at the next write, not written on unseen.
     file: Option<(std::path::PathBuf, (u64, u64))>,
+    /// How long it waits for another process's lock.
+    busy: Duration,
 }
 
 /// A file's identity: (device, inode) on Unix.
@@ -79,9 +82,19 @@ impl SqliteStore {
     /// `JOURNAL_UNAVAILABLE` for a file that cannot be opened, is locked, is not a SQLite
     /// database or is corrupt; `JOURNAL_SCHEMA_NEWER` for one a newer toolhost wrote.
     pub fn open(path: &Path, synchronous: Synchronous) -> Result<Self, JournalError> {
+        Self::open_with_busy_timeout(path, synchronous, BUSY_TIMEOUT)
+    }
+
+    /// [`SqliteStore::open`], waiting up to `busy` for another process's lock (SQLite
+    /// counts it in whole milliseconds, at most `i32::MAX`).
+    ///
+    /// # Errors
+    /// As [`SqliteStore::open`].
+    pub fn open_with_busy_timeout(path: &Path, synchronous: Synchronous, busy: Duration) -> Result<Self, JournalError> {
         let label = format!("at {}", path.display());
         let conn = Connection::open(path).map_err(|e| unavailable(&label, &e))?;
-        let mut store = Self { conn, label, file: None };
+        let busy = busy.min(Duration::from_millis(i32::MAX as u64));
+        let mut store = Self { conn, label, file: None, busy };
         store.configure(synchronous).map_err(|e| unavailable(&store.label, &e))?;
         store.migrate(migrations::SQLITE)?;
         store.file = identity(path).map(|id| (path.to_path_buf(), id));
@@ -89,7 +102,7 @@ impl SqliteStore {
     }
 
     fn configure(&mut self, synchronous: Synchronous) -> rusqlite::Result<()> {
-        self.conn.busy_timeout(BUSY_TIMEOUT)?;
+        self.conn.busy_timeout(self.busy)?;
         let mode = self.wal_mode()?;
         if !mode.eq_ignore_ascii_case("wal") && !mode.eq_ignore_ascii_case("memory") {
             return Err(rusqlite::Error::InvalidParameterName(format!("journal_mode stayed {mode}")));
@@ -112,7 +125,7 @@ impl SqliteStore {
     /// handler (waiting while holding a read lock could deadlock). So connections opening
     /// a new file together retry here, for as long as the busy timeout allows.
     fn wal_mode(&self) -> rusqlite::Result<String> {
-        let deadline = Instant::now() + BUSY_TIMEOUT;
+        let deadline = Instant::now() + self.busy;
         let mut pause = Duration::from_millis(1);
         loop {
             match self.conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)) {
@@ -527,6 +540,34 @@ impl JournalStore for SqliteStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The policy's `operation_timeout_ms` is how long a write waits for another
+    /// connection's lock (5 s without it).
+    #[test]
+    fn the_operation_timeout_bounds_a_wait_for_another_connections_lock() {
+        let dir = std::env::temp_dir().join(format!("toolhost-sqlite-busy-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("j.db");
+        let url = format!("sqlite:{}", path.display());
+        let policy = crate::journal::JournalPolicy { operation_timeout_ms: Some(300), ..Default::default() };
+        let mut store = crate::journal::open_with(&url, &policy).unwrap();
+        let super::super::Store::Sqlite(s) = &mut store else { panic!("not SQLite") };
+        assert_eq!(s.busy, Duration::from_millis(300));
+        s.renew("me", 1).unwrap();
+        let other = Connection::open(&path).unwrap();
+        other.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let started = Instant::now();
+        let e = s.renew("me", 2).unwrap_err();
+        let waited = started.elapsed();
+        assert!(e.message.contains("past the busy timeout"), "{e:?}");
+        assert!(waited >= Duration::from_millis(250) && waited < Duration::from_millis(4_000), "{waited:?}");
+        other.execute_batch("COMMIT").unwrap();
+        s.renew("me", 3).unwrap();
+        // Past what SQLite can count: the most it can, not a panic.
+        let most = SqliteStore::open_with_busy_timeout(&path, Synchronous::Normal, Duration::MAX).unwrap();
+        assert_eq!(most.busy, Duration::from_millis(i32::MAX as u64));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     /// Deleting the journal while a manager has it open went unnoticed: it wrote on to the
     /// unlinked file, and a process started afterwards made a new, empty journal at the

@@ -2,10 +2,11 @@
 
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::time::Duration;
 
 use super::postgres::PostgresStore;
 use super::sqlite::{SqliteStore, Synchronous};
-use super::JournalStore;
+use super::{JournalPolicy, JournalStore};
 use crate::error::{RegistryError, RegistryErrorCode};
 
 /// An open journal store.
@@ -71,9 +72,20 @@ fn sqlite_target(rest: &str) -> Result<(PathBuf, Synchronous), RegistryError> {
 /// opened or reached (a missing directory, a locked or corrupt file, a server that
 /// refuses); `JOURNAL_SCHEMA_NEWER` for a database a newer toolhost wrote.
 pub fn open(url: &str) -> Result<Store, RegistryError> {
+    open_with(url, &JournalPolicy::default())
+}
+
+/// [`open`], with the policy's [`operation_timeout_ms`](JournalPolicy::operation_timeout_ms)
+/// when it sets one.
+///
+/// # Errors
+/// As [`open`].
+pub fn open_with(url: &str, policy: &JournalPolicy) -> Result<Store, RegistryError> {
+    let timeout = policy.operation_timeout_ms.map(Duration::from_millis);
     if let Some(rest) = url.strip_prefix("sqlite:") {
         let (path, synchronous) = sqlite_target(rest)?;
-        return Ok(Store::Sqlite(SqliteStore::open(&path, synchronous)?));
+        let busy = timeout.unwrap_or(super::sqlite::BUSY_TIMEOUT);
+        return Ok(Store::Sqlite(SqliteStore::open_with_busy_timeout(&path, synchronous, busy)?));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         let config = tokio_postgres::Config::from_str(url).map_err(|e| invalid(format!("journal: not a valid Postgres URL: {e}")))?;
@@ -84,7 +96,7 @@ pub fn open(url: &str) -> Result<Store, RegistryError> {
         if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
             return Err(invalid("journal: sslmode=require is not supported yet (toolhost connects without TLS): reach the server over a private network or a local TLS tunnel"));
         }
-        return Ok(Store::Postgres(PostgresStore::open(config)?));
+        return Ok(Store::Postgres(PostgresStore::open_with_deadline(config, timeout.unwrap_or(super::postgres::DEADLINE))?));
     }
     let shown: String = url.chars().take(40).collect();
     Err(invalid(format!("{EXPECTED}, got '{shown}'")))
