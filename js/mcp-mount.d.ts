@@ -122,7 +122,8 @@ export declare class McpMount {
   /** Remote tools that could not be mounted (an invalid tool, name or schema, a schema
    * over a limit, a name taken), each with its reason; each was also a warning. */
   get skipped(): { name: string; reason: string }[]
-  /** What the last listing cut (a listing stopped at a limit, a description cut). */
+  /** What the last listing cut (a listing stopped at a limit, a description cut), and
+   * the `include`, `exclude` and `shadow` names that matched no tool it listed. */
   get warnings(): string[]
   /** The SDK Client in use (a new one after a reconnection), or `null` once unmounted. */
   get client(): McpClient | null
