@@ -9,7 +9,7 @@ use std::sync::{Arc, Barrier};
 use serde_json::json;
 use toolhost::journal::{
     open, ApprovalRequest, Claim, ClaimAnswer, DecideAnswer, Decision, Effect, Record, RecordAnswer, RowKey, Store,
-    StoredOutcome, Verdict,
+    StoredApproval, StoredOutcome, Verdict,
 };
 
 const LEASE: i64 = 10_000;
@@ -81,6 +81,12 @@ fn fence_of(a: &ClaimAnswer) -> i64 {
         ClaimAnswer::Claimed { fence, .. } => *fence,
         other => panic!("expected Claimed, got {other:?}"),
     }
+}
+
+/// A decision check that takes every decision.
+#[allow(clippy::result_large_err)] // the stores' own check type, `Result<(), ToolError>`
+fn accept(_: &StoredApproval) -> Result<(), toolhost::ToolError> {
+    Ok(())
 }
 
 #[test]
@@ -157,11 +163,12 @@ fn exactly_one_approval_decision_wins_and_a_denial_is_the_outcome() {
         assert_eq!((listed[0].approval_id.as_str(), listed[0].tool.as_str(), listed[0].args.as_str()), ("ap-1", "pay", r#"{"cents":100}"#), "{kind}");
         let approve = Decision { approval_id: "ap-1".into(), verdict: Verdict::Approve { args: Some(r#"{"cents":50}"#.into()) }, by: Some("ada".into()), now_ms: 20.0 };
         // A check that refuses leaves everything as it was.
+        #[allow(clippy::result_large_err)] // the stores' own check type, `Result<(), ToolError>`
         let refused = s.as_store().decide(&approve, &|_| Err(toolhost::ToolError::execution("no"))).unwrap();
         assert!(matches!(refused, DecideAnswer::Refused(_)), "{kind}");
-        assert!(matches!(s.as_store().decide(&approve, &|_| Ok(())).unwrap(), DecideAnswer::Decided(_)), "{kind}");
+        assert!(matches!(s.as_store().decide(&approve, &accept).unwrap(), DecideAnswer::Decided(_)), "{kind}");
         let deny = Decision { approval_id: "ap-1".into(), verdict: Verdict::Deny { reason: "late".into() }, by: None, now_ms: 21.0 };
-        assert!(matches!(s.as_store().decide(&deny, &|_| Ok(())).unwrap(), DecideAnswer::NotFound), "{kind}: answered once");
+        assert!(matches!(s.as_store().decide(&deny, &accept).unwrap(), DecideAnswer::NotFound), "{kind}: answered once");
         assert!(s.as_store().approvals().unwrap().is_empty(), "{kind}");
         let r = s.as_store().rows(&[row("ask")]).unwrap().remove(0);
         assert_eq!(r.state, "approved", "{kind}");
@@ -174,7 +181,7 @@ fn exactly_one_approval_decision_wins_and_a_denial_is_the_outcome() {
         d.approval = Some(ApprovalRequest { approval_id: "ap-2".into(), requested_at: 10.0, expires_at: Some(1_000.0) });
         fence_of(&one(&mut s, "owner", 10, &d));
         let deny = Decision { approval_id: "ap-2".into(), verdict: Verdict::Deny { reason: "too much".into() }, by: Some("bob".into()), now_ms: 30.0 };
-        assert!(matches!(s.as_store().decide(&deny, &|_| Ok(())).unwrap(), DecideAnswer::Decided(_)), "{kind}");
+        assert!(matches!(s.as_store().decide(&deny, &accept).unwrap(), DecideAnswer::Decided(_)), "{kind}");
         match one(&mut s, "replayer", 40, &d) {
             ClaimAnswer::Finished(o) => {
                 assert_eq!(o.error.as_ref().unwrap().code, "APPROVAL_DENIED", "{kind}");
@@ -246,7 +253,7 @@ fn release_due_take_over_and_prune() {
             one(&mut s, "gone", 0, &c);
         }
         let approve = Decision { approval_id: "ap-abandoned-approved".into(), verdict: Verdict::Approve { args: None }, by: None, now_ms: 1.0 };
-        assert!(matches!(s.as_store().decide(&approve, &|_| Ok(())).unwrap(), DecideAnswer::Decided(_)), "{kind}");
+        assert!(matches!(s.as_store().decide(&approve, &accept).unwrap(), DecideAnswer::Decided(_)), "{kind}");
         s.as_store().prune(i64::MIN, 5 * LEASE).unwrap();
         let keys = ["abandoned-idem", "abandoned-once", "abandoned-awaiting", "abandoned-approved"].map(row);
         let left: Vec<String> = s.as_store().rows(&keys).unwrap().into_iter().map(|r| r.row.key).collect();
@@ -409,10 +416,10 @@ fn an_approval_past_its_deadline_is_not_listed_nor_approved() {
         let listed: Vec<String> = s.as_store().approvals().unwrap().into_iter().map(|a| a.approval_id).collect();
         assert_eq!(listed, ["ap-forever", "ap-open"], "{kind}");
         let approve = |id: &str| Decision { approval_id: id.into(), verdict: Verdict::Approve { args: None }, by: Some("late".into()), now_ms: now };
-        assert!(matches!(s.as_store().decide(&approve("ap-late"), &|_| Ok(())).unwrap(), DecideAnswer::NotFound), "{kind}");
+        assert!(matches!(s.as_store().decide(&approve("ap-late"), &accept).unwrap(), DecideAnswer::NotFound), "{kind}");
         assert_eq!(s.as_store().rows(&[row("late")]).unwrap()[0].state, "awaiting", "{kind}: nothing written");
-        assert!(matches!(s.as_store().decide(&approve("ap-open"), &|_| Ok(())).unwrap(), DecideAnswer::Decided(_)), "{kind}");
+        assert!(matches!(s.as_store().decide(&approve("ap-open"), &accept).unwrap(), DecideAnswer::Decided(_)), "{kind}");
         let deny = Decision { approval_id: "ap-late".into(), verdict: Verdict::Deny { reason: "no".into() }, by: None, now_ms: now };
-        assert!(matches!(s.as_store().decide(&deny, &|_| Ok(())).unwrap(), DecideAnswer::Decided(_)), "{kind}: a denial is taken");
+        assert!(matches!(s.as_store().decide(&deny, &accept).unwrap(), DecideAnswer::Decided(_)), "{kind}: a denial is taken");
     }
 }

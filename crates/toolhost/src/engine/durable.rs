@@ -509,6 +509,8 @@ impl ExecutionEngine {
         let ms = a.approval_timeout.map_or(0, |d| d.as_millis());
         let Some(id) = a.record.approval.as_ref().map(|r| r.approval_id.clone()) else { return Transition::new(key, Step::Stale) };
         let mut t = Transition::new(key, Step::Stale);
+        // A DecisionCheck returns the public ToolError unboxed (see `journal::DecisionCheck`).
+        #[allow(clippy::result_large_err)]
         t.journal.push(JournalRequest::Decide {
             ticket: 0,
             decision: crate::journal::Decision {
@@ -531,6 +533,8 @@ impl ExecutionEngine {
     pub fn approval_decision(&self, ticket: u64, approval_id: &str, verdict: crate::journal::Verdict, edited: Option<Value>, by: Option<String>) -> JournalRequest {
         let registry = self.registry.clone();
         let (validation, redact) = (self.config.validation, self.config.redact.clone());
+        // A DecisionCheck returns the public ToolError unboxed (see `journal::DecisionCheck`).
+        #[allow(clippy::result_large_err)]
         let check: DecisionCheck = Arc::new(move |row| {
             let Some(args) = &edited else { return Ok(()) };
             crate::arguments::check_depth(&row.tool, args).map_err(ToolError::from)?;

@@ -166,7 +166,7 @@ pub enum ClaimAnswer {
     Claimed { fence: i64, taken_over: Option<Box<RowState>> },
     /// The key finished before (or, for a `once` call whose owner died, was just ended
     /// `interrupted`): every caller gets this outcome.
-    Finished(StoredOutcome),
+    Finished(Box<StoredOutcome>),
     /// Running or waiting for approval under another live claim: wait for it.
     InFlight,
     /// The key was used for another call (another tool or other arguments).
@@ -282,7 +282,7 @@ pub enum RecordAnswer {
     Recorded,
     /// The claim was lost (its lease expired and another process took the key): the
     /// outcome there, if it has one yet.
-    Fenced(Option<StoredOutcome>),
+    Fenced(Option<Box<StoredOutcome>>),
 }
 
 /// An approval decision: by any process on the journal; exactly one wins.

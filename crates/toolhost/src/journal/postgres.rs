@@ -415,7 +415,7 @@ impl JournalStore for PostgresStore {
                 if c.execute(&update, &[&to_json(&r.outcome), &now, &r.row.scope, &r.row.key, &r.fence]).await? == 1 {
                     answers.push(RecordAnswer::Recorded);
                 } else {
-                    answers.push(RecordAnswer::Fenced(select_row(c, &r.row).await?.and_then(|row| row.outcome)));
+                    answers.push(RecordAnswer::Fenced(select_row(c, &r.row).await?.and_then(|row| row.outcome).map(Box::new)));
                 }
             }
             if !records.is_empty() {

@@ -66,13 +66,13 @@ pub enum Existing {
     /// Take the expired row over (fence + 1) and answer `Claimed`.
     TakeOver,
     /// End the expired row with this outcome (fence + 1) and answer `Finished` with it.
-    End(StoredOutcome),
+    End(Box<StoredOutcome>),
 }
 
 pub fn existing(row: &RowState, now: i64) -> Existing {
     if row.state == "done" {
         return match &row.outcome {
-            Some(o) => Existing::Answer(ClaimAnswer::Finished(o.clone())),
+            Some(o) => Existing::Answer(ClaimAnswer::Finished(Box::new(o.clone()))),
             None => Existing::Answer(ClaimAnswer::InFlight),
         };
     }
@@ -80,7 +80,7 @@ pub fn existing(row: &RowState, now: i64) -> Existing {
         return Existing::Answer(ClaimAnswer::InFlight);
     }
     match row.state.as_str() {
-        "running" if !row.effect.may_run_again() => Existing::End(interrupted_outcome(&row.tool, &row.execution_id, now as f64)),
+        "running" if !row.effect.may_run_again() => Existing::End(Box::new(interrupted_outcome(&row.tool, &row.execution_id, now as f64))),
         "awaiting" if row.expires_at().is_some_and(|at| at <= now as f64) => {
             let approval = decided_approval(row.approval.as_ref(), &Decision {
                 approval_id: row.approval_id.clone().unwrap_or_default(),
@@ -88,7 +88,7 @@ pub fn existing(row: &RowState, now: i64) -> Existing {
                 by: None,
                 now_ms: now as f64,
             }, &row.args);
-            Existing::End(denied_outcome(&row.tool, &row.execution_id, "nobody approved it in time", approval, now as f64))
+            Existing::End(Box::new(denied_outcome(&row.tool, &row.execution_id, "nobody approved it in time", approval, now as f64)))
         }
         _ => Existing::TakeOver,
     }

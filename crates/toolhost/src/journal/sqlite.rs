@@ -309,7 +309,7 @@ impl JournalStore for SqliteStore {
                     answers.push(RecordAnswer::Recorded);
                 } else {
                     let row = select_row(&tx, &r.row).map_err(err)?;
-                    answers.push(RecordAnswer::Fenced(row.and_then(|row| row.outcome)));
+                    answers.push(RecordAnswer::Fenced(row.and_then(|row| row.outcome).map(Box::new)));
                 }
             }
         }

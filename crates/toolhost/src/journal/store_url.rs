@@ -12,14 +12,14 @@ use crate::error::{RegistryError, RegistryErrorCode};
 /// An open journal store.
 pub enum Store {
     Sqlite(SqliteStore),
-    Postgres(PostgresStore),
+    Postgres(Box<PostgresStore>),
 }
 
 impl Store {
     pub fn as_store(&mut self) -> &mut dyn JournalStore {
         match self {
             Self::Sqlite(s) => s,
-            Self::Postgres(s) => s,
+            Self::Postgres(s) => &mut **s,
         }
     }
 }
@@ -96,7 +96,7 @@ pub fn open_with(url: &str, policy: &JournalPolicy) -> Result<Store, RegistryErr
         if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
             return Err(invalid("journal: sslmode=require is not supported yet (toolhost connects without TLS): reach the server over a private network or a local TLS tunnel"));
         }
-        return Ok(Store::Postgres(PostgresStore::open_with_deadline(config, timeout.unwrap_or(super::postgres::DEADLINE))?));
+        return Ok(Store::Postgres(Box::new(PostgresStore::open_with_deadline(config, timeout.unwrap_or(super::postgres::DEADLINE))?)));
     }
     let shown: String = url.chars().take(40).collect();
     Err(invalid(format!("{EXPECTED}, got '{shown}'")))

@@ -24,6 +24,9 @@ use super::{
     ClaimAnswer, Claim, DueCursor, JournalAnswer, JournalError, JournalPolicy, JournalRequest, Record, RowKey, Store,
 };
 
+// Each request is moved once into the channel; boxing it would add an allocation to
+// every journaled call (the engine's Step carries it unboxed for the same reason).
+#[allow(clippy::large_enum_variant)]
 enum Message {
     Work(JournalRequest),
     /// Postgres notified a change: look at what callers wait for now.
@@ -186,7 +189,7 @@ fn now_ms() -> i64 {
 
 /// A write that failed and is tried again later.
 enum Retry {
-    Record(Record),
+    Record(Box<Record>),
     Start { exec: u64, row: RowKey, fence: i64 },
     Release { row: RowKey, fence: i64 },
 }
@@ -400,7 +403,7 @@ impl Worker {
             }
             Err(e) => {
                 tracing::warn!(target: "toolhost::journal", "writing {} outcome(s) failed, will retry: {e}", records.len());
-                self.retries.extend(records.into_iter().map(Retry::Record));
+                self.retries.extend(records.into_iter().map(|r| Retry::Record(Box::new(r))));
                 self.schedule_retry();
             }
         }
@@ -442,7 +445,7 @@ impl Worker {
             let (mut records, mut starts, mut releases) = (Vec::new(), Vec::new(), Vec::new());
             for r in pending {
                 match r {
-                    Retry::Record(r) => records.push(r),
+                    Retry::Record(r) => records.push(*r),
                     Retry::Start { exec, row, fence } => starts.push((exec, row, fence)),
                     Retry::Release { row, fence } => releases.push((row, fence)),
                 }

@@ -202,10 +202,10 @@ fn collect(value: &Value, path: &str, calls: &mut Vec<ToolCall>) -> Result<(), P
             } else if map.contains_key("name") && !FOREIGN_CALL_KEYS.iter().any(|k| map.contains_key(*k)) {
                 calls.push(function_call(value, path, calls.len())?);
                 Ok(())
-            } else if NO_CALL_KEYS.iter().any(|k| map.contains_key(*k)) {
-                Ok(()) // a part or candidate without a function call
-            } else if map.contains_key("role") && !map.contains_key("content") {
-                Ok(()) // a Content with no parts (a candidate cut short)
+            } else if NO_CALL_KEYS.iter().any(|k| map.contains_key(*k)) // a part or candidate without a function call
+                || (map.contains_key("role") && !map.contains_key("content")) // a Content with no parts (a candidate cut short)
+            {
+                Ok(())
             } else {
                 Err(wrong_shape(P, path, EXPECTED, value))
             }

@@ -90,7 +90,7 @@ fn a_call_claims_its_key_runs_and_ends_only_once_its_outcome_is_stored() {
 fn a_finished_key_is_replayed_without_running() {
     let mut e = engine(Effect::Once, false);
     let t = e.start("pay", Ok(json!({ "cents": 5 })), keyed("order-1"));
-    let end = answer(&mut e, JournalAnswer::Claimed { claim: Box::new(claim_of(&t)), answer: ClaimAnswer::Finished(outcome(json!({ "paid": 5 }))) });
+    let end = answer(&mut e, JournalAnswer::Claimed { claim: Box::new(claim_of(&t)), answer: ClaimAnswer::Finished(Box::new(outcome(json!({ "paid": 5 })))) });
     match &end.step {
         Step::Finished(r) => {
             assert!(r.replayed);
@@ -117,7 +117,7 @@ fn a_conflict_is_refused_and_a_key_in_flight_is_watched_until_it_finishes() {
         Step::Journal(JournalRequest::Watch(c)) => c.clone(),
         _ => panic!("a key held elsewhere is watched"),
     };
-    let end = answer(&mut e, JournalAnswer::Claimed { claim: Box::new(watched), answer: ClaimAnswer::Finished(outcome(json!(1))) });
+    let end = answer(&mut e, JournalAnswer::Claimed { claim: Box::new(watched), answer: ClaimAnswer::Finished(Box::new(outcome(json!(1)))) });
     assert!(matches!(&end.step, Step::Finished(r) if r.replayed));
 }
 
@@ -262,7 +262,7 @@ fn a_fenced_outcome_gives_the_caller_what_the_journal_holds() {
         Step::Journal(JournalRequest::Record(r)) => r.row,
         _ => panic!(),
     };
-    let end = answer(&mut e, JournalAnswer::Recorded { exec: t.key, row, answer: RecordAnswer::Fenced(Some(outcome(json!("theirs")))) });
+    let end = answer(&mut e, JournalAnswer::Recorded { exec: t.key, row, answer: RecordAnswer::Fenced(Some(Box::new(outcome(json!("theirs"))))) });
     match &end.step {
         Step::Finished(r) => {
             assert!(r.replayed);
