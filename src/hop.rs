@@ -52,9 +52,12 @@ pub mod trace {
 
     static ON: AtomicBool = AtomicBool::new(false);
 
+    /// A timer received: execution id, attempt, kind, armed/due/fired, received.
+    pub type Received = (String, u32, &'static str, super::TimerTrace, f64);
+
     thread_local! {
         /// One entry per timer received: execution id, attempt, kind, armed, due, fired, received.
-        pub static RECEIVED: RefCell<Vec<(String, u32, &'static str, super::TimerTrace, f64)>> = const { RefCell::new(Vec::new()) };
+        pub static RECEIVED: RefCell<Vec<Received>> = const { RefCell::new(Vec::new()) };
     }
 
     fn anchor() -> Instant {
