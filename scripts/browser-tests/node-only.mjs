@@ -48,6 +48,8 @@ export default {
       'runs journal worker processes and kills them with SIGKILL (node:child_process)',
     '__test__/journal-frozen.test.mjs':
       'stops a Postgres server with SIGSTOP (process.kill) and constructs managers in a child process (node:child_process)',
+    '__test__/journal-lost-answer.test.mjs':
+      'proxies a Postgres connection through a TCP server in a worker thread (node:net, node:worker_threads); the journal is Node only',
     '__test__/request-context.test.mjs':
       'AsyncLocalStorage (node:async_hooks) is Node\'s; a browser has none. ctx.context, which works in both, is tested by call-context.test.mjs',
     '__test__/ag-ui-run.test.mjs':

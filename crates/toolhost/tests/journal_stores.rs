@@ -423,3 +423,46 @@ fn an_approval_past_its_deadline_is_not_listed_nor_approved() {
         assert!(matches!(s.as_store().decide(&deny, &accept).unwrap(), DecideAnswer::Decided(_)), "{kind}: a denial is taken");
     }
 }
+
+/// What a claim whose answer was lost wrote is let go by `forget`, and nothing else: not
+/// another owner's row, another execution's, a row taken over (fence 2) nor a finished one.
+#[test]
+fn forget_deletes_only_a_fresh_unfinished_claim_of_its_owner_and_execution() {
+    let j = journals("forget");
+    for (kind, url) in j.urls.clone() {
+        let mut s = store(&url);
+        let lost = claim("lost", json!({}), Effect::Once);
+        fence_of(&one(&mut s, "me", 0, &lost));
+        let mut awaiting = claim("lost-awaiting", json!({}), Effect::Once);
+        awaiting.approval = Some(ApprovalRequest { approval_id: "ap-lost".into(), requested_at: 0.0, expires_at: None });
+        fence_of(&one(&mut s, "me", 0, &awaiting));
+        fence_of(&one(&mut s, "other", 0, &claim("theirs", json!({}), Effect::Once)));
+        fence_of(&one(&mut s, "me", 0, &claim("other-exec", json!({}), Effect::Once)));
+        let taken = claim("taken", json!({}), Effect::Idempotent);
+        fence_of(&one(&mut s, "dead", 0, &taken));
+        assert_eq!(fence_of(&one(&mut s, "me", LEASE + 1, &taken)), 2, "{kind}");
+        let f = fence_of(&one(&mut s, "me", 0, &claim("done", json!({}), Effect::Once)));
+        s.as_store().record(1, &[Record { exec: 1, row: row("done"), fence: f, outcome: outcome(json!(1)) }]).unwrap();
+
+        let forget: Vec<(toolhost::journal::RowKey, String)> = [
+            ("lost", "exec-lost"),
+            ("lost-awaiting", "exec-lost-awaiting"),
+            ("theirs", "exec-theirs"),
+            ("other-exec", "exec-someone-else"),
+            ("taken", "exec-taken"),
+            ("done", "exec-done"),
+            ("absent", "exec-absent"),
+        ]
+        .iter()
+        .map(|(k, e)| (row(k), e.to_string()))
+        .collect();
+        s.as_store().forget("me", &forget).unwrap();
+        let keys = ["lost", "lost-awaiting", "theirs", "other-exec", "taken", "done"].map(row);
+        let mut left: Vec<String> = s.as_store().rows(&keys).unwrap().into_iter().map(|r| r.row.key).collect();
+        left.sort();
+        assert_eq!(left, ["done", "other-exec", "taken", "theirs"], "{kind}");
+        assert!(s.as_store().approvals().unwrap().is_empty(), "{kind}: the lost claim's approval is gone too");
+        // The key is free again.
+        assert_eq!(fence_of(&one(&mut s, "me", 1, &lost)), 1, "{kind}");
+    }
+}

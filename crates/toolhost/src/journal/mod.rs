@@ -396,6 +396,12 @@ pub trait JournalStore: Send {
     /// their fence still holds and they are not finished: the key may be used again.
     fn release(&mut self, rows: &[(RowKey, i64)]) -> Result<(), JournalError>;
 
+    /// Deletes what claims whose answers were lost may have written: for each row, one
+    /// claimed afresh (fence 1) by `owner` for that execution id, not finished. Such a
+    /// call never ran (it failed without running when its claim got no answer), and the
+    /// row would otherwise be held, its lease renewed, for as long as `owner` lives.
+    fn forget(&mut self, owner: &str, rows: &[(RowKey, String)]) -> Result<(), JournalError>;
+
     /// Marks approved rows as running (the handler is about to start), if the fence holds.
     fn start(&mut self, owner: &str, lease_until: i64, rows: &[(RowKey, i64)]) -> Result<Vec<bool>, JournalError>;
 

@@ -437,6 +437,25 @@ impl JournalStore for PostgresStore {
         })
     }
 
+    fn forget(&mut self, owner: &str, rows: &[(RowKey, String)]) -> Result<(), JournalError> {
+        self.with(async |c| {
+            let mut deleted = 0;
+            for (row, execution_id) in rows {
+                deleted += c
+                    .execute(
+                        "DELETE FROM toolhost_calls WHERE scope = $1 AND key = $2 AND owner = $3 AND execution_id = $4 AND fence = 1 AND state <> 'done'",
+                        &[&row.scope, &row.key, &owner, execution_id],
+                    )
+                    .await?;
+            }
+            // A caller elsewhere may wait on the key.
+            if deleted > 0 {
+                notify(c).await?;
+            }
+            Ok(())
+        })
+    }
+
     fn start(&mut self, owner: &str, lease_until: i64, rows: &[(RowKey, i64)]) -> Result<Vec<bool>, JournalError> {
         self.with(async |c| {
             let mut started = Vec::with_capacity(rows.len());

@@ -328,6 +328,20 @@ impl JournalStore for SqliteStore {
         tx.commit().map_err(err)
     }
 
+    fn forget(&mut self, owner: &str, rows: &[(RowKey, String)]) -> Result<(), JournalError> {
+        let label = self.label.clone();
+        let err = |e: rusqlite::Error| unavailable(&label, &e);
+        let tx = self.write()?;
+        for (row, execution_id) in rows {
+            tx.execute(
+                "DELETE FROM toolhost_calls WHERE scope = ?1 AND key = ?2 AND owner = ?3 AND execution_id = ?4 AND fence = 1 AND state <> 'done'",
+                params![row.scope, row.key, owner, execution_id],
+            )
+            .map_err(err)?;
+        }
+        tx.commit().map_err(err)
+    }
+
     fn start(&mut self, owner: &str, lease_until: i64, rows: &[(RowKey, i64)]) -> Result<Vec<bool>, JournalError> {
         let label = self.label.clone();
         let err = |e: rusqlite::Error| unavailable(&label, &e);

@@ -192,6 +192,8 @@ enum Retry {
     Record(Box<Record>),
     Start { exec: u64, row: RowKey, fence: i64 },
     Release { row: RowKey, fence: i64 },
+    /// A claim whose answer was lost: what it may have written ([`JournalStore::forget`]).
+    Forget { row: RowKey, execution_id: String },
 }
 
 struct Worker {
@@ -364,6 +366,10 @@ impl Worker {
                     }
                 }
                 Err(error) => {
+                    // The calls fail without running, but the server may have written some
+                    // claims (a connection lost or timed out after a claim was sent): they
+                    // would hold their keys for as long as this process renews its leases.
+                    self.lost(&claims);
                     for claim in claims {
                         answers.push(JournalAnswer::Failed { exec: Some(claim.exec), ticket: None, claim: Some(Box::new(claim)), error: error.clone() });
                     }
@@ -431,6 +437,44 @@ impl Worker {
         }
     }
 
+    /// Claims whose answers were lost: what they wrote is deleted when the journal answers
+    /// again ([`Worker::forget`]).
+    fn lost(&mut self, claims: &[Claim]) {
+        self.retries.extend(claims.iter().map(|c| Retry::Forget { row: c.row.clone(), execution_id: c.execution_id.clone() }));
+        self.schedule_retry();
+    }
+
+    /// Deletes what lost claims may have written; false (they are kept) when it fails.
+    /// A lost claim of an execution that still waits (a watched key) is claimed again by
+    /// the next poll: this goes first, so that it never deletes that later claim's row.
+    fn forget(&mut self) -> bool {
+        if !self.retries.iter().any(|r| matches!(r, Retry::Forget { .. })) {
+            return true;
+        }
+        let mut rows = Vec::new();
+        self.retries.retain(|r| match r {
+            Retry::Forget { row, execution_id } => {
+                rows.push((row.clone(), execution_id.clone()));
+                false
+            }
+            _ => true,
+        });
+        match self.store.as_store().forget(&self.owner, &rows) {
+            Ok(()) => true,
+            // A corrupt SQLite file: nothing is written to it any more.
+            Err(e) if e.lasting => {
+                tracing::warn!(target: "toolhost::journal", "letting go of {} claim(s) whose answers were lost failed for good: {e}", rows.len());
+                true
+            }
+            Err(e) => {
+                tracing::warn!(target: "toolhost::journal", "letting go of {} claim(s) whose answers were lost failed, will retry: {e}", rows.len());
+                self.retries.extend(rows.into_iter().map(|(row, execution_id)| Retry::Forget { row, execution_id }));
+                self.schedule_retry();
+                false
+            }
+        }
+    }
+
     fn schedule_retry(&mut self) {
         self.next_retry = Some(Instant::now() + self.retry_delay);
         self.retry_delay = (self.retry_delay * 2).min(Duration::from_secs(5));
@@ -441,6 +485,7 @@ impl Worker {
         let now = Instant::now();
         if self.next_retry.is_some_and(|at| at <= now) {
             self.next_retry = None;
+            let forgotten = self.forget();
             let pending: Vec<Retry> = self.retries.drain(..).collect();
             let (mut records, mut starts, mut releases) = (Vec::new(), Vec::new(), Vec::new());
             for r in pending {
@@ -448,6 +493,8 @@ impl Worker {
                     Retry::Record(r) => records.push(*r),
                     Retry::Start { exec, row, fence } => starts.push((exec, row, fence)),
                     Retry::Release { row, fence } => releases.push((row, fence)),
+                    // Kept by forget(), which failed: tried again with the rest.
+                    forget @ Retry::Forget { .. } => self.retries.push_back(forget),
                 }
             }
             let before = answers.len();
@@ -461,7 +508,7 @@ impl Worker {
                 self.retries.extend(releases.into_iter().map(|(row, fence)| Retry::Release { row, fence }));
                 self.schedule_retry();
             }
-            if self.retries.is_empty() && answers.len() > before {
+            if self.retries.is_empty() && (answers.len() > before || forgotten) {
                 self.retry_delay = Duration::from_millis(50);
             }
         }
@@ -509,7 +556,7 @@ impl Worker {
 
     /// Looks again at what callers wait for.
     fn poll(&mut self, answers: &mut Vec<JournalAnswer>) {
-        if !self.watches.is_empty() {
+        if !self.watches.is_empty() && self.forget() {
             let claims: Vec<Claim> = self.watches.values().cloned().collect();
             let (now, until) = (now_ms(), self.lease_until());
             match self.store.as_store().claim(&self.owner, until, now, &claims) {
@@ -521,7 +568,10 @@ impl Worker {
                         }
                     }
                 }
-                Err(e) => tracing::warn!(target: "toolhost::journal", "looking at awaited keys failed: {e}"),
+                Err(e) => {
+                    tracing::warn!(target: "toolhost::journal", "looking at awaited keys failed: {e}");
+                    self.lost(&claims);
+                }
             }
         }
         if !self.approvals.is_empty() {
