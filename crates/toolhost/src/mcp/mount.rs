@@ -330,6 +330,8 @@ fn invalid_config(message: String) -> ToolError {
     e
 }
 
+// ToolError is the public error type mount_mcp returns, unboxed as everywhere else.
+#[allow(clippy::result_large_err)]
 fn check_options(registry: &ToolRegistry, o: &MountOptions) -> Result<(), ToolError> {
     for (field, value) in [("max_tools", o.max_tools), ("max_description_chars", o.max_description_chars), ("max_schema_chars", o.max_schema_chars)] {
         if value == 0 {

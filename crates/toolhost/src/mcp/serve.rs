@@ -168,6 +168,8 @@ impl McpServer {
     ///
     /// # Errors
     /// `INVALID_CONFIG` for a `session_id` the registry does not have.
+    // ToolError is the public error type, unboxed as every handler returns it.
+    #[allow(clippy::result_large_err)]
     pub fn new(executor: &ToolExecutor, options: ServeOptions) -> Result<Self, ToolError> {
         let registry = executor.registry();
         if let Some(id) = &options.session_id {
@@ -305,7 +307,7 @@ impl Shared {
             return;
         }
         let Some(peer) = lock(&self.served).get(call).map(|s| s.peer.clone()) else { return };
-        if !peer.peer_info().is_some_and(|i| i.capabilities.elicitation.is_some()) {
+        if peer.peer_info().is_none_or(|i| i.capabilities.elicitation.is_none()) {
             return self.answer(approval_id, false, "the MCP client cannot be asked (it does not support elicitation)".into());
         }
         let mut args = execution.args.to_value().to_string();
