@@ -1,7 +1,9 @@
 // Where one call's time goes: a scenario (B1 by default) under a sampling profiler, each
 // sample put in the layer it was spent in, as µs per call.
 //
-//   node bench/profile.mjs [--scenario B1] [--node] [--chromium] [--calls 100000] [--json out.json]
+//   node bench/profile.mjs [--scenario B1] [--node] [--chromium] [--calls N] [--json out.json]
+//
+// --calls is the scenario's size in `npm run bench` unless given (B1 100,000, B5 1,000).
 //
 // - Node: the native addon under Linux `perf` (cpu-clock, 5 kHz, call graphs, JS frames
 //   named through --perf-basic-prof); only the JS thread's samples count. Without perf
@@ -22,9 +24,10 @@
 //   - "other": V8 compiling, the event loop, start-up.
 // Each layer's µs/call is its share of the samples times the µs/call measured in the
 // same (profiled) run; the profiler's own cost is in every layer alike.
-import { spawnSync, execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { StringDecoder } from 'node:string_decoder'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -91,12 +94,40 @@ function perfLayer(sym, dso) {
   return undefined
 }
 
+/** The lines of the file at `path`, read a megabyte at a time: `perf script`'s text for
+ * a long run is more than a JS string can hold. */
+function* linesOf(path) {
+  const fd = openSync(path, 'r')
+  try {
+    const buf = Buffer.alloc(1 << 20)
+    // A character cut at the end of a read is finished by the next.
+    const utf8 = new StringDecoder('utf8')
+    let rest = ''
+    for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0; ) {
+      const lines = (rest + utf8.write(buf.subarray(0, n))).split('\n')
+      rest = lines.pop()
+      yield* lines
+    }
+    if (rest !== '') yield rest
+  } finally {
+    closeSync(fd)
+  }
+}
+
 function perfSamples(data, mainTid) {
-  const out = execFileSync('perf', ['script', '--no-inline', '-i', data, '-F', 'tid,ip,sym,dso'], { maxBuffer: 1 << 30, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+  const text = `${data}.txt`
+  const fd = openSync(text, 'w')
+  let r
+  try {
+    r = spawnSync('perf', ['script', '--no-inline', '-i', data, '-F', 'tid,ip,sym,dso'], { stdio: ['ignore', fd, 'pipe'], encoding: 'utf8' })
+  } finally {
+    closeSync(fd)
+  }
+  if (r.status !== 0) throw new Error(`perf script failed: ${(r.stderr ?? '').slice(-500)}`)
   const samples = []
   let frames = null
   let tid = 0
-  for (const line of out.split('\n')) {
+  for (const line of linesOf(text)) {
     if (line === '') {
       if (frames !== null && tid === mainTid) samples.push(frames)
       frames = null
@@ -264,7 +295,8 @@ export function table(results) {
 
 async function main() {
   const scenario = opt('--scenario', 'B1')
-  const calls = Number(opt('--calls', '100000'))
+  const { SIZES } = await import('./scenarios.mjs')
+  const calls = Number(opt('--calls', String(SIZES[scenario] ?? 100_000)))
   const both = !argv.includes('--node') && !argv.includes('--chromium')
   const results = {}
   if (both || argv.includes('--node')) {
