@@ -121,7 +121,9 @@ fn a_frozen_server_fails_within_the_deadlines_and_the_store_reconnects_once_it_r
         let r = store.as_store().approvals();
         (store, r)
     });
-    unavailable(&r.expect_err("no answer"), "timed out after 1000 ms");
+    let e = r.expect_err("no answer");
+    unavailable(&e, "timed out after 1000 ms");
+    assert!(e.maybe_written, "sent, unanswered: it may have been written");
     eprintln!("an operation on the frozen server failed after {took:?}");
     assert!(took >= Duration::from_millis(900) && took < Duration::from_secs(5), "{took:?}");
 
@@ -130,7 +132,9 @@ fn a_frozen_server_fails_within_the_deadlines_and_the_store_reconnects_once_it_r
         let r = store.as_store().claim("me", i64::MAX, 0, &[claim(1, "while-frozen")]);
         (store, r)
     });
-    unavailable(&r.expect_err("no answer"), "connecting timed out after 2000 ms");
+    let e = r.expect_err("no answer");
+    unavailable(&e, "connecting timed out after 2000 ms");
+    assert!(!e.maybe_written, "nothing was sent: the claim cannot have been written");
     eprintln!("reconnecting to the frozen server failed after {took:?}");
     assert!(took >= Duration::from_millis(1_900) && took < Duration::from_secs(8), "{took:?}");
     // Right after, an operation fails at once with that error instead of waiting again.

@@ -42,6 +42,7 @@ pub fn pending(migrations: &'static [Migration], current: i64, what: &str) -> Re
                 "the journal {what} has schema version {current}, newer than this toolhost knows ({latest}): it was written by a newer toolhost; upgrade toolhost, or use another database"
             ),
             lasting: false,
+            maybe_written: false,
         });
     }
     Ok(&migrations[migrations.iter().take_while(|m| m.version <= current).count()..])

@@ -363,11 +363,15 @@ pub struct JournalError {
     /// Trying again cannot help (a corrupt SQLite file): a write that failed so is not
     /// retried, its execution ends with the error instead of waiting for ever.
     pub lasting: bool,
+    /// The request may have reached the store and been written although it failed (a
+    /// connection lost or timed out after the request was sent): a failed claim may
+    /// have left its row ([`JournalStore::forget`]).
+    pub maybe_written: bool,
 }
 
 impl JournalError {
     pub fn unavailable(message: impl Into<String>) -> Self {
-        Self { code: RegistryErrorCode::JournalUnavailable, message: message.into(), lasting: false }
+        Self { code: RegistryErrorCode::JournalUnavailable, message: message.into(), lasting: false, maybe_written: false }
     }
 }
 

@@ -262,16 +262,20 @@ impl PostgresStore {
         let deadline = self.deadline;
         let (client, _) = self.client.as_mut().expect("connected above");
         // The timer is made inside the runtime, which it needs.
+        // Failing once connected, the request may have been written (its answer lost).
         match self.rt.get().block_on(async { tokio::time::timeout(deadline, f(client)).await }) {
             Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(unavailable(&self.label, &e)),
+            Ok(Err(e)) => Err(JournalError { maybe_written: true, ..unavailable(&self.label, &e) }),
             Err(_) => {
                 self.disconnect();
-                Err(JournalError::unavailable(format!(
-                    "the Postgres journal {}: timed out after {} ms with no answer from the server; the connection is dropped and the next request connects again",
-                    self.label,
-                    deadline.as_millis()
-                )))
+                Err(JournalError {
+                    maybe_written: true,
+                    ..JournalError::unavailable(format!(
+                        "the Postgres journal {}: timed out after {} ms with no answer from the server; the connection is dropped and the next request connects again",
+                        self.label,
+                        deadline.as_millis()
+                    ))
+                })
             }
         }
     }

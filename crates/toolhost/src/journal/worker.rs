@@ -369,7 +369,10 @@ impl Worker {
                     // The calls fail without running, but the server may have written some
                     // claims (a connection lost or timed out after a claim was sent): they
                     // would hold their keys for as long as this process renews its leases.
-                    self.lost(&claims);
+                    // (Not when nothing was sent: a journal down for long fails every call.)
+                    if error.maybe_written {
+                        self.lost(&claims);
+                    }
                     for claim in claims {
                         answers.push(JournalAnswer::Failed { exec: Some(claim.exec), ticket: None, claim: Some(Box::new(claim)), error: error.clone() });
                     }
@@ -570,7 +573,9 @@ impl Worker {
                 }
                 Err(e) => {
                     tracing::warn!(target: "toolhost::journal", "looking at awaited keys failed: {e}");
-                    self.lost(&claims);
+                    if e.maybe_written {
+                        self.lost(&claims);
+                    }
                 }
             }
         }
