@@ -155,6 +155,9 @@ export declare class RegistryCore {
   takeReleased(): string
 }
 
+/** The one of `known` closest to the name `word` (a typo of it), by the engine's measure, if any. */
+export declare function closestName(word: string, known: Array<string>): string | null
+
 /** The threshold of `startLarge`, in UTF-16 code units. */
 export declare function largeTextUnits(): number
 

@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.EngineCore = nativeBinding.EngineCore
 module.exports.RegistryCore = nativeBinding.RegistryCore
+module.exports.closestName = nativeBinding.closestName
 module.exports.largeTextUnits = nativeBinding.largeTextUnits
 module.exports.pendingTimers = nativeBinding.pendingTimers
 module.exports.setWake = nativeBinding.setWake

@@ -4,7 +4,7 @@
 // and the classes need it from their constructor on, so a page renders first and
 // awaits `ready()` where it first needs tools. Timers are the page's own setTimeout
 // (js/wasm-engine.mjs, shared with Node's WebAssembly fallback, arms them).
-import init, { EngineCore as WasmEngine, RegistryCore, unknownOption } from '../wasm/toolhost_wasm.js'
+import init, { EngineCore as WasmEngine, RegistryCore, closestName, unknownOption } from '../wasm/toolhost_wasm.js'
 import { setBackend } from './backend.mjs'
 import { checkOptions, toolhostError } from './errors.mjs'
 import { wasmEngineCore } from './wasm-engine.mjs'
@@ -32,6 +32,7 @@ setBackend({
   name: 'wasm', RegistryCore: Unloaded, EngineCore: Unloaded, largeText: undefined, auditFile: false,
   // For a misspelt option before the engine is there (`ready({ wams })`): no did-you-mean.
   unknownOption: (key, known, what) => `unknown option \`${key}\` in ${what}; expected one of ${known.map((k) => `\`${k}\``).join(', ')}`,
+  closestName: () => undefined,
 })
 
 const READY_OPTIONS = ['wasm']
@@ -74,7 +75,7 @@ function load(source) {
         { EngineCore: WasmEngine, memory: () => wasm.memory },
         { setTimer: (f, ms) => setTimeout(f, ms), clearTimer: (id) => clearTimeout(id) },
       )
-      setBackend({ name: 'wasm', RegistryCore, EngineCore, largeText: undefined, auditFile: false, unknownOption })
+      setBackend({ name: 'wasm', RegistryCore, EngineCore, largeText: undefined, auditFile: false, unknownOption, closestName })
     },
     (err) => {
       if (loading !== null && loading.promise === promise) loading = null

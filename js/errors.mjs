@@ -52,6 +52,12 @@ export function closestOf(word, known) {
   return m === null ? undefined : m[1]
 }
 
+/** The entry of `known` (an iterable of strings) closest to the name `word` (a typo of
+ * it: no shared prefix is enough, unlike closestOf), or undefined when none is close. */
+export function closestName(word, known) {
+  return backend.closestName(word, [...known]) ?? undefined
+}
+
 /** Throws the error an answer of a registry core carries, or returns its value. */
 export function answered(text, prefix = '') {
   const r = JSON.parse(text)

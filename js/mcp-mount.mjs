@@ -10,7 +10,7 @@
 // (cut; a title, category and tags too), a schema's size and validation cost (the tool
 // is skipped), and a response's size on every transport (js/mcp-connection.mjs). A tool that cannot be mounted is skipped
 // with a warning and listed in `mount.skipped`; it never fails the mount.
-import { checkOptions, permanentError, toolhostError, transientError } from './errors.mjs'
+import { checkOptions, closestName, permanentError, toolhostError, transientError } from './errors.mjs'
 import { Connection, httpStatus, isClient, isTransport, messageOf } from './mcp-connection.mjs'
 import { CallToolResultSchema, ErrorCode, ListToolsResultSchema, ResultSchema } from './mcp-sdk.mjs'
 import { IDEMPOTENCY_META, META, checkCount, toolSet, fromCallToolResult } from './mcp-server.mjs'
@@ -132,39 +132,6 @@ function readTool(raw) {
 }
 
 const cut = (text, max) => `${text.slice(0, max - 1)}…`
-
-/** The edit distance of `a` and `b` (arrays of characters) when it is at most 2, else 3:
- * only the band of cells within 2 of the diagonal is computed. */
-function nearness(a, b) {
-  const far = 3
-  if (Math.abs(a.length - b.length) >= far) return far
-  let prev = []
-  for (let j = 0; j <= Math.min(b.length, 2); j++) prev[j] = j
-  for (let i = 1; i <= a.length; i++) {
-    const row = []
-    let least = far
-    for (let j = Math.max(0, i - 2); j <= Math.min(b.length, i + 2); j++) {
-      const d = j === 0 ? i : Math.min((prev[j] ?? far) + 1, (row[j - 1] ?? far) + 1, (prev[j - 1] ?? far) + (a[i - 1] === b[j - 1] ? 0 : 1))
-      row[j] = Math.min(d, far)
-      least = Math.min(least, row[j])
-    }
-    if (least === far) return far
-    prev = row
-  }
-  return prev[b.length] ?? far
-}
-
-/** The one of `names` closest to `name`: equal but for case, or at most 2 edits from it
- * (and fewer than its length); the first of the closest. */
-function closest(name, names) {
-  const a = [...name.toLowerCase()]
-  let best, bestDistance = 3
-  for (const candidate of names) {
-    const d = nearness(a, [...candidate.toLowerCase()])
-    if (d < bestDistance && d < a.length) [best, bestDistance] = [candidate, d]
-  }
-  return best
-}
 
 /** The note on the names of option `what` matching nothing (`missed`), at most 10
  * shown, each cut to 200 characters and with the close name `hint(name)` gives. */
@@ -480,12 +447,12 @@ export class McpMount {
     for (const raw of remote) if (raw !== null && typeof raw === 'object' && typeof raw.name === 'string') listed.add(raw.name)
     for (const [what, names] of [['include', this.#includeNames], ['exclude', this.#excludeNames]]) {
       const missed = (names ?? []).filter((n) => !listed.has(n))
-      if (missed.length > 0) notes.push(unmatchedNote(what, missed, (n) => closest(n, listed), `which MCP server ${label} does not list`))
+      if (missed.length > 0) notes.push(unmatchedNote(what, missed, (n) => closestName(n, listed), `which MCP server ${label} does not list`))
     }
     const missed = [...this.#shadow].filter((n) => !wanted.has(n))
     if (missed.length > 0) {
       // A name given without the prefix is the likeliest mistake.
-      const hint = (n) => (wanted.has(localName(this.#prefix, n)) ? localName(this.#prefix, n) : closest(n, wanted.keys()))
+      const hint = (n) => (wanted.has(localName(this.#prefix, n)) ? localName(this.#prefix, n) : closestName(n, wanted.keys()))
       notes.push(unmatchedNote('shadow', missed, hint, `which no tool of MCP server ${label} has as its local name`))
     }
   }

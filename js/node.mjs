@@ -78,6 +78,7 @@ if (binding !== undefined) {
     auditFile: true,
     decodeTape,
     unknownOption: binding.unknownOption,
+    closestName: binding.closestName,
     // Each execution keeps the async context of the `execute` call that started it
     // (AsyncLocalStorage stores, OpenTelemetry's active span), for every attempt.
     captureScope: () => new AsyncResource('toolhost.execution'),

@@ -48,6 +48,7 @@ export const wasmBackend = {
   largeText: undefined,
   auditFile: true,
   unknownOption: glue.unknownOption,
+  closestName: glue.closestName,
   // Each execution keeps the async context of the `execute` call that started it.
   captureScope: () => new AsyncResource('toolhost.execution'),
 }

@@ -152,3 +152,10 @@ pub fn unknown_option(key: String, known: Vec<String>, what: String) -> String {
     let known: Vec<&str> = known.iter().map(String::as_str).collect();
     toolhost::host::options::unknown_option(&key, &known, &what)
 }
+
+/// The one of `known` closest to the name `word` (a typo of it), by the engine's measure, if any.
+#[napi]
+pub fn closest_name(word: String, known: Vec<String>) -> Option<String> {
+    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+    toolhost::host::options::closest_name(&word, &known).map(str::to_owned)
+}

@@ -416,3 +416,10 @@ pub fn unknown_option(key: &str, known: Vec<String>, what: &str) -> String {
     let known: Vec<&str> = known.iter().map(String::as_str).collect();
     toolhost::host::options::unknown_option(key, &known, what)
 }
+
+/// The one of `known` closest to the name `word` (a typo of it), by the engine's measure, if any.
+#[wasm_bindgen(js_name = closestName)]
+pub fn closest_name(word: &str, known: Vec<String>) -> Option<String> {
+    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+    toolhost::host::options::closest_name(word, &known).map(str::to_owned)
+}

@@ -18,29 +18,18 @@ pub(crate) fn invalid_config(message: impl Into<String>) -> RegistryError {
     RegistryError::new(RegistryErrorCode::InvalidConfig, message)
 }
 
-/// The known key closest to `key`, to suggest for a misspelt one: the same letters
-/// ignoring case and `_`/`-`, else at most two edits away, else one sharing a prefix of
-/// at least 4 letters and most of the shorter one (`retries` -> `retry`, `timeout` ->
-/// `timeoutMs`).
+/// The known key closest to `key`, to suggest for a misspelt one: [`closest_name`], else
+/// one sharing a prefix of at least 4 letters and most of the shorter one (`retries` ->
+/// `retry`, `timeout` -> `timeoutMs`).
 pub fn closest<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
-    let fold = |s: &str| s.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect::<String>();
-    let folded = fold(key);
-    if let Some(k) = known.iter().find(|k| fold(k) == folded) {
-        return Some(k);
-    }
-    let near = known
-        .iter()
-        .map(|k| (edit_distance(&folded, &fold(k)), *k))
-        .filter(|(d, k)| *d <= 2.min(k.len() / 3 + 1))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k);
-    near.or_else(|| {
+    closest_name(key, known).or_else(|| {
+        let folded = fold(key);
         known
             .iter()
             .map(|k| {
                 let f = fold(k);
-                let common = f.chars().zip(folded.chars()).take_while(|(a, b)| a == b).count();
-                (common, f.chars().count().min(folded.chars().count()), *k)
+                let common = f.iter().zip(&folded).take_while(|(a, b)| a == b).count();
+                (common, f.len().min(folded.len()), *k)
             })
             .filter(|(common, shorter, _)| *common >= 4 && *common * 5 >= *shorter * 3)
             .max_by_key(|(common, _, _)| *common)
@@ -48,19 +37,59 @@ pub fn closest<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
     })
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = if ca == *cb { prev } else { 1 + prev.min(row[j]).min(row[j + 1]) };
-            prev = cur;
-        }
+/// The known name closest to `name`, to suggest for a typo of it: the same letters
+/// ignoring case and `_`/`-`, else at most two edits away (and at most a third of its
+/// length plus one, and fewer than `name`'s length); the first of the closest. Unlike [`closest`], no shared prefix is
+/// enough: a model that calls `delete_file` is not pointed to `delete_everything`.
+/// Linear in the length of each name, so a long untrusted one (a model's tool name, an
+/// MCP server's listing) costs no more than reading it.
+pub fn closest_name<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+    let folded = fold(name);
+    let folds: Vec<Vec<char>> = known.iter().map(|k| fold(k)).collect();
+    if let Some(at) = folds.iter().position(|f| *f == folded) {
+        return Some(known[at]);
     }
-    row[b.len()]
+    known
+        .iter()
+        .zip(&folds)
+        .filter_map(|(k, f)| edit_distance_within(&folded, f, 2.min(f.len() / 3 + 1).min(folded.len().saturating_sub(1))).map(|d| (d, *k)))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// `s` in lower case without `_` and `-`.
+fn fold(s: &str) -> Vec<char> {
+    s.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
+}
+
+/// The edit distance of `a` and `b` when it is at most `max`, else `None`: only the
+/// cells within `max` of the diagonal are computed.
+fn edit_distance_within(a: &[char], b: &[char], max: usize) -> Option<usize> {
+    if a.len().abs_diff(b.len()) > max {
+        return None;
+    }
+    let far = max + 1;
+    // Cells outside the band read as `far`: those right of it are never written before
+    // the band reaches them, and the one left of it is reset on each row.
+    let mut prev: Vec<usize> = (0..=b.len()).map(|j| if j <= max { j } else { far }).collect();
+    let mut row = vec![far; b.len() + 1];
+    for i in 1..=a.len() {
+        let (lo, hi) = (i.saturating_sub(max), (i + max).min(b.len()));
+        if lo > 0 {
+            row[lo - 1] = far;
+        }
+        let mut least = far;
+        for j in lo..=hi {
+            let d = if j == 0 { i } else { (prev[j] + 1).min(row[j - 1] + 1).min(prev[j - 1] + usize::from(a[i - 1] != b[j - 1])) };
+            row[j] = d.min(far);
+            least = least.min(row[j]);
+        }
+        if least == far {
+            return None;
+        }
+        std::mem::swap(&mut prev, &mut row);
+    }
+    Some(prev[b.len()]).filter(|&d| d <= max)
 }
 
 /// "unknown option `retries` in manager options; did you mean `retry`?" (or the known
@@ -519,6 +548,53 @@ mod tests {
         assert_eq!(closest("timeout", MANAGER_KEYS), Some("timeoutMs"));
         assert_eq!(closest("zzz", MANAGER_KEYS), None);
         assert_eq!(closest("fsynk", crate::audit::AuditSync::NAMES), Some("fsync"));
+    #[test]
+    fn the_banded_distance_is_the_edit_distance_up_to_its_bound() {
+        fn levenshtein(a: &[char], b: &[char]) -> usize {
+            let mut row: Vec<usize> = (0..=b.len()).collect();
+            for (i, ca) in a.iter().enumerate() {
+                let mut diagonal = row[0];
+                row[0] = i + 1;
+                for (j, cb) in b.iter().enumerate() {
+                    let above = row[j + 1];
+                    row[j + 1] = (above + 1).min(row[j] + 1).min(diagonal + usize::from(ca != cb));
+                    diagonal = above;
+                }
+            }
+            row[b.len()]
+        }
+        // Every pair of words of up to 5 letters over `ab`, and some longer ones.
+        let mut words: Vec<Vec<char>> = vec![vec![]];
+        for len in 1..=5 {
+            for bits in 0..1u32 << len {
+                words.push((0..len).map(|i| if bits >> i & 1 == 1 { 'b' } else { 'a' }).collect());
+            }
+        }
+        for w in ["kitten", "sitting", "get_weather", "get_wether", "fials", "fails", "retries", "retry"] {
+            words.push(w.chars().collect());
+        }
+        let mut compared = 0;
+        for a in &words {
+            for b in &words {
+                for max in 0..=3 {
+                    let full = levenshtein(a, b);
+                    assert_eq!(edit_distance_within(a, b, max), Some(full).filter(|&d| d <= max), "{a:?} {b:?} within {max}");
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 16_000, "{compared}");
+        // A name far longer than any known one is read once, not compared cell by cell.
+        let long = "x".repeat(1_000_000);
+        assert_eq!(closest(&long, &["add", "fails"]), None);
+        assert_eq!(closest("fials", &["add", "fails", &long]), Some("fails"));
+        // A shared prefix names a key, not a tool.
+        assert_eq!(closest("delete_file", &["delete_everything"]), Some("delete_everything"));
+        assert_eq!(closest_name("delete_file", &["delete_everything"]), None);
+        assert_eq!(closest_name("Get-Wether", &["get_weather"]), Some("get_weather"));
+        assert_eq!(closest_name("a", &["b"]), None, "a whole name replaced is no typo");
+    }
+
         assert_eq!(closest("FSYNC", crate::audit::AuditSync::NAMES), Some("fsync"));
     }
 

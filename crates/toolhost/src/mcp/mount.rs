@@ -24,6 +24,7 @@ use serde_json::{Map, Value};
 use super::{declaration_of, defaults, is_tool_name, local_name, meta, remote_error, value_of_result};
 use crate::error::{ErrorCategory, ToolError};
 use crate::handler::{BoxFuture, ProgressSink, ToolContext, ToolHandler};
+use crate::host::options::closest_name;
 use crate::registry::{Scope, ToolRegistry};
 
 /// How a mount is made: where its tools go, which it takes, and what it takes at most.
@@ -543,20 +544,22 @@ fn is_ours(handler: &Arc<dyn ToolHandler>, ours: &Weak<dyn ToolHandler>) -> bool
 /// have them. As in JS.
 fn unmatched(o: &MountOptions, label: &str, listed: &[String], wanted: &HashMap<String, usize>, notes: &mut Vec<String>) {
     let listed_set: HashSet<&String> = listed.iter().collect();
+    let listed_names: Vec<&str> = listed.iter().map(String::as_str).collect();
     for (what, names) in [("include", o.include.as_deref().unwrap_or_default()), ("exclude", o.exclude.as_slice())] {
         let missed = distinct(names.iter().filter(|n| !listed_set.contains(n)));
         if !missed.is_empty() {
-            notes.push(unmatched_note(what, &missed, |n| closest(n, listed.iter()), &format!("which MCP server {label} does not list")));
+            notes.push(unmatched_note(what, &missed, |n| closest_name(n, &listed_names).map(str::to_owned), &format!("which MCP server {label} does not list")));
         }
     }
     let missed = distinct(o.shadow.iter().filter(|n| !wanted.contains_key(*n)));
     if !missed.is_empty() {
         let mut locals: Vec<(&String, usize)> = wanted.iter().map(|(n, &at)| (n, at)).collect();
         locals.sort_by_key(|&(_, at)| at);
+        let locals: Vec<&str> = locals.into_iter().map(|(n, _)| n.as_str()).collect();
         // A name given without the prefix is the likeliest mistake.
         let hint = |n: &str| {
             let prefixed = local_name(&o.prefix, n);
-            if wanted.contains_key(&prefixed) { Some(prefixed) } else { closest(n, locals.iter().map(|&(n, _)| n)) }
+            if wanted.contains_key(&prefixed) { Some(prefixed) } else { closest_name(n, &locals).map(str::to_owned) }
         };
         notes.push(unmatched_note("shadow", &missed, hint, &format!("which no tool of MCP server {label} has as its local name")));
     }
@@ -581,56 +584,6 @@ fn unmatched_note(what: &str, missed: &[&str], hint: impl Fn(&str) -> Option<Str
         .collect();
     let more = if missed.len() > 10 { format!(" and {} more", missed.len() - 10) } else { String::new() };
     format!("mount_mcp: {what} names {}{more}, {rest}", shown.join(", "))
-}
-
-/// The one of `names` closest to `name`: equal but for case, or at most 2 edits from it
-/// (and fewer than its length); the first of the closest.
-fn closest<'a>(name: &str, names: impl Iterator<Item = &'a String>) -> Option<String> {
-    let a: Vec<char> = name.to_lowercase().chars().collect();
-    let mut best: Option<(&String, usize)> = None;
-    for candidate in names {
-        let b: Vec<char> = candidate.to_lowercase().chars().collect();
-        let d = nearness(&a, &b);
-        if d < best.map_or(3, |(_, d)| d) && d < a.len() {
-            best = Some((candidate, d));
-        }
-    }
-    best.map(|(n, _)| n.clone())
-}
-
-/// The edit distance of `a` and `b` when it is at most 2, else 3: only the band of cells
-/// within 2 of the diagonal is computed.
-fn nearness(a: &[char], b: &[char]) -> usize {
-    const FAR: usize = 3;
-    if a.len().abs_diff(b.len()) >= FAR {
-        return FAR;
-    }
-    // Cells outside the band read as FAR.
-    let mut prev = vec![FAR; b.len() + 1];
-    let mut row = vec![FAR; b.len() + 1];
-    for (j, cell) in prev.iter_mut().enumerate().take(3) {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        let (lo, hi) = (i.saturating_sub(2), (i + 2).min(b.len()));
-        if lo > 0 {
-            row[lo - 1] = FAR;
-        }
-        let mut least = FAR;
-        for j in lo..=hi {
-            let d = if j == 0 { i } else { (prev[j] + 1).min(row[j - 1] + 1).min(prev[j - 1] + usize::from(a[i - 1] != b[j - 1])) };
-            row[j] = d.min(FAR);
-            least = least.min(row[j]);
-        }
-        if hi < b.len() {
-            row[hi + 1] = FAR;
-        }
-        if least == FAR {
-            return FAR;
-        }
-        std::mem::swap(&mut prev, &mut row);
-    }
-    prev[b.len()]
 }
 
 /// JS string length (UTF-16 units), which the limits are counted in, as in JS.

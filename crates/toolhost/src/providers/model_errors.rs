@@ -47,7 +47,8 @@ pub fn unknown_tool(name: &str, available: &[String]) -> String {
         "There is no tool named `{name}`. Available tools: {}.",
         list.join(", ")
     );
-    if let Some(close) = closest(name, available) {
+    let names: Vec<&str> = available.iter().map(String::as_str).collect();
+    if let Some(close) = crate::host::options::closest_name(name, &names) {
         text.push_str(&format!(" Did you mean `{close}`?"));
     }
     text.push_str(" Call one of the available tools by its exact name.");
@@ -115,35 +116,6 @@ pub fn idempotency_conflict(tool: &str, message: &str) -> String {
     )
 }
 
-/// The available name closest to `name`, if it is a plausible typo.
-fn closest<'a>(name: &str, available: &'a [String]) -> Option<&'a str> {
-    let lower = name.to_lowercase();
-    available
-        .iter()
-        .map(|candidate| (edit_distance(&lower, &candidate.to_lowercase()), candidate))
-        .filter(|(distance, candidate)| *distance <= (candidate.chars().count() / 3).max(2))
-        .min_by_key(|(distance, _)| *distance)
-        .map(|(_, candidate)| candidate.as_str())
-}
-
-/// Levenshtein distance over chars.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != *cb));
-            diagonal = above;
-        }
-    }
-    row[b.len()]
-}
-
 /// The text a model reads for a failed call of `name` in `scope` of `registry`:
 /// validation issues with the expected schema, the tools it could have called, the parse
 /// error of malformed text, the size limit of arguments too large to read, or the
@@ -192,17 +164,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn edit_distance_counts_edits() {
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("same", "same"), 0);
-    }
-
-    #[test]
-    fn closest_suggests_only_plausible_typos() {
-        let tools = vec!["get_weather".to_string(), "send_email".to_string()];
-        assert_eq!(closest("get_wether", &tools), Some("get_weather"));
-        assert_eq!(closest("Send_Email", &tools), Some("send_email"));
-        assert_eq!(closest("delete_everything", &tools), None);
+    fn an_unknown_tool_is_given_the_close_name_only_for_a_plausible_typo() {
+        let tools = ["get_weather".to_string(), "send_email".to_string()];
+        assert!(unknown_tool("get_wether", &tools).contains("Did you mean `get_weather`?"));
+        assert!(unknown_tool("Send_Email", &tools).contains("Did you mean `send_email`?"));
+        assert!(!unknown_tool("delete_everything", &tools).contains("Did you mean"));
     }
 }
