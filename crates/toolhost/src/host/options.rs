@@ -396,29 +396,26 @@ fn journal(v: &Value) -> Result<(String, crate::journal::JournalPolicy), Registr
             // At most 2^53 - 1: the journal keeps times as i64 milliseconds, and a larger
             // number (1e19) wrapped negative, so a "keep for ever" retention deleted every
             // outcome at once and a long lease had always run out.
-            const MAX_MS: f64 = 9_007_199_254_740_991.0;
-            let ms = |key: &str, min: f64| -> Result<Option<u64>, RegistryError> {
+            const SAFE: (f64, &str) = (9_007_199_254_740_991.0, "Number.MAX_SAFE_INTEGER");
+            // SQLite counts its busy timeout in an i32 of milliseconds.
+            const I32: (f64, &str) = (i32::MAX as f64, "about 24.8 days");
+            let ms = |key: &str, min: f64, (max, max_is): (f64, &str)| -> Result<Option<u64>, RegistryError> {
                 match present(o, key).map(number) {
                     None => Ok(None),
-                    Some(Some(n)) if n.is_finite() && (min..=MAX_MS).contains(&n) && n.fract() == 0.0 => Ok(Some(n as u64)),
-                    Some(_) => Err(invalid_config(format!("journal.{key} must be a whole number of milliseconds from {min} to {MAX_MS} (Number.MAX_SAFE_INTEGER)"))),
+                    Some(Some(n)) if n.is_finite() && (min..=max).contains(&n) && n.fract() == 0.0 => Ok(Some(n as u64)),
+                    Some(_) => Err(invalid_config(format!("journal.{key} must be a whole number of milliseconds from {min} to {max} ({max_is})"))),
                 }
             };
-            if let Some(n) = ms("retentionMs", 1.0)? {
+            if let Some(n) = ms("retentionMs", 1.0, SAFE)? {
                 policy.retention_ms = n;
             }
-            if let Some(n) = ms("leaseMs", 100.0)? {
+            if let Some(n) = ms("leaseMs", 100.0, SAFE)? {
                 policy.lease_ms = n;
             }
-            if let Some(n) = ms("pollMs", 1.0)? {
+            if let Some(n) = ms("pollMs", 1.0, SAFE)? {
                 policy.poll_ms = n;
             }
-            // SQLite counts its busy timeout in an i32 of milliseconds.
-            match present(o, "operationTimeoutMs").map(number) {
-                None => {}
-                Some(Some(n)) if n.is_finite() && (1.0..=i32::MAX as f64).contains(&n) && n.fract() == 0.0 => policy.operation_timeout_ms = Some(n as u64),
-                Some(_) => return Err(invalid_config("journal.operationTimeoutMs must be a whole number of milliseconds from 1 to 2147483647 (about 24.8 days)")),
-            }
+            policy.operation_timeout_ms = ms("operationTimeoutMs", 1.0, I32)?;
             url
         }
         _ => return Err(invalid_config("journal must be a URL ('sqlite:<path>' or 'postgres://…') or { url, retentionMs?, leaseMs?, pollMs?, operationTimeoutMs? }")),
@@ -548,6 +545,9 @@ mod tests {
         assert_eq!(closest("timeout", MANAGER_KEYS), Some("timeoutMs"));
         assert_eq!(closest("zzz", MANAGER_KEYS), None);
         assert_eq!(closest("fsynk", crate::audit::AuditSync::NAMES), Some("fsync"));
+        assert_eq!(closest("FSYNC", crate::audit::AuditSync::NAMES), Some("fsync"));
+    }
+
     #[test]
     fn the_banded_distance_is_the_edit_distance_up_to_its_bound() {
         fn levenshtein(a: &[char], b: &[char]) -> usize {
@@ -593,9 +593,6 @@ mod tests {
         assert_eq!(closest_name("delete_file", &["delete_everything"]), None);
         assert_eq!(closest_name("Get-Wether", &["get_weather"]), Some("get_weather"));
         assert_eq!(closest_name("a", &["b"]), None, "a whole name replaced is no typo");
-    }
-
-        assert_eq!(closest("FSYNC", crate::audit::AuditSync::NAMES), Some("fsync"));
     }
 
     #[test]
