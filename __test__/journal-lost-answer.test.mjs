@@ -5,10 +5,17 @@
 // is in the journal, held by this process. Before, the process renewed that row's lease
 // for as long as it lived, so the same key called again waited for ever on a call that
 // would never end; now the journal thread deletes the row it left (its own, of that
-// execution, never taken over or finished) once the server answers again.
+// execution, never taken over or finished) once the server answers again. A lost claim
+// that took over a dead process's row is let go instead: the row is left as the dead
+// process left it (no owner, lease run out), for the next call of the key to take over.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { Worker } from 'node:worker_threads'
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { ToolRegistry, ToolExecutionManager } from 'toolhost'
 import { journalUrl, pgCluster } from './fixtures/journals.mjs'
 
@@ -23,23 +30,33 @@ async function lossyProxy(port) {
       if (m.dropped !== undefined) state.dropped += m.dropped
     })
   })
-  return {
+  const proxy = {
     port: listening,
     state,
-    arm: () => worker.postMessage('arm'),
+    arm: (statement) => worker.postMessage(statement === undefined ? 'arm' : { arm: statement }),
     close: () => worker.postMessage('close'),
   }
+  proxies.push(proxy)
+  return proxy
 }
 
-let proxy
-after(() => proxy?.close())
+const proxies = []
+after(() => proxies.forEach((p) => p.close()))
+
+/** The result of `promise`, or 'hung' after `ms`. */
+async function within(promise, ms) {
+  let timer
+  const result = await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(() => resolve('hung'), ms)))])
+  clearTimeout(timer)
+  return result
+}
 
 test('a claim written but not answered is let go: the same key runs when called again, once', { timeout: 120_000 }, async () => {
   const url = await journalUrl('postgres')
   const pg = await pgCluster()
   const database = url.slice(url.lastIndexOf('/') + 1)
   const port = Number(new URL(url).port)
-  proxy = await lossyProxy(port)
+  const proxy = await lossyProxy(port)
   const proxied = url.replace(`:${port}/`, `:${proxy.port}/`)
 
   const registry = new ToolRegistry()
@@ -60,12 +77,7 @@ test('a claim written but not answered is let go: the same key runs when called 
   assert.match(proxy.state.dropped, /INSERT 0 1/, 'the claim did not reach the server: this test shows nothing')
 
   // The same key again, from the same process: it runs, once.
-  let timer
-  const again = await Promise.race([
-    manager.execute('pay', {}, { idempotencyKey: 'lost' }),
-    new Promise((resolve) => (timer = setTimeout(() => resolve('hung'), 30_000))),
-  ])
-  clearTimeout(timer)
+  const again = await within(manager.execute('pay', {}, { idempotencyKey: 'lost' }), 30_000)
   assert.notEqual(again, 'hung', "the key's own lost claim still held it after 30 s")
   assert.equal(again.success, true, JSON.stringify(again.error))
   assert.notEqual(again.replayed, true)
@@ -78,4 +90,69 @@ test('a claim written but not answered is let go: the same key runs when called 
   assert.equal(replay.replayed, true)
   assert.deepEqual(runs, ['before', 'lost'])
   await manager.close()
+})
+
+test('a takeover written but not answered is let go: the row is left as the dead process left it, and the key is taken over again', { timeout: 120_000 }, async () => {
+  const url = await journalUrl('postgres')
+  const pg = await pgCluster()
+  const database = url.slice(url.lastIndexOf('/') + 1)
+  const port = Number(new URL(url).port)
+  const proxy = await lossyProxy(port)
+  const proxied = url.replace(`:${port}/`, `:${proxy.port}/`)
+  // A process asked for approval and was killed (kill -9): its row waits, and its lease
+  // (400 ms) runs out with nobody renewing it.
+  const dir = mkdtempSync(join(tmpdir(), 'toolhost-lost-takeover-'))
+  const config = join(dir, 'dead.json')
+  writeFileSync(config, JSON.stringify({ url, effects: join(dir, 'effects.log'), leaseMs: 400, mode: 'calls', calls: [{ key: 'taken', tool: 'transfer', args: { n: 7 } }] }))
+  const dead = spawn(process.execPath, [fileURLToPath(new URL('./fixtures/journal-worker.mjs', import.meta.url)), config], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  await new Promise((resolve, reject) => {
+    dead.stdout.on('data', (d) => (out += d).includes('waiting taken') && resolve())
+    dead.on('exit', (code) => reject(new Error(`the asking process exited ${code} before asking: ${out}`)))
+  })
+  dead.kill('SIGKILL')
+  await new Promise((resolve) => dead.once('exit', resolve))
+  rmSync(dir, { recursive: true, force: true })
+  const approvalId = pg.sql(database, "SELECT approval_id FROM toolhost_calls WHERE key = 'taken' AND state = 'awaiting'")
+  assert.notEqual(approvalId, '')
+  await new Promise((r) => setTimeout(r, 500))
+
+  // This process calls the same key: its claim takes the row over, and the answer is lost.
+  const runs = []
+  const registry = new ToolRegistry()
+  registry.register({
+    name: 'transfer', description: 'Needs approval', inputSchema: { type: 'object', properties: { n: { type: 'integer' } } }, metadata: { effect: 'once' },
+    needsApproval: true, handler: async ({ n }) => (runs.push(n), { sent: n }),
+  })
+  const manager = new ToolExecutionManager(registry, { journal: { url: proxied, operationTimeoutMs: 2_000, pollMs: 50 } })
+  try {
+    const approvals = []
+    manager.on('tool-execution-approval-requested', (e) => {
+      approvals.push(e.approvalId)
+      manager.approve(e.approvalId, { by: 'grace' })
+    })
+    proxy.arm('UPDATE toolhost_calls SET owner')
+    const lost = await manager.execute('transfer', { n: 7 }, { idempotencyKey: 'taken' })
+    assert.equal(lost.success, false)
+    assert.equal(lost.error.code, 'JOURNAL_UNAVAILABLE', lost.error.message)
+    assert.match(proxy.state.dropped, /UPDATE 1/, 'the takeover did not reach the server: this test shows nothing')
+    assert.deepEqual(runs, [])
+
+    // Once the server answers again, the row is let go: no owner, lease expired, the
+    // dead process's approval still waiting (the lost call's execution named in it).
+    const row = () => pg.sql(database, "SELECT owner || '|' || lease_until || '|' || state || '|' || fence || '|' || execution_id FROM toolhost_calls WHERE key = 'taken'")
+    const deadline = Date.now() + 20_000
+    while (!row().startsWith('|0|') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+    assert.deepEqual(row().split('|').slice(0, 5), ['', '0', 'awaiting', '2', lost.execution.id], 'the takeover was not let go: this process holds the row')
+
+    // The same key again: it takes the wait over, is approved, and runs here, once.
+    const again = await within(manager.execute('transfer', { n: 7 }, { idempotencyKey: 'taken' }), 30_000)
+    assert.notEqual(again, 'hung', "the key's lost takeover still held it after 30 s")
+    assert.equal(again.success, true, JSON.stringify(again.error))
+    assert.deepEqual(approvals, [approvalId], "the dead process's approval, asked here")
+    assert.deepEqual(runs, [7])
+    assert.deepEqual(row().split('|').slice(2, 5), ['done', '3', again.execution.id])
+  } finally {
+    await manager.close()
+  }
 })

@@ -9,7 +9,7 @@ use std::sync::{Arc, Barrier};
 use serde_json::json;
 use toolhost::journal::{
     open, ApprovalRequest, Claim, ClaimAnswer, DecideAnswer, Decision, Effect, Record, RecordAnswer, RowKey, Store,
-    StoredApproval, StoredOutcome, Verdict,
+    StoredApproval, StoredOutcome, TakeOver, Verdict,
 };
 
 const LEASE: i64 = 10_000;
@@ -233,9 +233,12 @@ fn release_due_take_over_and_prune() {
         let old = fence_of(&one(&mut s, "dead", 0, &stale));
         let due = s.as_store().due(LEASE + 5, None, 10).unwrap();
         assert!(due.iter().any(|r| r.row.key == "stale" && r.effect == Effect::Idempotent), "{kind}: {due:?}");
-        let taken = s.as_store().take_over("rescuer", 3 * LEASE, LEASE + 5, &row("stale"), old, "running").unwrap();
+        let take = |execution_id: &str| TakeOver { row: row("stale"), fence: old, state: "running".into(), execution_id: execution_id.into() };
+        let taken = s.as_store().take_over("rescuer", 3 * LEASE, LEASE + 5, &take("exec-rescue")).unwrap();
         assert_eq!(taken, Some(old + 1), "{kind}");
-        assert_eq!(s.as_store().take_over("other", 3 * LEASE, LEASE + 5, &row("stale"), old, "running").unwrap(), None, "{kind}: one takeover wins");
+        assert_eq!(s.as_store().take_over("other", 3 * LEASE, LEASE + 5, &take("exec-other")).unwrap(), None, "{kind}: one takeover wins");
+        let held = s.as_store().rows(&[row("stale")]).unwrap().remove(0);
+        assert_eq!((held.owner.as_str(), held.execution_id.as_str()), ("rescuer", "exec-rescue"), "{kind}: held for the execution that took it");
 
         let f = fence_of(&one(&mut s, "a", 0, &claim("old", json!({}), Effect::Once)));
         s.as_store().record(100, &[Record { exec: 1, row: row("old"), fence: f, outcome: outcome(json!(1)) }]).unwrap();
@@ -424,10 +427,12 @@ fn an_approval_past_its_deadline_is_not_listed_nor_approved() {
     }
 }
 
-/// What a claim whose answer was lost wrote is let go by `forget`, and nothing else: not
-/// another owner's row, another execution's, a row taken over (fence 2) nor a finished one.
+/// What a claim whose answer was lost wrote is let go by `forget`, and nothing else: a
+/// fresh claim is deleted, a row taken over (fence 2) is left as the dead process left it
+/// (no owner, lease expired); not another owner's row, another execution's, nor a
+/// finished one.
 #[test]
-fn forget_deletes_only_a_fresh_unfinished_claim_of_its_owner_and_execution() {
+fn forget_undoes_only_an_unfinished_claim_of_its_owner_and_execution() {
     let j = journals("forget");
     for (kind, url) in j.urls.clone() {
         let mut s = store(&url);
@@ -438,9 +443,14 @@ fn forget_deletes_only_a_fresh_unfinished_claim_of_its_owner_and_execution() {
         fence_of(&one(&mut s, "me", 0, &awaiting));
         fence_of(&one(&mut s, "other", 0, &claim("theirs", json!({}), Effect::Once)));
         fence_of(&one(&mut s, "me", 0, &claim("other-exec", json!({}), Effect::Once)));
-        let taken = claim("taken", json!({}), Effect::Idempotent);
-        fence_of(&one(&mut s, "dead", 0, &taken));
-        assert_eq!(fence_of(&one(&mut s, "me", LEASE + 1, &taken)), 2, "{kind}");
+        // Taken over from a dead process by a claim of this one: the row names its execution.
+        for (key, execution_id) in [("taken", "exec-taken-by-me"), ("taken-kept", "exec-kept")] {
+            let mut taken = claim(key, json!({}), Effect::Idempotent);
+            fence_of(&one(&mut s, "dead", 0, &taken));
+            taken.execution_id = execution_id.into();
+            assert_eq!(fence_of(&one(&mut s, "me", LEASE + 1, &taken)), 2, "{kind}");
+            assert_eq!(s.as_store().rows(&[row(key)]).unwrap()[0].execution_id, execution_id, "{kind}");
+        }
         let f = fence_of(&one(&mut s, "me", 0, &claim("done", json!({}), Effect::Once)));
         s.as_store().record(1, &[Record { exec: 1, row: row("done"), fence: f, outcome: outcome(json!(1)) }]).unwrap();
 
@@ -449,7 +459,9 @@ fn forget_deletes_only_a_fresh_unfinished_claim_of_its_owner_and_execution() {
             ("lost-awaiting", "exec-lost-awaiting"),
             ("theirs", "exec-theirs"),
             ("other-exec", "exec-someone-else"),
-            ("taken", "exec-taken"),
+            ("taken", "exec-taken-by-me"),
+            // The dead process's execution: this one's takeover is not let go.
+            ("taken-kept", "exec-taken-kept"),
             ("done", "exec-done"),
             ("absent", "exec-absent"),
         ]
@@ -457,10 +469,15 @@ fn forget_deletes_only_a_fresh_unfinished_claim_of_its_owner_and_execution() {
         .map(|(k, e)| (row(k), e.to_string()))
         .collect();
         s.as_store().forget("me", &forget).unwrap();
-        let keys = ["lost", "lost-awaiting", "theirs", "other-exec", "taken", "done"].map(row);
-        let mut left: Vec<String> = s.as_store().rows(&keys).unwrap().into_iter().map(|r| r.row.key).collect();
+        let keys = ["lost", "lost-awaiting", "theirs", "other-exec", "taken", "taken-kept", "done"].map(row);
+        let mut left: Vec<(String, String, i64)> = s.as_store().rows(&keys).unwrap().into_iter().map(|r| (r.row.key, r.owner, r.fence)).collect();
         left.sort();
-        assert_eq!(left, ["done", "other-exec", "taken", "theirs"], "{kind}");
+        let at = |k: &str, o: &str, f: i64| (k.to_string(), o.to_string(), f);
+        assert_eq!(left, [at("done", "me", 1), at("other-exec", "me", 1), at("taken", "", 2), at("taken-kept", "me", 2), at("theirs", "other", 1)], "{kind}");
+        // The row let go is due for recovery at once, and a claim takes it over again.
+        let due = s.as_store().due(2, None, 10).unwrap();
+        assert!(due.iter().any(|r| r.row.key == "taken" && r.lease_until == 0), "{kind}: {due:?}");
+        assert_eq!(fence_of(&one(&mut s, "me", 2, &claim("taken", json!({}), Effect::Idempotent))), 3, "{kind}");
         assert!(s.as_store().approvals().unwrap().is_empty(), "{kind}: the lost claim's approval is gone too");
         // The key is free again.
         assert_eq!(fence_of(&one(&mut s, "me", 1, &lost)), 1, "{kind}");

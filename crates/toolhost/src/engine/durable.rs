@@ -184,7 +184,7 @@ impl ExecutionEngine {
                 t.journal = self.recover(rows);
                 vec![t]
             }
-            JournalAnswer::TakenOver { row, fence: Some(fence), then } => self.taken_over(*row, fence, then).into_iter().collect(),
+            JournalAnswer::TakenOver { row, fence: Some(fence), then, execution_id } => self.taken_over(*row, fence, then, execution_id).into_iter().collect(),
             JournalAnswer::TakenOver { .. }
             | JournalAnswer::Decided { .. }
             | JournalAnswer::Approvals { .. }
@@ -593,14 +593,15 @@ impl ExecutionEngine {
                 _ => continue,
             };
             let state = if row.state == "awaiting" { "awaiting".into() } else { row.state.clone() };
-            out.push(JournalRequest::TakeOver { row: Box::new(row), state, then });
+            // The execution that will end it here, named in the row it takes over.
+            out.push(JournalRequest::TakeOver { row: Box::new(row), state, then, execution_id: crate::ids::new_v4_string() });
         }
         out
     }
 
     /// A row recovery took over: a new execution here, with no caller, that runs it
     /// again or ends it, and stores its outcome.
-    fn taken_over(&mut self, row: RowState, fence: i64, then: Recovery) -> Option<Transition> {
+    fn taken_over(&mut self, row: RowState, fence: i64, then: Recovery, execution_id: String) -> Option<Transition> {
         let scope = if row.row.scope.is_empty() { None } else { Some(row.row.scope.clone()) };
         let args = crate::json_text::parse(&row.args).unwrap_or(Value::Null);
         let options = super::CallOptions {
@@ -609,7 +610,7 @@ impl ExecutionEngine {
             idempotency_key: Some(row.row.key.clone()),
             ..Default::default()
         };
-        let (record, tool) = self.recovered_record(&row, args, &options);
+        let (record, tool) = self.recovered_record(&row, args, &options, execution_id);
         let key = self.next_key;
         self.next_key += 1;
         let action = match then {
@@ -671,11 +672,11 @@ impl ExecutionEngine {
         Some(t)
     }
 
-    fn recovered_record(&self, row: &RowState, args: Value, options: &super::CallOptions) -> (ExecutionRecord, Option<Arc<crate::registry::RegisteredTool>>) {
+    fn recovered_record(&self, row: &RowState, args: Value, options: &super::CallOptions, id: String) -> (ExecutionRecord, Option<Arc<crate::registry::RegisteredTool>>) {
         let scope = options.session_id.as_deref().map_or(Scope::Global, Scope::Session);
         let tool = self.registry.resolve(scope, &row.tool).ok();
         let record = ExecutionRecord {
-            id: crate::ids::new_v4_string(),
+            id,
             tool_call_id: row.tool_call_id.clone(),
             session_id: options.session_id.clone(),
             tool_name: row.tool.clone(),

@@ -400,10 +400,12 @@ pub trait JournalStore: Send {
     /// their fence still holds and they are not finished: the key may be used again.
     fn release(&mut self, rows: &[(RowKey, i64)]) -> Result<(), JournalError>;
 
-    /// Deletes what claims whose answers were lost may have written: for each row, one
-    /// claimed afresh (fence 1) by `owner` for that execution id, not finished. Such a
-    /// call never ran (it failed without running when its claim got no answer), and the
-    /// row would otherwise be held, its lease renewed, for as long as `owner` lives.
+    /// Undoes what claims (and recovery's takeovers) whose answers were lost may have
+    /// written, for each row held by `owner` for that execution id and not finished: one
+    /// claimed afresh (fence 1) is deleted; one taken over (fence > 1) is let go, its
+    /// owner cleared and its lease expired, as the dead process left it. Such a call never
+    /// ran (it failed without running when its claim got no answer), and the row would
+    /// otherwise be held, its lease renewed, for as long as `owner` lives.
     fn forget(&mut self, owner: &str, rows: &[(RowKey, String)]) -> Result<(), JournalError>;
 
     /// Marks approved rows as running (the handler is about to start), if the fence holds.
@@ -430,8 +432,9 @@ pub trait JournalStore: Send {
     /// that crashed later was recovered.
     fn due(&mut self, now: i64, after: Option<&DueCursor>, limit: usize) -> Result<Vec<RowState>, JournalError>;
 
-    /// Takes over an expired row for `owner` if its fence is still `fence`: the new fence.
-    fn take_over(&mut self, owner: &str, lease_until: i64, now: i64, row: &RowKey, fence: i64, state: &str) -> Result<Option<i64>, JournalError>;
+    /// Takes over an expired row for `owner` if its fence is still the one `take` read:
+    /// the new fence.
+    fn take_over(&mut self, owner: &str, lease_until: i64, now: i64, take: &TakeOver) -> Result<Option<i64>, JournalError>;
 
     /// Deletes finished rows finished before `done_before`; `read` and `idempotent` calls
     /// left running whose lease expired before `stale_before` (by a dead process, and no
@@ -443,6 +446,16 @@ pub trait JournalStore: Send {
 
     /// Does what an MCP task store asks; answers JSON (`null` for a task not found).
     fn task(&mut self, op: &TaskOp) -> Result<Value, JournalError>;
+}
+
+/// What recovery takes over: a row whose lease expired, if its fence is still `fence`,
+/// set to `state`, held for the execution `execution_id` that will end it here.
+#[derive(Clone, Debug)]
+pub struct TakeOver {
+    pub row: RowKey,
+    pub fence: i64,
+    pub state: String,
+    pub execution_id: String,
 }
 
 /// Where a listing of due rows goes on from: the last row of the page before.
@@ -541,8 +554,9 @@ pub enum JournalRequest {
     Decide { ticket: u64, decision: Decision, check: DecisionCheck },
     /// List pending approvals; answered by [`JournalAnswer::Approvals`].
     Approvals { ticket: u64 },
-    /// Recovery: take over an expired row; answered by [`JournalAnswer::TakenOver`].
-    TakeOver { row: Box<RowState>, state: String, then: Recovery },
+    /// Recovery: take over an expired row for a new execution (its id, `execution_id`);
+    /// answered by [`JournalAnswer::TakenOver`].
+    TakeOver { row: Box<RowState>, state: String, then: Recovery, execution_id: String },
     /// An MCP task store's operation; answered by [`JournalAnswer::Task`].
     Task { ticket: u64, op: TaskOp },
 }
@@ -559,7 +573,7 @@ pub enum JournalAnswer {
     /// Unfinished rows whose lease expired (recovery looks at them on start and then
     /// periodically).
     Due(Vec<RowState>),
-    TakenOver { row: Box<RowState>, fence: Option<i64>, then: Recovery },
+    TakenOver { row: Box<RowState>, fence: Option<i64>, then: Recovery, execution_id: String },
     Task { ticket: u64, answer: Value },
     /// A request that needed an answer could not be done: the store is unreachable.
     /// `exec` for a claim or start, `ticket` for a decision or a listing.

@@ -27,7 +27,7 @@ use super::migrations;
 use super::rows::{approval_json, decided_approval, existing, stored_approval, too_late, Existing};
 use super::{
     denied_outcome, task_call_key, task_json, Claim, ClaimAnswer, DecideAnswer, Decision, DueCursor, Effect, JournalError, JournalStore, Record,
-    RecordAnswer, RowKey, RowState, StoredApproval, TaskOp, TaskRow, Verdict,
+    RecordAnswer, RowKey, RowState, StoredApproval, TakeOver, TaskOp, TaskRow, Verdict,
 };
 use serde_json::Value;
 use crate::error::ToolError;
@@ -377,8 +377,8 @@ async fn claim_one(c: &Client, owner: &str, lease_until: i64, now: i64, claim: &
             Existing::Answer(a) => return Ok(a),
             Existing::TakeOver => {
                 let n = c.execute(
-                    "UPDATE toolhost_calls SET owner = $1, fence = fence + 1, lease_until = $2 WHERE scope = $3 AND key = $4 AND fence = $5",
-                    &[&owner, &lease_until, &claim.row.scope, &claim.row.key, &row.fence],
+                    "UPDATE toolhost_calls SET owner = $1, fence = fence + 1, lease_until = $2, execution_id = $3 WHERE scope = $4 AND key = $5 AND fence = $6",
+                    &[&owner, &lease_until, &claim.execution_id, &claim.row.scope, &claim.row.key, &row.fence],
                 ).await?;
                 if n == 1 {
                     return Ok(ClaimAnswer::Claimed { fence: row.fence + 1, taken_over: Some(Box::new(row)) });
@@ -443,17 +443,23 @@ impl JournalStore for PostgresStore {
 
     fn forget(&mut self, owner: &str, rows: &[(RowKey, String)]) -> Result<(), JournalError> {
         self.with(async |c| {
-            let mut deleted = 0;
+            let mut changed = 0;
             for (row, execution_id) in rows {
-                deleted += c
+                changed += c
                     .execute(
                         "DELETE FROM toolhost_calls WHERE scope = $1 AND key = $2 AND owner = $3 AND execution_id = $4 AND fence = 1 AND state <> 'done'",
                         &[&row.scope, &row.key, &owner, execution_id],
                     )
                     .await?;
+                changed += c
+                    .execute(
+                        "UPDATE toolhost_calls SET owner = '', lease_until = 0 WHERE scope = $1 AND key = $2 AND owner = $3 AND execution_id = $4 AND fence > 1 AND state <> 'done'",
+                        &[&row.scope, &row.key, &owner, execution_id],
+                    )
+                    .await?;
             }
             // A caller elsewhere may wait on the key.
-            if deleted > 0 {
+            if changed > 0 {
                 notify(c).await?;
             }
             Ok(())
@@ -564,12 +570,13 @@ impl JournalStore for PostgresStore {
         })
     }
 
-    fn take_over(&mut self, owner: &str, lease_until: i64, now: i64, row: &RowKey, fence: i64, state: &str) -> Result<Option<i64>, JournalError> {
+    fn take_over(&mut self, owner: &str, lease_until: i64, now: i64, take: &TakeOver) -> Result<Option<i64>, JournalError> {
+        let TakeOver { row, fence, state, execution_id } = take;
         self.with(async |c| {
             let n = c.execute(
-                "UPDATE toolhost_calls SET owner = $1, fence = fence + 1, lease_until = $2, state = $3 \
-                 WHERE scope = $4 AND key = $5 AND fence = $6 AND lease_until < $7 AND state <> 'done'",
-                &[&owner, &lease_until, &state, &row.scope, &row.key, &fence, &now],
+                "UPDATE toolhost_calls SET owner = $1, fence = fence + 1, lease_until = $2, state = $3, execution_id = $4 \
+                 WHERE scope = $5 AND key = $6 AND fence = $7 AND lease_until < $8 AND state <> 'done'",
+                &[&owner, &lease_until, state, execution_id, &row.scope, &row.key, fence, &now],
             ).await?;
             Ok((n == 1).then_some(fence + 1))
         })

@@ -17,7 +17,7 @@ use super::migrations::{self, Migration};
 use super::rows::{approval_json, decided_approval, existing, stored_approval, too_late, Existing};
 use super::{
     denied_outcome, task_call_key, task_json, Claim, ClaimAnswer, DecideAnswer, Decision, DueCursor, Effect, JournalError, JournalStore, Record,
-    RecordAnswer, RowKey, RowState, StoredApproval, TaskOp, TaskRow, Verdict,
+    RecordAnswer, RowKey, RowState, StoredApproval, TakeOver, TaskOp, TaskRow, Verdict,
 };
 use serde_json::Value;
 use crate::error::ToolError;
@@ -272,8 +272,8 @@ impl JournalStore for SqliteStore {
                     Existing::Answer(a) => a,
                     Existing::TakeOver => {
                         tx.execute(
-                            "UPDATE toolhost_calls SET owner = ?1, fence = fence + 1, lease_until = ?2 WHERE scope = ?3 AND key = ?4 AND fence = ?5",
-                            params![owner, lease_until, c.row.scope, c.row.key, row.fence],
+                            "UPDATE toolhost_calls SET owner = ?1, fence = fence + 1, lease_until = ?2, execution_id = ?3 WHERE scope = ?4 AND key = ?5 AND fence = ?6",
+                            params![owner, lease_until, c.execution_id, c.row.scope, c.row.key, row.fence],
                         )
                         .map_err(err)?;
                         ClaimAnswer::Claimed { fence: row.fence + 1, taken_over: Some(Box::new(row)) }
@@ -335,6 +335,11 @@ impl JournalStore for SqliteStore {
         for (row, execution_id) in rows {
             tx.execute(
                 "DELETE FROM toolhost_calls WHERE scope = ?1 AND key = ?2 AND owner = ?3 AND execution_id = ?4 AND fence = 1 AND state <> 'done'",
+                params![row.scope, row.key, owner, execution_id],
+            )
+            .map_err(err)?;
+            tx.execute(
+                "UPDATE toolhost_calls SET owner = '', lease_until = 0 WHERE scope = ?1 AND key = ?2 AND owner = ?3 AND execution_id = ?4 AND fence > 1 AND state <> 'done'",
                 params![row.scope, row.key, owner, execution_id],
             )
             .map_err(err)?;
@@ -456,15 +461,16 @@ impl JournalStore for SqliteStore {
         Ok(rows)
     }
 
-    fn take_over(&mut self, owner: &str, lease_until: i64, now: i64, row: &RowKey, fence: i64, state: &str) -> Result<Option<i64>, JournalError> {
+    fn take_over(&mut self, owner: &str, lease_until: i64, now: i64, take: &TakeOver) -> Result<Option<i64>, JournalError> {
         let label = self.label.clone();
         let err = |e: rusqlite::Error| unavailable(&label, &e);
         let tx = self.write()?;
+        let TakeOver { row, fence, state, execution_id } = take;
         let n = tx
             .execute(
-                "UPDATE toolhost_calls SET owner = ?1, fence = fence + 1, lease_until = ?2, state = ?3 \
-                 WHERE scope = ?4 AND key = ?5 AND fence = ?6 AND lease_until < ?7 AND state <> 'done'",
-                params![owner, lease_until, state, row.scope, row.key, fence, now],
+                "UPDATE toolhost_calls SET owner = ?1, fence = fence + 1, lease_until = ?2, state = ?3, execution_id = ?4 \
+                 WHERE scope = ?5 AND key = ?6 AND fence = ?7 AND lease_until < ?8 AND state <> 'done'",
+                params![owner, lease_until, state, execution_id, row.scope, row.key, fence, now],
             )
             .map_err(err)?;
         tx.commit().map_err(err)?;

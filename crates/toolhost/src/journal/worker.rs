@@ -21,7 +21,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use super::{
-    ClaimAnswer, Claim, DueCursor, JournalAnswer, JournalError, JournalPolicy, JournalRequest, Record, RowKey, Store,
+    ClaimAnswer, Claim, DueCursor, JournalAnswer, JournalError, JournalPolicy, JournalRequest, Record, RowKey, Store, TakeOver,
 };
 
 // Each request is moved once into the channel; boxing it would add an allocation to
@@ -347,12 +347,20 @@ impl Worker {
                     Ok(answer) => answers.push(JournalAnswer::Task { ticket, answer }),
                     Err(error) => answers.push(JournalAnswer::Failed { exec: None, ticket: Some(ticket), claim: None, error }),
                 },
-                JournalRequest::TakeOver { row, state, then } => {
+                JournalRequest::TakeOver { row, state, then, execution_id } => {
                     let (now, until) = (now_ms(), self.lease_until());
-                    match self.store.as_store().take_over(&self.owner, until, now, &row.row, row.fence, &state) {
-                        Ok(fence) => answers.push(JournalAnswer::TakenOver { row, fence, then }),
-                        // Recovery looks again at its next pass.
-                        Err(e) => tracing::warn!(target: "toolhost::journal", "taking over {:?} failed: {e}", row.row),
+                    let take = TakeOver { row: row.row.clone(), fence: row.fence, state, execution_id };
+                    match self.store.as_store().take_over(&self.owner, until, now, &take) {
+                        Ok(fence) => answers.push(JournalAnswer::TakenOver { row, fence, then, execution_id: take.execution_id }),
+                        // Recovery looks again at its next pass: once the row is let go, if
+                        // the server may have written the takeover.
+                        Err(e) => {
+                            tracing::warn!(target: "toolhost::journal", "taking over {:?} failed: {e}", row.row);
+                            if e.maybe_written {
+                                self.retries.push_back(Retry::Forget { row: take.row, execution_id: take.execution_id });
+                                self.schedule_retry();
+                            }
+                        }
                     }
                 }
             }

@@ -222,31 +222,39 @@ fn recovery_runs_read_and_idempotent_calls_again_and_interrupts_once_calls() {
         outcome: None,
     };
     let due = answer(&mut e, JournalAnswer::Due(vec![row("a", Effect::Idempotent, "running"), row("b", Effect::Once, "running"), row("c", Effect::Once, "awaiting")]));
-    let takeovers: Vec<(String, Recovery)> = due
+    let takeovers: Vec<(String, Recovery, String)> = due
         .journal
         .iter()
         .map(|r| match r {
-            JournalRequest::TakeOver { row, then, .. } => (row.row.key.clone(), then.clone()),
+            JournalRequest::TakeOver { row, then, execution_id, .. } => (row.row.key.clone(), then.clone(), execution_id.clone()),
             _ => panic!("recovery only takes over"),
         })
         .collect();
-    assert_eq!(takeovers, [("a".to_string(), Recovery::Run), ("b".to_string(), Recovery::Interrupt)], "an awaiting row without expiry is left waiting");
+    let kinds: Vec<(&str, &Recovery)> = takeovers.iter().map(|(k, then, _)| (k.as_str(), then)).collect();
+    assert_eq!(kinds, [("a", &Recovery::Run), ("b", &Recovery::Interrupt)], "an awaiting row without expiry is left waiting");
+    // Each takeover names the execution that will end it here (a lost one is let go by it).
+    let (run_id, interrupt_id) = (takeovers[0].2.clone(), takeovers[1].2.clone());
+    assert!(run_id != interrupt_id && run_id != "old" && !run_id.is_empty());
 
-    let rerun = answer(&mut e, JournalAnswer::TakenOver { row: Box::new(row("a", Effect::Idempotent, "running")), fence: Some(5), then: Recovery::Run });
+    let rerun = answer(&mut e, JournalAnswer::TakenOver { row: Box::new(row("a", Effect::Idempotent, "running")), fence: Some(5), then: Recovery::Run, execution_id: run_id.clone() });
     assert!(rerun.recovered);
     assert!(matches!(rerun.step, Step::Run(_)));
-    assert!(rerun.events.iter().any(|e| matches!(e, ExecutionEvent::Recovered { action: "rerun", .. })));
+    assert!(rerun.events.iter().any(|e| matches!(e, ExecutionEvent::Recovered { action: "rerun", execution_id, .. } if *execution_id == run_id)));
 
-    let interrupted = answer(&mut e, JournalAnswer::TakenOver { row: Box::new(row("b", Effect::Once, "running")), fence: Some(5), then: Recovery::Interrupt });
+    let interrupted = answer(&mut e, JournalAnswer::TakenOver { row: Box::new(row("b", Effect::Once, "running")), fence: Some(5), then: Recovery::Interrupt, execution_id: interrupt_id.clone() });
     assert!(interrupted.recovered);
     match &interrupted.step {
-        Step::Finished(r) => assert_eq!(r.error.as_ref().unwrap().category.as_str(), "interrupted"),
+        Step::Finished(r) => {
+            assert_eq!(r.error.as_ref().unwrap().category.as_str(), "interrupted");
+            assert_eq!(r.id, interrupt_id);
+        }
         _ => panic!(),
     }
     match &interrupted.journal[..] {
         [JournalRequest::Record(r)] => {
             assert_eq!(r.fence, 5);
             assert_eq!(r.outcome.error.as_ref().unwrap().code, "INTERRUPTED");
+            assert_eq!(r.outcome.execution_id, interrupt_id);
         }
         _ => panic!("the interruption is stored"),
     }
