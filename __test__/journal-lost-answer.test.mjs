@@ -8,6 +8,8 @@
 // execution, never taken over or finished) once the server answers again. A lost claim
 // that took over a dead process's row is let go instead: the row is left as the dead
 // process left it (no owner, lease run out), for the next call of the key to take over.
+// A decision whose answer was lost cannot be undone (someone decided): approve() fails
+// saying it may have been stored, and the call goes on as decided.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { Worker } from 'node:worker_threads'
@@ -152,6 +154,42 @@ test('a takeover written but not answered is let go: the row is left as the dead
     assert.deepEqual(approvals, [approvalId], "the dead process's approval, asked here")
     assert.deepEqual(runs, [7])
     assert.deepEqual(row().split('|').slice(2, 5), ['done', '3', again.execution.id])
+  } finally {
+    await manager.close()
+  }
+})
+
+test('a decision written but not answered: approve() fails saying it may have been stored, and it was: the call runs, once', { timeout: 120_000 }, async () => {
+  const url = await journalUrl('postgres')
+  const port = Number(new URL(url).port)
+  const proxy = await lossyProxy(port)
+  const proxied = url.replace(`:${port}/`, `:${proxy.port}/`)
+  const runs = []
+  const registry = new ToolRegistry()
+  registry.register({
+    name: 'transfer', description: 'Needs approval', inputSchema: { type: 'object' }, needsApproval: true,
+    handler: async () => (runs.push('ran'), { sent: true }),
+  })
+  const manager = new ToolExecutionManager(registry, { journal: { url: proxied, operationTimeoutMs: 2_000, pollMs: 50 } })
+  try {
+    const asked = new Promise((resolve) => manager.on('tool-execution-approval-requested', resolve))
+    const call = manager.execute('transfer', {}, { idempotencyKey: 'decided' })
+    const { approvalId } = await asked
+    proxy.arm("UPDATE toolhost_calls SET state = 'approved'")
+    await assert.rejects(manager.approve(approvalId, { by: 'grace' }), (e) => {
+      assert.equal(e.code, 'JOURNAL_UNAVAILABLE', e.message)
+      assert.match(e.message, /may have been stored before its answer was lost: if it was, the approval is no longer pending, and deciding it again answers APPROVAL_NOT_FOUND/)
+      return true
+    })
+    assert.match(proxy.state.dropped, /UPDATE 1/, 'the decision did not reach the server: this test shows nothing')
+    // It was stored: the call runs, and deciding again says the approval is gone.
+    const result = await within(call, 30_000)
+    assert.notEqual(result, 'hung')
+    assert.equal(result.success, true, JSON.stringify(result.error))
+    assert.equal(result.execution.approval.by, 'grace')
+    assert.deepEqual(runs, ['ran'])
+    await assert.rejects(manager.approve(approvalId), { code: 'APPROVAL_NOT_FOUND' })
+    assert.deepEqual(await manager.pendingApprovals(), [])
   } finally {
     await manager.close()
   }

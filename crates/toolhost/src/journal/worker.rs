@@ -336,7 +336,17 @@ impl Worker {
                             self.notified = true;
                             answers.push(JournalAnswer::Decided { ticket, answer });
                         }
-                        Err(error) => answers.push(JournalAnswer::Failed { exec: None, ticket: Some(ticket), claim: None, error }),
+                        Err(mut error) => {
+                            // Deciding again cannot tell: the row is no longer waiting
+                            // either way. Say what to look at instead.
+                            if error.maybe_written {
+                                error.message.push_str(
+                                    "; the decision may have been stored before its answer was lost: if it was, \
+                                     the approval is no longer pending, and deciding it again answers APPROVAL_NOT_FOUND",
+                                );
+                            }
+                            answers.push(JournalAnswer::Failed { exec: None, ticket: Some(ticket), claim: None, error })
+                        }
                     }
                 }
                 JournalRequest::Approvals { ticket } => match self.store.as_store().approvals() {
