@@ -39,10 +39,11 @@ pub fn closest<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
 
 /// The known name closest to `name`, to suggest for a typo of it: the same letters
 /// ignoring case and `_`/`-`, else at most two edits away (and at most a third of its
-/// length plus one, and fewer than `name`'s length); the first of the closest. Unlike [`closest`], no shared prefix is
-/// enough: a model that calls `delete_file` is not pointed to `delete_everything`.
-/// Linear in the length of each name, so a long untrusted one (a model's tool name, an
-/// MCP server's listing) costs no more than reading it.
+/// length plus one, and fewer than `name`'s length); the first of the closest. Unlike
+/// [`closest`], no shared prefix is enough: a model that calls `delete_file` is not
+/// pointed to `delete_everything`. Linear in the length of each name, so a long
+/// untrusted one (a model's tool name, an MCP server's listing) costs no more than
+/// reading it.
 pub fn closest_name<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
     let folded = fold(name);
     let folds: Vec<Vec<char>> = known.iter().map(|k| fold(k)).collect();
