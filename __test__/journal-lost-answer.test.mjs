@@ -45,6 +45,15 @@ async function lossyProxy(port) {
 const proxies = []
 after(() => proxies.forEach((p) => p.close()))
 
+/** A fresh Postgres journal (`url`, its `database` on cluster `pg`), and the URL
+ * `proxied` that reaches it through a new lossy `proxy`. */
+async function proxiedJournal() {
+  const url = await journalUrl('postgres')
+  const port = Number(new URL(url).port)
+  const proxy = await lossyProxy(port)
+  return { url, pg: await pgCluster(), database: url.slice(url.lastIndexOf('/') + 1), proxy, proxied: url.replace(`:${port}/`, `:${proxy.port}/`) }
+}
+
 /** The result of `promise`, or 'hung' after `ms`. */
 async function within(promise, ms) {
   let timer
@@ -54,12 +63,7 @@ async function within(promise, ms) {
 }
 
 test('a claim written but not answered is let go: the same key runs when called again, once', { timeout: 120_000 }, async () => {
-  const url = await journalUrl('postgres')
-  const pg = await pgCluster()
-  const database = url.slice(url.lastIndexOf('/') + 1)
-  const port = Number(new URL(url).port)
-  const proxy = await lossyProxy(port)
-  const proxied = url.replace(`:${port}/`, `:${proxy.port}/`)
+  const { url, pg, database, proxy, proxied } = await proxiedJournal()
 
   const registry = new ToolRegistry()
   const runs = []
@@ -95,12 +99,7 @@ test('a claim written but not answered is let go: the same key runs when called 
 })
 
 test('a takeover written but not answered is let go: the row is left as the dead process left it, and the key is taken over again', { timeout: 120_000 }, async () => {
-  const url = await journalUrl('postgres')
-  const pg = await pgCluster()
-  const database = url.slice(url.lastIndexOf('/') + 1)
-  const port = Number(new URL(url).port)
-  const proxy = await lossyProxy(port)
-  const proxied = url.replace(`:${port}/`, `:${proxy.port}/`)
+  const { url, pg, database, proxy, proxied } = await proxiedJournal()
   // A process asked for approval and was killed (kill -9): its row waits, and its lease
   // (400 ms) runs out with nobody renewing it.
   const dir = mkdtempSync(join(tmpdir(), 'toolhost-lost-takeover-'))
@@ -160,10 +159,7 @@ test('a takeover written but not answered is let go: the row is left as the dead
 })
 
 test('a decision written but not answered: approve() fails saying it may have been stored, and it was: the call runs, once', { timeout: 120_000 }, async () => {
-  const url = await journalUrl('postgres')
-  const port = Number(new URL(url).port)
-  const proxy = await lossyProxy(port)
-  const proxied = url.replace(`:${port}/`, `:${proxy.port}/`)
+  const { proxy, proxied } = await proxiedJournal()
   const runs = []
   const registry = new ToolRegistry()
   registry.register({
