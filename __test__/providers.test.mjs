@@ -45,6 +45,34 @@ describe('round trip per provider: declarations out, recorded call in, reply out
     assert.deepEqual(messages, [{ role: 'tool', tool_call_id: 'call_1', content: 'null' }])
   })
 
+  test('a result nested too deep to send gets its own reply saying the tool ran; the calls beside it keep theirs', async () => {
+    // It failed the whole batch (INVALID_CONFIG, "replies are not valid: recursion limit
+    // exceeded"): the reply of a payment that had run was lost with it.
+    const deep = (n) => { let v = 1; for (let i = 0; i < n; i++) v = [v]; return v }
+    const registry = new ToolRegistry()
+    let charged = 0
+    registry.register({ name: 'charge', description: 'Charges', inputSchema: { type: 'object' }, handler: () => ({ charged: ++charged }) })
+    registry.register({ name: 'tree', description: 'A tree', inputSchema: { type: 'object' }, handler: () => deep(200) })
+    const manager = new ToolExecutionManager(registry)
+    const call = (id, name) => ({ id, type: 'function', function: { name, arguments: '{}' } })
+    const warnings = []
+    const onWarning = (w) => warnings.push(w)
+    globalThis.process?.on?.('warning', onWarning)
+    try {
+      const { messages, results } = await manager.executeToolCalls({ role: 'assistant', content: null, tool_calls: [call('c1', 'charge'), call('c2', 'tree')] }, { provider: 'openai' })
+      assert.deepEqual(messages, [
+        { role: 'tool', tool_call_id: 'c1', content: '{"charged":1}' },
+        { role: 'tool', tool_call_id: 'c2', content: 'The tool `tree` ran, but its result could not be sent: it nests more than 126 levels of JSON deep.' },
+      ])
+      assert.equal(results[1].success, true, 'execute()\'s result keeps the value')
+      assert.equal(charged, 1)
+      await new Promise((r) => setTimeout(r, 1))
+      assert.deepEqual(warnings.filter((w) => w.name === 'ToolhostModelOutputWarning').map((w) => w.message), ["the result of 'tree' could not be sent to the model: it nests more than 126 levels of JSON deep; the model was told the tool ran, not what it returned"])
+    } finally {
+      globalThis.process?.off?.('warning', onWarning)
+    }
+  })
+
   test('openai (Chat Completions)', async () => {
     const { registry, manager } = setup()
     assert.deepEqual(registry.toOpenAITools(), [

@@ -647,9 +647,11 @@ describe('maxSchemaCost: a bound on the validation cost of the schemas registere
   })
 
   test('a mistyped or misspelt maxSchemaCost is refused', () => {
-    for (const bad of [0, -5, 1.5, '1000', true]) {
+    // NaN and -Infinity were written as null by JSON, read as no bound at all.
+    for (const bad of [0, -5, 1.5, '1000', true, NaN, -Infinity]) {
       assert.throws(() => new ToolRegistry({ maxSchemaCost: bad }), { code: 'INVALID_CONFIG', message: 'new ToolRegistry: maxSchemaCost must be a whole number >= 1' }, String(bad))
     }
+    assert.throws(() => new ToolRegistry({ strictSchemas: NaN }), { code: 'INVALID_CONFIG', message: 'new ToolRegistry: strictSchemas must be true or false' })
     assert.throws(() => new ToolRegistry({ maxSchemaCosts: 1000 }), { code: 'INVALID_CONFIG', message: /unknown option `maxSchemaCosts` in registry options; did you mean `maxSchemaCost`\?/ })
   })
 })

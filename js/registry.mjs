@@ -3,7 +3,7 @@
 // handler, known by the tool id the engine gave it.
 import { backend } from './backend.mjs'
 import { argumentsText } from './arguments.mjs'
-import { ToolhostError, answered, argumentTypeError, checkOptions, closestOf, describe, thrownMessage, toolhostError } from './errors.mjs'
+import { ToolhostError, answered, argumentTypeError, checkOptions, closestOf, describe, reportUnusable, thrownMessage, toolhostError } from './errors.mjs'
 import { ToolEventTarget } from './events.mjs'
 import { toJsonSchema } from './schema.mjs'
 
@@ -29,6 +29,8 @@ export class RegistryState {
     this.modelErrors = new Map()
     /** session id -> ToolSession */
     this.sessions = new Map()
+    /** Why an export left a mounted tool out, as reported (once each). */
+    this.exportSkips = new Set()
     /** Managers over this registry (WeakRefs), to cancel a destroyed session's
      * executions. A collected one's WeakRef is dropped by managerCollected. */
     this.managers = new Set()
@@ -190,7 +192,20 @@ export function registerMounted(target, def, mayShadow, maxSchemaCost = Infinity
  * `_meta` (crates/toolhost/src/mcp.rs `listed_tool`). */
 export function servedMcpTools(target) {
   const [state, session] = scope(target, 'createMcpServer')
-  return answered(state.core.toolsOut(session, 'mcp-served', false))
+  return exported(state, state.core.toolsOut(session, 'mcp-served', false))
+}
+
+/** The tools of an export's answer. A mounted tool the format cannot take was left out
+ * by the engine: said once for each tool, format and reason, as an export runs on every
+ * turn of an agent loop. */
+function exported(state, answer) {
+  const { tools, skipped } = answered(answer)
+  for (const why of skipped) {
+    if (state.exportSkips.has(why)) continue
+    state.exportSkips.add(why)
+    reportUnusable(why, 'ToolhostMcpWarning')
+  }
+  return tools
 }
 
 /** The definition (handler apart) a listed MCP tool of server `server` is mounted with
@@ -260,7 +275,7 @@ function toolsOut(state, session, format, options, method) {
     if (options.strict !== undefined && typeof options.strict !== 'boolean') throw toolhostError('INVALID_CONFIG', 'strict must be true or false')
     strict = options.strict === true
   }
-  return answered(state.core.toolsOut(session, format, strict))
+  return exported(state, state.core.toolsOut(session, format, strict))
 }
 
 /** A set of tools, with JSON Schema validation in the engine. */
@@ -274,8 +289,14 @@ export class ToolRegistry extends ToolEventTarget {
     const state = new RegistryState(this)
     if (options !== undefined && options !== null) {
       if (typeof options !== 'object') throw toolhostError('INVALID_CONFIG', 'new ToolRegistry(options): options must be an object { strictSchemas?: boolean, maxSchemaCost?: number }')
-      // A value JSON would drop (a function) is sent as its typeof, for the engine to refuse.
-      const text = JSON.stringify(options, (key, v) => (key !== '' && (typeof v === 'function' || typeof v === 'symbol' || typeof v === 'bigint') ? typeof v : v))
+      // A value JSON would drop (a function) is sent as its typeof, for the engine to refuse;
+      // a number JSON writes as null (NaN, -Infinity) as what it is: `maxSchemaCost: NaN`
+      // read as null was no bound at all.
+      const text = JSON.stringify(options, (key, v) => {
+        if (key === '') return v
+        if (typeof v === 'function' || typeof v === 'symbol' || typeof v === 'bigint') return typeof v
+        return typeof v === 'number' && !Number.isFinite(v) ? { nonFinite: String(v) } : v
+      })
       answered(state.core.configure(text), 'new ToolRegistry: ')
     }
     states.set(this, state)

@@ -374,31 +374,53 @@ impl HostRegistry {
 
     /// Declarations visible in the scope in a provider's format: `openai`,
     /// `openai-responses`, `anthropic`, `gemini`, `ag-ui` or `mcp` (`mcp-served`: as an
-    /// MCP server lists them, with `_meta`).
+    /// MCP server lists them, with `_meta`). Answers `{ tools, skipped }`: a mounted tool
+    /// the format cannot take is left out, and `skipped` says why (a server's schema is
+    /// not the developer's to fix, and one such tool failed the whole export, for every
+    /// tool of every server and the registry's own).
     ///
     /// # Errors
-    /// `INVALID_SCHEMA` when strict mode or Gemini's dialect cannot take a schema, or the
-    /// provider refuses its root (`anyOf`, `oneOf`, `allOf`; for Gemini a free-form map).
+    /// `INVALID_SCHEMA` when strict mode or Gemini's dialect cannot take a schema of a
+    /// tool of the registry's own, or the provider refuses its root (`anyOf`, `oneOf`,
+    /// `allOf`; for Gemini a free-form map).
     pub fn tools_out(&self, session: Option<&str>, format: &str, strict: bool) -> Result<Value, RegistryError> {
-        let decls: Vec<ToolDeclaration> =
-            self.registry.visible(scope(session)).unwrap_or_default().iter().map(|t| t.declaration.clone()).collect();
-        let out = match format {
-            "openai" => providers::openai_chat_tools(&decls, strict).map(Value::Array),
-            "openai-responses" => providers::openai_responses_tools(&decls, strict).map(Value::Array),
-            "anthropic" => providers::anthropic_tools(&decls).map(Value::Array),
-            "gemini" => providers::gemini_tools(&decls),
-            "ag-ui" => Ok(Value::Array(providers::ag_ui_tools(&decls))),
-            "mcp" => Ok(Value::Array(providers::mcp_tools(&decls))),
-            // As a server lists them (`crate::mcp::listed_tool`).
-            "mcp-served" => Ok(Value::Array(decls.iter().map(crate::mcp::listed_tool).collect())),
-            other => return Err(RegistryError::new(RegistryErrorCode::InvalidConfig, format!("unknown tool format '{other}'"))),
-        };
-        out.map_err(|e| {
+        let tools = self.registry.visible(scope(session)).unwrap_or_default();
+        let mut decls: Vec<ToolDeclaration> = tools.iter().map(|t| t.declaration.clone()).collect();
+        let mut skipped = Vec::new();
+        let mut out = Self::format_tools(&decls, format, strict)?;
+        if out.is_err() && tools.iter().any(|t| t.origin != Origin::Local) {
+            decls.clear();
+            for t in &tools {
+                let one = std::slice::from_ref(&t.declaration);
+                match Self::format_tools(one, format, strict)? {
+                    Err(e) if t.origin != Origin::Local => skipped.push(Value::String(format!("the mounted tool '{}' was left out of the tool list: {e}", t.name()))),
+                    _ => decls.push(t.declaration.clone()),
+                }
+            }
+            out = Self::format_tools(&decls, format, strict)?;
+        }
+        let tools = out.map_err(|e| {
             let path = match &e {
                 providers::ProviderError::UnsupportedSchema { schema_path, .. } => schema_path.clone(),
                 _ => String::new(),
             };
             RegistryError::invalid_schema(e.to_string(), path)
+        })?;
+        Ok(json!({ "tools": tools, "skipped": skipped }))
+    }
+
+    /// `decls` in `format`; an unknown format is the outer error.
+    fn format_tools(decls: &[ToolDeclaration], format: &str, strict: bool) -> Result<Result<Value, providers::ProviderError>, RegistryError> {
+        Ok(match format {
+            "openai" => providers::openai_chat_tools(decls, strict).map(Value::Array),
+            "openai-responses" => providers::openai_responses_tools(decls, strict).map(Value::Array),
+            "anthropic" => providers::anthropic_tools(decls).map(Value::Array),
+            "gemini" => providers::gemini_tools(decls),
+            "ag-ui" => Ok(Value::Array(providers::ag_ui_tools(decls))),
+            "mcp" => Ok(Value::Array(providers::mcp_tools(decls))),
+            // As a server lists them (`crate::mcp::listed_tool`).
+            "mcp-served" => Ok(Value::Array(decls.iter().map(crate::mcp::listed_tool).collect())),
+            other => return Err(RegistryError::new(RegistryErrorCode::InvalidConfig, format!("unknown tool format '{other}'"))),
         })
     }
 
@@ -540,11 +562,21 @@ impl HostRegistry {
     pub fn format_replies(&self, session: Option<&str>, provider: &str, replies: &str) -> Result<Value, RegistryError> {
         let invalid = |m: String| RegistryError::new(RegistryErrorCode::InvalidConfig, m);
         let provider = Provider::from_str(provider).map_err(|e| invalid(e.to_string()))?;
-        // A result or message with a lone surrogate reads as U+FFFD: it failed the batch.
-        let outcomes: Vec<Outcome> = crate::json_text::from_str_as(replies).map_err(|e| invalid(format!("replies are not valid: {e}")))?;
+        let outcomes = read_outcomes(replies).map_err(|e| invalid(format!("replies are not valid: {e}")))?;
         let mut replies = Vec::with_capacity(outcomes.len());
         let mut problems = Vec::new();
         for o in outcomes {
+            let o = match o {
+                Ok(o) => o,
+                Err(Unread { id, name, execution_id, why }) => {
+                    // The tool ran: its call still gets its reply, which says so.
+                    problems.push(Value::String(format!("the result of '{name}' could not be sent to the model: {why}; the model was told the tool ran, not what it returned")));
+                    let mut reply = ToolReply::err(id, &name, format!("The tool `{name}` ran, but its result could not be sent: {why}."));
+                    reply.execution_id = execution_id;
+                    replies.push(reply);
+                    continue;
+                }
+            };
             let tool = self.registry.resolve(scope(session), &o.name).ok();
             let declared = tool.as_ref().and_then(|t| t.declaration.metadata.max_output_chars).map(|n| n as usize);
             let shown = match o.model_output.as_ref().map(ModelOutput::from_json).transpose() {
@@ -585,6 +617,46 @@ pub struct ErrorFacts {
     /// Every tool the model was sent, when that is more than the registry's tools: the
     /// reply to a call of a tool that does not exist lists these.
     pub available: Option<Vec<String>>,
+}
+
+/// The outcomes of a `replies` text, in order. An outcome that cannot be read whole (a
+/// result nested deeper than serde_json's 128 levels, which `JSON.stringify` writes) is
+/// its call's id and name with the reason, so that one result does not take the replies
+/// of the calls beside it, which have run too. A lone surrogate reads as U+FFFD.
+fn read_outcomes(replies: &str) -> serde_json::Result<Vec<Result<Outcome, Unread>>> {
+    let whole = match crate::json_text::from_str_as::<Vec<Outcome>>(replies) {
+        Ok(outcomes) => return Ok(outcomes.into_iter().map(Ok).collect()),
+        Err(e) => e,
+    };
+    // Read again one outcome at a time: skipping a value to keep its text has no depth
+    // limit (serde_json does it without recursion), nor has skipping a field.
+    let Ok(each) = crate::json_text::from_str_as::<Vec<Box<serde_json::value::RawValue>>>(replies) else { return Err(whole) };
+    each.iter()
+        .map(|raw| match crate::json_text::from_str_as::<Outcome>(raw.get()) {
+            Ok(o) => Ok(Ok(o)),
+            Err(e) => {
+                let Ok(head) = crate::json_text::from_str_as::<Head>(raw.get()) else { return Err(e) };
+                let why = if e.to_string().starts_with("recursion limit exceeded") { "it nests more than 126 levels of JSON deep".to_string() } else { e.to_string() };
+                Ok(Err(Unread { id: head.id, name: head.name, execution_id: head.execution_id, why }))
+            }
+        })
+        .collect()
+}
+
+/// What is read of an outcome that could not be read whole.
+struct Unread {
+    id: String,
+    name: String,
+    execution_id: Option<String>,
+    why: String,
+}
+
+#[derive(Deserialize)]
+struct Head {
+    id: String,
+    name: String,
+    #[serde(default, rename = "executionId")]
+    execution_id: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -658,6 +730,32 @@ mod tests {
     }
 
     #[test]
+    fn a_result_too_deep_to_read_gets_its_own_reply_and_leaves_the_others() {
+        let host = HostRegistry::new();
+        let deep = |levels: usize| format!("{}1{}", "[".repeat(levels), "]".repeat(levels));
+        // A result 126 levels deep is read (serde_json reads 127 in all, its outcome's
+        // object one of them); one level more is not, and is told apart.
+        for (levels, read) in [(126, true), (127, false), (5000, false)] {
+            let replies = format!(r#"[{{"id":"a","name":"charge","result":{{"ok":true}},"executionId":"e1"}},{{"id":"b","name":"tree","result":{},"executionId":"e2"}},{{"id":"c","name":"charge","result":2}}]"#, deep(levels));
+            let out = host.format_replies(None, "openai", &replies).unwrap();
+            let messages = out["messages"].as_array().unwrap();
+            assert_eq!(messages.iter().map(|m| m["tool_call_id"].as_str().unwrap()).collect::<Vec<_>>(), ["a", "b", "c"], "{levels}");
+            assert_eq!(messages[0]["content"], r#"{"ok":true}"#);
+            assert_eq!(messages[2]["content"], "2");
+            let tree = messages[1]["content"].as_str().unwrap();
+            if read {
+                assert!(tree.starts_with("[[[") && out["problems"].as_array().unwrap().is_empty(), "{tree}");
+            } else {
+                assert_eq!(tree, "The tool `tree` ran, but its result could not be sent: it nests more than 126 levels of JSON deep.");
+                assert_eq!(out["problems"][0], "the result of 'tree' could not be sent to the model: it nests more than 126 levels of JSON deep; the model was told the tool ran, not what it returned");
+            }
+        }
+        // Replies that are not of the shape still fail the batch.
+        let e = host.format_replies(None, "openai", &format!(r#"[{{"name":"tree","result":{}}}]"#, deep(200))).unwrap_err();
+        assert!(e.message.starts_with("replies are not valid: recursion limit exceeded"), "{}", e.message);
+    }
+
+    #[test]
     fn an_export_s_invalid_schema_carries_the_path_it_names() {
         let host = HostRegistry::new();
         let root = json!({"name": "pick", "description": "d", "handler": true, "inputSchema": {"type": "object", "anyOf": [{"required": ["a"]}, {"required": ["b"]}]}});
@@ -665,6 +763,28 @@ mod tests {
         let e = host.tools_out(None, "anthropic", false).unwrap_err();
         assert_eq!((e.code(), e.schema_path.as_deref()), ("INVALID_SCHEMA", Some("/anyOf")));
         assert!(e.message.contains("tool `pick`") && e.message.contains("#/anyOf"), "{}", e.message);
+    }
+
+    #[test]
+    fn an_export_leaves_out_a_mounted_tool_it_cannot_take_and_refuses_one_of_the_registry_s_own() {
+        let host = HostRegistry::new();
+        let tool = |name: &str, schema: Value| json!({"name": name, "description": "d", "handler": true, "inputSchema": schema}).to_string();
+        host.register(None, &tool("local", json!({"type": "object", "properties": {"q": {"type": "string"}}}))).unwrap();
+        host.register_mounted(None, &tool("either", json!({"type": "object", "anyOf": [{"required": ["a"]}, {"required": ["b"]}]})), false, None).unwrap();
+        host.register_mounted(None, &tool("remote", json!({"type": "object"})), false, None).unwrap();
+        let out = host.tools_out(None, "anthropic", false).unwrap();
+        let names: Vec<&str> = out["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["local", "remote"]);
+        let skipped = out["skipped"][0].as_str().unwrap();
+        assert!(skipped.starts_with("the mounted tool 'either' was left out of the tool list: ") && skipped.contains("#/anyOf"), "{skipped}");
+        // Gemini's answer is an object; a format that takes every tool skips none.
+        let gemini = host.tools_out(None, "gemini", false).unwrap();
+        assert_eq!(gemini["tools"]["functionDeclarations"].as_array().unwrap().len(), 2);
+        assert_eq!(host.tools_out(None, "mcp", false).unwrap()["skipped"], json!([]));
+        // The registry's own tool is the developer's to fix: the export fails, naming it.
+        host.register(None, &tool("own", json!({"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}))).unwrap();
+        let e = host.tools_out(None, "anthropic", false).unwrap_err();
+        assert!(e.message.contains("tool `own`"), "{}", e.message);
     }
 
     #[test]

@@ -12,6 +12,17 @@ use crate::schema::ValidationIssue;
 /// Raw argument text longer than this is cut in error messages.
 const MAX_ECHOED_CHARS: usize = 1000;
 
+/// The most characters of a made-up tool name a reply quotes.
+const MAX_ECHOED_NAME: usize = 200;
+
+/// `text` up to `max` characters, then how many more there were.
+fn echoed(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((end, _)) => std::borrow::Cow::Owned(format!("{}... ({} more characters)", &text[..end], text[end..].chars().count())),
+    }
+}
+
 /// The arguments of `tool` failed schema validation.
 pub fn validation_failed(tool: &str, issues: &[ValidationIssue], schema: &Value) -> String {
     let mut text =
@@ -39,12 +50,14 @@ pub fn validation_failed(tool: &str, issues: &[ValidationIssue], schema: &Value)
 
 /// The model called a tool that does not exist.
 pub fn unknown_tool(name: &str, available: &[String]) -> String {
+    // A made-up name is the model's own text: a megabyte of it came back whole.
+    let shown = echoed(name, MAX_ECHOED_NAME);
     if available.is_empty() {
-        return format!("There is no tool named `{name}`, and no tools are available right now. Continue without calling a tool.");
+        return format!("There is no tool named `{shown}`, and no tools are available right now. Continue without calling a tool.");
     }
     let list: Vec<String> = available.iter().map(|t| format!("`{t}`")).collect();
     let mut text = format!(
-        "There is no tool named `{name}`. Available tools: {}.",
+        "There is no tool named `{shown}`. Available tools: {}.",
         list.join(", ")
     );
     let names: Vec<&str> = available.iter().map(String::as_str).collect();
@@ -169,5 +182,10 @@ mod tests {
         assert!(unknown_tool("get_wether", &tools).contains("Did you mean `get_weather`?"));
         assert!(unknown_tool("Send_Email", &tools).contains("Did you mean `send_email`?"));
         assert!(!unknown_tool("delete_everything", &tools).contains("Did you mean"));
+        // A made-up name is quoted up to 200 characters.
+        let long = "é".repeat(1_000_000);
+        let text = unknown_tool(&long, &tools);
+        assert!(text.starts_with(&format!("There is no tool named `{}... (999800 more characters)`. Available tools: ", "é".repeat(200))), "{}", &text[..500]);
+        assert!(text.len() < 1_000);
     }
 }
