@@ -544,6 +544,82 @@ describe('mountMcp: failures', () => {
     await mount.unmount()
   })
 
+  test('an answer that is not JSON-RPC fails its call at once as a protocol error, not retried; a result too deep to measure says so', async () => {
+    // The SDK drops such an answer as an "unknown message": the call waited for its
+    // timeout, and was sent again for each retry (3 times for a `once` tool).
+    const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair()
+    const calls = []
+    const deep = (n) => { let v = 1; for (let i = 0; i < n; i++) v = [v]; return v }
+    const answers = {
+      null_result: (id) => ({ jsonrpc: '2.0', id, result: null }),
+      string_result: (id) => ({ jsonrpc: '2.0', id, result: 'done' }),
+      both: (id) => ({ jsonrpc: '2.0', id, result: { content: [] }, error: { code: 1, message: 'x' } }),
+      odd_error: (id) => ({ jsonrpc: '2.0', id, error: { code: 'E42', message: 'no' } }),
+      deep: (id) => ({ jsonrpc: '2.0', id, result: { content: [], structuredContent: { v: deep(20_000) } } }),
+      ok: (id) => ({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 'fine' }] } }),
+    }
+    serverTransport.onmessage = (msg) => {
+      if (msg.id === undefined) return
+      if (msg.method === 'initialize') return serverTransport.send({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'raw', version: '1' } } })
+      if (msg.method === 'tools/list') return serverTransport.send({ jsonrpc: '2.0', id: msg.id, result: { tools: Object.keys(answers).map((name) => ({ name, description: name, inputSchema: { type: 'object' } })) } })
+      calls.push(msg.params.name)
+      return serverTransport.send(answers[msg.params.name](msg.id))
+    }
+    await serverTransport.start()
+    const registry = new ToolRegistry()
+    const mount = await registry.mountMcp(clientTransport)
+    const manager = new ToolExecutionManager(registry, { timeoutMs: 20_000, retry: { maxAttempts: 3, baseDelay: 1 } })
+    for (const name of ['null_result', 'string_result', 'both', 'odd_error']) {
+      const started = Date.now()
+      const r = await manager.execute(name, {})
+      assert.equal(r.error.code, 'MCP_PROTOCOL_ERROR', name)
+      assert.equal(r.error.category, 'permanent', name)
+      assert.match(r.error.message, /answered with what is not a JSON-RPC response .*"jsonrpc":"2.0"/, name)
+      assert.ok(Date.now() - started < 5000, `${name} failed at once, not after its timeout`)
+    }
+    // It was "larger than maxResultBytes (16777216 bytes)" at 36 KB. Node 20's V8 cannot
+    // write it as JSON to measure it; a newer one (Chromium's) can, and the result check
+    // then refuses it.
+    const r = await manager.execute('deep', {})
+    if (r.error.code === 'MCP_PROTOCOL_ERROR') assert.match(r.error.message, /sent a result that cannot be written as JSON, so its size cannot be checked: Maximum call stack size exceeded/)
+    else assert.match(`${r.error.code} ${r.error.message}`, /^INVALID_RESULT .*nested too deeply to be JSON/)
+    assert.deepEqual(calls, ['null_result', 'string_result', 'both', 'odd_error', 'deep'], 'each sent once')
+    assert.equal((await manager.execute('ok', {})).result, 'fine', 'the connection still answers')
+    await mount.unmount()
+  })
+
+  test('an export leaves out a mounted tool its format cannot take, warning once, and keeps every other tool', async () => {
+    // One server's schema made toAnthropicTools() throw for every tool of the agent.
+    const { server } = sdkServer()
+    const registry = new ToolRegistry()
+    registry.register({ name: 'local', description: 'mine', inputSchema: { type: 'object' }, handler: () => 1 })
+    const client = await clientOf(server)
+    const mount = await registry.mountMcp(client)
+    const odd = new Server({ name: 'odd', version: '1' }, { capabilities: { tools: {} } })
+    odd.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [{ name: 'either', description: 'a or b', inputSchema: { type: 'object', anyOf: [{ required: ['a'] }, { required: ['b'] }] } }] }))
+    odd.setRequestHandler(CallToolRequestSchema, () => ({ content: [] }))
+    const oddMount = await registry.mountMcp(await clientOf(odd))
+    const warnings = []
+    const onWarning = (w) => warnings.push(w)
+    globalThis.process?.on?.('warning', onWarning)
+    try {
+      const names = () => registry.toAnthropicTools().map((t) => t.name)
+      assert.ok(names().includes('local') && !names().includes('either'), names().join())
+      assert.ok(registry.toMcpTools().some((t) => t.name === 'either'), 'a format that takes it keeps it')
+      await new Promise((r) => setTimeout(r, 1))
+      const ours = warnings.filter((w) => w.name === 'ToolhostMcpWarning')
+      assert.equal(ours.length, 1, ours.map((w) => w.message).join('\n'))
+      assert.match(ours[0].message, /^the mounted tool 'either' was left out of the tool list: .*#\/anyOf/)
+      // The registry's own tool still fails the export: it is the developer's to fix.
+      registry.register({ name: 'mine', description: 'd', inputSchema: { type: 'object', oneOf: [{ required: ['a'] }, { required: ['b'] }] }, handler: () => 1 })
+      assert.throws(() => registry.toAnthropicTools(), { code: 'INVALID_SCHEMA', message: /tool `mine`/ })
+    } finally {
+      globalThis.process?.off?.('warning', onWarning)
+      await oddMount.unmount()
+      await mount.unmount()
+    }
+  })
+
   test('mistakes are refused at once, naming what is wrong', async () => {
     const registry = new ToolRegistry()
     await assert.rejects(registry.mountMcp({ nope: true }), { code: 'INVALID_ARGUMENTS' })

@@ -9,7 +9,7 @@
 // keeps writing after a timeout (an endless SSE line grew the heap by 170 MB in 4 s)
 // costs nothing more, and no socket stays open.
 import { permanentError, toolhostError, transientError } from './errors.mjs'
-import { Client, ErrorCode, ToolListChangedNotificationSchema, sdk } from './mcp-sdk.mjs'
+import { Client, ErrorCode, ToolListChangedNotificationSchema, isJSONRPCErrorResponse, isJSONRPCResultResponse, sdk } from './mcp-sdk.mjs'
 
 export const isClient = (s) => s !== null && typeof s === 'object' && typeof s.request === 'function' && typeof s.connect === 'function' && typeof s.setNotificationHandler === 'function'
 export const isTransport = (s) => s !== null && typeof s === 'object' && typeof s.start === 'function' && typeof s.send === 'function' && typeof s.close === 'function'
@@ -74,13 +74,33 @@ function boundedFetch(base, limit, conn) {
 }
 
 /** A result's size in JSON text, for results of a given Client (which toolhost does not
- * read from the wire). */
+ * read from the wire); `undefined` when it cannot be written (nested too deep for the
+ * stack, with the error saying so). */
 function sizeOf(value) {
   try {
-    return JSON.stringify(value)?.length ?? 0
-  } catch {
-    return Infinity
+    return { size: JSON.stringify(value)?.length ?? 0 }
+  } catch (err) {
+    return { error: err }
   }
+}
+
+/** Marks the error `readable` puts for an answer the SDK cannot read. */
+const UNREADABLE = 'toolhost/unreadableAnswer'
+
+/** `message`, or, for an answer to a request (an id and no method) that the SDK cannot
+ * read, a JSON-RPC error for that request saying what was wrong with it. */
+function readable(message) {
+  if (message === null || typeof message !== 'object' || Array.isArray(message) || 'method' in message) return message
+  const id = message.id
+  if ((typeof id !== 'string' && typeof id !== 'number') || isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) return message
+  let text
+  try {
+    text = JSON.stringify(message)
+  } catch {
+    text = String(message)
+  }
+  if (text.length > 300) text = `${text.slice(0, 300)}...`
+  return { jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: text, data: { [UNREADABLE]: true } } }
 }
 
 export class Connection {
@@ -158,7 +178,11 @@ export class Connection {
     }
     try {
       const result = await Promise.race([answer, failed])
-      if (!this.bounded && Number.isFinite(this.maxResultBytes) && sizeOf(result) > this.maxResultBytes) throw tooLarge(this.label, this.maxResultBytes)
+      if (!this.bounded && Number.isFinite(this.maxResultBytes)) {
+        const { size, error } = sizeOf(result)
+        if (error !== undefined) throw permanentError(`MCP server ${this.label} sent a result that cannot be written as JSON, so its size cannot be checked: ${messageOf(error)}`, { code: 'MCP_PROTOCOL_ERROR', cause: error })
+        if (size > this.maxResultBytes) throw tooLarge(this.label, this.maxResultBytes)
+      }
       return result
     } finally {
       answer.catch(() => {})
@@ -167,8 +191,17 @@ export class Connection {
     }
   }
 
-  /** Hooks onto a client: breaks on close, and on a stream lost while calls wait. */
+  /** Hooks onto a client: breaks on close, and on a stream lost while calls wait; an
+   * answer that is not JSON-RPC fails its request. */
   #watch(client) {
+    const transport = client.transport
+    const deliver = transport?.onmessage
+    if (typeof deliver === 'function') {
+      // The SDK drops an answer it cannot read (`result: null`, both `result` and
+      // `error`, a code that is not a number) as an "unknown message": its request then
+      // waited for its timeout, and a call was sent again for each retry.
+      transport.onmessage = (message, extra) => deliver(readable(message), extra)
+    }
     const onclose = client.onclose
     client.onclose = () => {
       if (this.client === client) this.broken = true
@@ -259,7 +292,7 @@ export class Connection {
 
   /** A thrown value for an error of `client.request`, classified for the manager. */
   classify(err, client) {
-    if (err?.code === 'MCP_RESULT_TOO_LARGE') return err
+    if (err?.code === 'MCP_RESULT_TOO_LARGE' || err?.code === 'MCP_PROTOCOL_ERROR') return err
     if (err !== null && typeof err === 'object' && err.name === 'McpError' && typeof err.code === 'number') {
       if (err.code === ErrorCode.ConnectionClosed) {
         if (this.client === client) this.broken = true
@@ -272,6 +305,9 @@ export class Connection {
         e.name = 'TimeoutError'
         e.code = 'MCP_REQUEST_TIMEOUT'
         return e
+      }
+      if (err.data?.[UNREADABLE] === true) {
+        return permanentError(`MCP server ${this.label} answered with what is not a JSON-RPC response (a \`result\` object, or an \`error\` with a numeric code and a message): ${err.message.replace(/^MCP error -?\d+: /, '')}`, { code: 'MCP_PROTOCOL_ERROR', cause: err })
       }
       return permanentError(`MCP server ${this.label} answered with an error: ${err.message}`, { code: 'MCP_PROTOCOL_ERROR', cause: err })
     }

@@ -38,6 +38,8 @@ export const {
   CallToolResultSchema,
   ElicitResultSchema,
   ErrorCode,
+  isJSONRPCErrorResponse,
+  isJSONRPCResultResponse,
   ListToolsRequestSchema,
   ListToolsResultSchema,
   RELATED_TASK_META_KEY,
