@@ -84,6 +84,8 @@ export declare class EngineCore {
    * journal or a malformed operation, else the ops' strings (`TASK ticket` later).
    */
   journalTask(ticket: number, op: string): string
+  /** `close()` was called: journaled calls started from now on fail without running. */
+  refuseNewJournaled(): void
   /**
    * Stops the journal's thread; the promise resolves once it has ended its batch and
    * closed its connection (so another process can take SQLite's lock at once).

@@ -4,7 +4,9 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { closeSync, existsSync, openSync, writeFileSync, writeSync } from 'node:fs'
+import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ToolRegistry, ToolExecutionManager, transientError } from 'toolhost'
@@ -247,7 +249,7 @@ describe('journal: approvals that outlive the process', () => {
 })
 
 describe('journal: close()', () => {
-  each('close() waits for the calls in flight, then lets the journal go; later calls fail without running', async (url) => {
+  each('close() waits for the calls in flight, then lets the journal go; calls made from close() on fail without running', async (url) => {
     const registry = new ToolRegistry()
     let release
     const runs = []
@@ -257,6 +259,13 @@ describe('journal: close()', () => {
     await sleep(50)
     let closed = false
     const closing = manager.close().then(() => (closed = true))
+    // A call made while it waits is refused: calls that kept coming kept close() waiting
+    // for ever.
+    const during = await manager.execute('slow', { n: 3 }, { idempotencyKey: 'three' })
+    assert.equal(during.error.code, 'JOURNAL_UNAVAILABLE')
+    assert.equal(during.error.category, 'permanent')
+    assert.equal(during.error.retryable, false)
+    assert.equal(during.error.message, "tool 'slow' was not run: its journal cannot be used (close() was called on its manager); calling it again fails the same way")
     await sleep(50)
     assert.equal(closed, false, 'close() waits for the call in flight')
     release()
@@ -270,7 +279,7 @@ describe('journal: close()', () => {
     }
     const after = await manager.execute('slow', { n: 2 }, { idempotencyKey: 'two' })
     assert.equal(after.error.code, 'JOURNAL_UNAVAILABLE')
-    assert.match(after.error.message, /journal was closed/)
+    assert.equal(after.error.message, during.error.message)
     assert.deepEqual(runs, [1])
     await assert.rejects(manager.pendingApprovals(), { code: 'JOURNAL_UNAVAILABLE' })
     // They never settled, and kept the process alive.
@@ -343,6 +352,54 @@ describe('journal: bad journals fail at construction', () => {
     writeFileSync(path, 'not a database, just text that is long enough to fill a header of one hundred bytes...........')
     assert.throws(() => new ToolExecutionManager(registry, { journal: url }), { code: 'JOURNAL_UNAVAILABLE', message: /not a SQLite database/ })
     assert.throws(() => new ToolExecutionManager(registry, { journal: `${url}.missing/dir/x.db` }), { code: 'JOURNAL_UNAVAILABLE' })
+  })
+
+  test('a SQLite file this process may only read is JOURNAL_UNAVAILABLE at construction, not a manager whose every call fails', async () => {
+    // SQLite opens such a file read-only without a word; a journal whose schema was
+    // already there then failed each call "transient, safe to call again", for ever.
+    const dir = mkdtempSync(join(tmpdir(), 'toolhost-readonly-'))
+    const path = join(dir, 'j.db')
+    try {
+      await new ToolExecutionManager(registry, { journal: `sqlite:${path}` }).close()
+      chmodSync(dir, 0o777)
+      chmodSync(path, 0o444)
+      // root writes any file: the child drops to nobody (65534), as a service user would be.
+      const open = `import('toolhost').then(({ ToolRegistry, ToolExecutionManager }) => {
+        try { new ToolExecutionManager(new ToolRegistry(), { journal: ${JSON.stringify(`sqlite:${path}`)} }); console.log('OPENED') }
+        catch (e) { console.log(e.code, e.message) }
+      })`
+      const [cmd, ...args] = process.getuid?.() === 0
+        ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '-e', open]
+        : [process.execPath, '-e', open]
+      const out = await new Promise((resolve, reject) => {
+        const child = spawn(cmd, args, { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: ['ignore', 'pipe', 'inherit'] })
+        let text = ''
+        child.stdout.on('data', (d) => { text += d })
+        child.on('error', reject)
+        child.on('exit', (code) => (code === 0 ? resolve(text.trim()) : reject(new Error(`exit ${code}: ${text}`))))
+      })
+      assert.equal(out, `JOURNAL_UNAVAILABLE the SQLite journal at ${path}: the file is read-only to this process, and a journal must be written`)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('a SQLite file deleted under a manager fails its new calls permanent, not "safe to call again"', async () => {
+    const url = await journalUrl('sqlite')
+    const path = url.slice('sqlite:'.length)
+    const { registry: reg, effects } = payments()
+    const manager = new ToolExecutionManager(reg, { journal: url })
+    assert.equal((await manager.execute('pay', { cents: 1 }, { idempotencyKey: 'before' })).success, true)
+    for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true })
+    for (const key of ['after-1', 'after-2']) {
+      const r = await manager.execute('pay', { cents: 2 }, { idempotencyKey: key })
+      assert.equal(r.error.code, 'JOURNAL_UNAVAILABLE')
+      assert.equal(r.error.category, 'permanent')
+      assert.equal(r.error.retryable, false)
+      assert.match(r.error.message, /^tool 'pay' was not run: its journal cannot be used \(.*deleted or replaced.*\); calling it again fails the same way$/)
+    }
+    assert.equal(effects.length, 1, 'nothing ran after the deletion')
+    await manager.close()
   })
 
   test('a page corrupted while in use fails a call that ran JOURNAL_UNAVAILABLE, saying it ran, instead of hanging', async () => {

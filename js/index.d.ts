@@ -800,9 +800,10 @@ export interface ToolExecutionManager<Journaled extends boolean = boolean> exten
   /** Denies a waiting call: it ends failed, category `denied`, code `APPROVAL_DENIED`. Throws `APPROVAL_NOT_FOUND`; with a journal, a Promise. */
   deny(approvalId: string, options?: { reason?: string; by?: string }): Journaled extends true ? Promise<void> : void
   /**
-   * With a journal: waits for the executions in flight to end, then stops the journal's
-   * thread (lease renewal, recovery) and closes its connection; journaled calls made after
-   * it fail `JOURNAL_UNAVAILABLE`. Without one, resolves at once.
+   * With a journal: journaled calls made from the moment it is called fail
+   * `JOURNAL_UNAVAILABLE` (category `permanent`) without running; it waits for the
+   * executions in flight to end, then stops the journal's thread (lease renewal,
+   * recovery) and closes its connection. Without one, resolves at once.
    */
   close(): Promise<void>
   /** The registry whose tools this manager runs. */

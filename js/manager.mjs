@@ -1644,14 +1644,17 @@ export class ToolExecutionManager extends ToolEventTarget {
   }
 
   /**
-   * Lets the journal go (a manager without one has nothing to close): waits for the
+   * Lets the journal go (a manager without one has nothing to close): journaled calls
+   * made from now on fail `JOURNAL_UNAVAILABLE` without running; it waits for the
    * executions in flight to end, then stops the journal's thread, its lease renewal and
-   * its recovery, and closes its connection. Calls made meanwhile still run; after it,
-   * this manager runs no more journaled calls (they fail `JOURNAL_UNAVAILABLE`).
+   * its recovery, and closes its connection. (While calls made meanwhile still ran,
+   * traffic that never paused kept it waiting for ever.)
    */
   async close() {
+    if (!this.#journaled) return
+    this.#core.refuseNewJournaled()
     while (this.inFlight > 0) await new Promise((resolve) => this.#onIdle.push(resolve))
-    if (this.#journaled && !this.#closed) {
+    if (!this.#closed) {
       this.#closed = true
       const stopped = this.#core.closeJournal()
       this.#busy()

@@ -392,6 +392,12 @@ impl EngineCore {
         self.inner.flush(env.raw())
     }
 
+    /// `close()` was called: journaled calls started from now on fail without running.
+    #[napi]
+    pub fn refuse_new_journaled(&self) {
+        self.inner.with_host(HostEngine::refuse_new_journaled);
+    }
+
     /// Stops the journal's thread; the promise resolves once it has ended its batch and
     /// closed its connection (so another process can take SQLite's lock at once).
     /// Journaled calls made afterwards fail at once.

@@ -456,6 +456,9 @@ pub struct ExecutionEngine {
     line_buffers: log_lines::LineBuffers,
     /// Finished records dropped from history since [`ExecutionEngine::take_evicted`].
     evicted: Vec<Evicted>,
+    /// Journaled executions from this key on are refused: their manager is closing
+    /// ([`ExecutionEngine::refuse_new_journaled`]).
+    closing_from: Option<u64>,
 }
 
 impl ExecutionEngine {
@@ -469,6 +472,7 @@ impl ExecutionEngine {
             config,
             wanted: EventMask::default(),
             next_key: 1,
+            closing_from: None,
             next_approval: 0,
             active: FxHashMap::default(),
             queue: VecDeque::new(),

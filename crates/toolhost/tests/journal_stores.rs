@@ -122,12 +122,13 @@ fn an_expired_lease_is_taken_over_by_effect() {
         let once = claim("once", json!({}), Effect::Once);
         fence_of(&one(&mut s, "dead", 0, &once));
         match one(&mut s, "alive", LEASE + 1, &once) {
-            ClaimAnswer::Finished(o) => {
+            ClaimAnswer::Ended { outcome: o, action } => {
+                assert_eq!(action, "interrupted", "{kind}");
                 assert_eq!(o.status, "failed", "{kind}");
                 assert_eq!(o.error.as_ref().unwrap().category, "interrupted", "{kind}");
                 assert_eq!(o.error.as_ref().unwrap().code, "INTERRUPTED", "{kind}");
             }
-            other => panic!("{kind}: expected Finished(interrupted), got {other:?}"),
+            other => panic!("{kind}: expected Ended(interrupted), got {other:?}"),
         }
         // `idempotent`: taken over to run again, with a new fence; the old owner is fenced off.
         let idem = claim("idem", json!({}), Effect::Idempotent);
@@ -202,7 +203,7 @@ fn an_unanswered_approval_of_a_dead_owner_expires_into_a_denial() {
         c.approval = Some(ApprovalRequest { approval_id: "ap".into(), requested_at: 0.0, expires_at: Some(5.0) });
         fence_of(&one(&mut s, "dead", 0, &c));
         match one(&mut s, "alive", LEASE + 1, &c) {
-            ClaimAnswer::Finished(o) => assert_eq!(o.error.unwrap().code, "APPROVAL_DENIED", "{kind}"),
+            ClaimAnswer::Ended { outcome: o, action: "expired" } => assert_eq!(o.error.unwrap().code, "APPROVAL_DENIED", "{kind}"),
             other => panic!("{kind}: expected the expiry, got {other:?}"),
         }
         // One that has not expired is taken over to keep waiting for the same approval.

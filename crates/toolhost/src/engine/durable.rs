@@ -160,8 +160,21 @@ impl ExecutionEngine {
         }
     }
 
+    /// Its manager is closing: a journaled call started from now on fails
+    /// `JOURNAL_UNAVAILABLE` without running, so that the calls in flight, which the
+    /// close waits for, come to an end while new ones keep coming.
+    pub fn refuse_new_journaled(&mut self) {
+        self.closing_from.get_or_insert(self.next_key);
+    }
+
     /// A journaled execution claims its key (with the approval it will wait for, if any).
     pub(super) fn claim(&mut self, key: u64, needs_approval: bool) -> Transition {
+        if self.closing_from.is_some_and(|from| key >= from) {
+            let a = self.active.get_mut(&key).expect("claimed executions are active");
+            a.journal = None;
+            let e = unavailable_error(&a.record.tool_name, "close() was called on its manager", true);
+            return self.finish_now(key, ExecutionStatus::Failed, None, Some(e));
+        }
         let a = self.active.get_mut(&key).expect("claimed executions are active");
         a.phase = Phase::Claiming;
         if needs_approval {
@@ -243,6 +256,11 @@ impl ExecutionEngine {
                 }
             }
             ClaimAnswer::Finished(outcome) => self.finish_stored(key, &outcome, true),
+            // Recovery's work, done by this claim: reported as recovery reports it.
+            ClaimAnswer::Ended { outcome, action } => {
+                let events = self.recovered_event(key, action);
+                self.finish_stored(key, &outcome, true).after(events)
+            }
             ClaimAnswer::InFlight => {
                 self.active.get_mut(&key).expect("checked above").phase = Phase::WaitingForKey;
                 Transition::new(key, Step::Journal(JournalRequest::Watch(claim)))
@@ -320,7 +338,7 @@ impl ExecutionEngine {
         let fence = self.active[&key].journal.as_ref().and_then(|j| j.fence);
         let Some(row) = row else {
             let tool = self.active[&key].record.tool_name.clone();
-            let e = unavailable_error(&tool, "its journal row is gone");
+            let e = unavailable_error(&tool, "its journal row is gone", false);
             return self.finish_now(key, ExecutionStatus::Failed, None, Some(e));
         };
         if Some(row.fence) != fence {
@@ -499,7 +517,7 @@ impl ExecutionEngine {
         let _ = claim;
         let tool = self.active[&key].record.tool_name.clone();
         self.active.get_mut(&key).expect("checked above").journal = None;
-        self.finish_now(key, ExecutionStatus::Failed, None, Some(unavailable_error(&tool, &error.message)))
+        self.finish_now(key, ExecutionStatus::Failed, None, Some(unavailable_error(&tool, &error.message, error.lasting)))
     }
 
     /// `approvalTimeoutMs` passed for a journaled call: denied through the journal (an

@@ -645,7 +645,7 @@ impl HostEngine {
             return;
         }
         while let Some(request) = self.journal.pop() {
-            let error = || JournalError::unavailable("the manager's journal was closed (close())");
+            let error = || JournalError { lasting: true, ..JournalError::unavailable("the manager's journal was closed (close())") };
             let answer = match request {
                 JournalRequest::Claim(c) | JournalRequest::Watch(c) => {
                     JournalAnswer::Failed { exec: Some(c.exec), ticket: None, claim: Some(Box::new(c)), error: error() }
@@ -657,6 +657,12 @@ impl HostEngine {
             };
             self.apply_answers(vec![answer]);
         }
+    }
+
+    /// The manager is closing: journaled calls started from now on fail without running
+    /// (see [`crate::engine::ExecutionEngine::refuse_new_journaled`]).
+    pub fn refuse_new_journaled(&mut self) {
+        self.engine.refuse_new_journaled();
     }
 
     /// Lets the journal go: journal work asked for from now on fails at once.

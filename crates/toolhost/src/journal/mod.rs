@@ -164,9 +164,13 @@ pub enum ClaimAnswer {
     /// to run again), `approved` (never ran: run it as approved, with its arguments) or
     /// `awaiting` (wait for that same approval).
     Claimed { fence: i64, taken_over: Option<Box<RowState>> },
-    /// The key finished before (or, for a `once` call whose owner died, was just ended
-    /// `interrupted`): every caller gets this outcome.
+    /// The key finished before: every caller gets this outcome.
     Finished(Box<StoredOutcome>),
+    /// This claim ended a dead process's row (its lease expired) as recovery would have:
+    /// a `once` call that was running `interrupted`, an approval past its
+    /// `approvalTimeoutMs` `expired`. Every caller gets this outcome; this one reports
+    /// the recovery.
+    Ended { outcome: Box<StoredOutcome>, action: &'static str },
     /// Running or waiting for approval under another live claim: wait for it.
     InFlight,
     /// The key was used for another call (another tool or other arguments).
@@ -592,8 +596,19 @@ pub fn conflict_error(tool: &str, key: &str, other_tool: &str) -> ToolError {
     e
 }
 
-/// `ToolError` for a call whose journal could not be reached: it did not run.
-pub fn unavailable_error(tool: &str, why: &str) -> ToolError {
+/// `ToolError` for a call whose journal could not be reached: it did not run. A
+/// `lasting` failure (the file deleted, corrupt or read-only, the manager closing) fails every call of this
+/// manager the same way: calling again is not worth it, and the error says so.
+pub fn unavailable_error(tool: &str, why: &str, lasting: bool) -> ToolError {
+    if lasting {
+        let mut e = ToolError::new(
+            ErrorCategory::Permanent,
+            "JOURNAL_UNAVAILABLE",
+            format!("tool '{tool}' was not run: its journal cannot be used ({why}); calling it again fails the same way"),
+        );
+        e.retryable = false;
+        return e;
+    }
     ToolError::new(
         ErrorCategory::Transient,
         "JOURNAL_UNAVAILABLE",

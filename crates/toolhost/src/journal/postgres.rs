@@ -384,14 +384,14 @@ async fn claim_one(c: &Client, owner: &str, lease_until: i64, now: i64, claim: &
                     return Ok(ClaimAnswer::Claimed { fence: row.fence + 1, taken_over: Some(Box::new(row)) });
                 }
             }
-            Existing::End(outcome) => {
+            Existing::End(outcome, action) => {
                 let n = c.execute(
                     "UPDATE toolhost_calls SET state = 'done', outcome = $1, finished_at = $2, lease_until = 0, fence = fence + 1 WHERE scope = $3 AND key = $4 AND fence = $5",
                     &[&to_json(&outcome), &now, &claim.row.scope, &claim.row.key, &row.fence],
                 ).await?;
                 if n == 1 {
                     notify(c).await?;
-                    return Ok(ClaimAnswer::Finished(outcome));
+                    return Ok(ClaimAnswer::Ended { outcome, action });
                 }
             }
         }

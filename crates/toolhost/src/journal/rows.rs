@@ -65,8 +65,9 @@ pub enum Existing {
     Answer(ClaimAnswer),
     /// Take the expired row over (fence + 1) and answer `Claimed`.
     TakeOver,
-    /// End the expired row with this outcome (fence + 1) and answer `Finished` with it.
-    End(Box<StoredOutcome>),
+    /// End the expired row with this outcome (fence + 1) and answer `Ended` with it and
+    /// the recovery's action (`interrupted`, `expired`).
+    End(Box<StoredOutcome>, &'static str),
 }
 
 pub fn existing(row: &RowState, now: i64) -> Existing {
@@ -80,7 +81,7 @@ pub fn existing(row: &RowState, now: i64) -> Existing {
         return Existing::Answer(ClaimAnswer::InFlight);
     }
     match row.state.as_str() {
-        "running" if !row.effect.may_run_again() => Existing::End(Box::new(interrupted_outcome(&row.tool, &row.execution_id, now as f64))),
+        "running" if !row.effect.may_run_again() => Existing::End(Box::new(interrupted_outcome(&row.tool, &row.execution_id, now as f64)), "interrupted"),
         "awaiting" if row.expires_at().is_some_and(|at| at <= now as f64) => {
             let approval = decided_approval(row.approval.as_ref(), &Decision {
                 approval_id: row.approval_id.clone().unwrap_or_default(),
@@ -88,7 +89,7 @@ pub fn existing(row: &RowState, now: i64) -> Existing {
                 by: None,
                 now_ms: now as f64,
             }, &row.args);
-            Existing::End(Box::new(denied_outcome(&row.tool, &row.execution_id, "nobody approved it in time", approval, now as f64)))
+            Existing::End(Box::new(denied_outcome(&row.tool, &row.execution_id, "nobody approved it in time", approval, now as f64)), "expired")
         }
         _ => Existing::TakeOver,
     }

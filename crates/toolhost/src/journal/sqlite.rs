@@ -70,7 +70,7 @@ fn unavailable(label: &str, e: &rusqlite::Error) -> JournalError {
         Some(rusqlite::ErrorCode::DatabaseCorrupt) => format!("{e}: the database is corrupt"),
         _ => e.to_string(),
     };
-    let lasting = matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt));
+    let lasting = matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::ReadOnly));
     JournalError { lasting, ..JournalError::unavailable(format!("the SQLite journal {label}: {why}")) }
 }
 
@@ -93,6 +93,14 @@ impl SqliteStore {
     pub fn open_with_busy_timeout(path: &Path, synchronous: Synchronous, busy: Duration) -> Result<Self, JournalError> {
         let label = format!("at {}", path.display());
         let conn = Connection::open(path).map_err(|e| unavailable(&label, &e))?;
+        // SQLite opens a file it may not write read-only, without an error; a journal
+        // whose schema is already there would then fail every call, not its opening.
+        if conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
+            return Err(JournalError {
+                lasting: true,
+                ..JournalError::unavailable(format!("the SQLite journal {label}: the file is read-only to this process, and a journal must be written"))
+            });
+        }
         let busy = busy.min(Duration::from_millis(i32::MAX as u64));
         let mut store = Self { conn, label, file: None, busy };
         store.configure(synchronous).map_err(|e| unavailable(&store.label, &e))?;
@@ -186,7 +194,7 @@ impl SqliteStore {
                 return Err(JournalError {
                     lasting: true,
                     ..JournalError::unavailable(format!(
-                        "the SQLite journal {}: the file was deleted or replaced while this manager had it open; its calls are refused until a manager opens the journal again",
+                        "the SQLite journal {}: the file was deleted or replaced while this manager had it open; this manager refuses every call from now on",
                         self.label
                     ))
                 });
@@ -278,13 +286,13 @@ impl JournalStore for SqliteStore {
                         .map_err(err)?;
                         ClaimAnswer::Claimed { fence: row.fence + 1, taken_over: Some(Box::new(row)) }
                     }
-                    Existing::End(outcome) => {
+                    Existing::End(outcome, action) => {
                         tx.execute(
                             "UPDATE toolhost_calls SET state = 'done', outcome = ?1, finished_at = ?2, lease_until = 0, fence = fence + 1 WHERE scope = ?3 AND key = ?4 AND fence = ?5",
                             params![to_json(&outcome), now, c.row.scope, c.row.key, row.fence],
                         )
                         .map_err(err)?;
-                        ClaimAnswer::Finished(outcome)
+                        ClaimAnswer::Ended { outcome, action }
                     }
                 });
             }

@@ -65,6 +65,23 @@ fn sqlite_target(rest: &str) -> Result<(PathBuf, Synchronous), RegistryError> {
     Ok((PathBuf::from(path), synchronous))
 }
 
+/// The parameters a Postgres URL may carry (tokio-postgres reads these).
+const POSTGRES_PARAMETERS: &[&str] = &[
+    "user", "password", "dbname", "options", "application_name", "sslmode", "sslnegotiation", "host", "hostaddr", "port",
+    "connect_timeout", "tcp_user_timeout", "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_retries",
+    "target_session_attrs", "channel_binding", "load_balance_hosts",
+];
+
+/// What is wrong with a Postgres URL: the driver's "invalid connection string" says
+/// which part only in its source, and a misspelt parameter gets a did-you-mean.
+fn postgres_url_error(e: &tokio_postgres::Error) -> String {
+    let Some(detail) = std::error::Error::source(e).map(ToString::to_string) else { return e.to_string() };
+    match detail.strip_prefix("unknown option `").and_then(|d| d.strip_suffix('`')) {
+        Some(key) => crate::host::options::unknown_option(key, POSTGRES_PARAMETERS, "the Postgres journal URL"),
+        None => format!("{e}: {detail}"),
+    }
+}
+
 /// Opens the journal a URL names, bringing its schema up to date.
 ///
 /// # Errors
@@ -88,7 +105,7 @@ pub fn open_with(url: &str, policy: &JournalPolicy) -> Result<Store, RegistryErr
         return Ok(Store::Sqlite(SqliteStore::open_with_busy_timeout(&path, synchronous, busy)?));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        let config = tokio_postgres::Config::from_str(url).map_err(|e| invalid(format!("journal: not a valid Postgres URL: {e}")))?;
+        let config = tokio_postgres::Config::from_str(url).map_err(|e| invalid(format!("journal: not a valid Postgres URL: {}", postgres_url_error(&e))))?;
         // The driver says so only when it connects, as JOURNAL_UNAVAILABLE.
         if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
             return Err(invalid(format!("journal: the Postgres URL names no host: {EXPECTED}")));
@@ -130,6 +147,11 @@ mod tests {
         let e = open("postgres://a:b@host:notaport/db").err().unwrap();
         assert_eq!(e.code, RegistryErrorCode::InvalidConfig);
         assert!(e.message.contains("not a valid Postgres URL"), "{}", e.message);
+        // Which part is wrong, and a misspelt parameter's likely name.
+        let e = open("postgres://u@127.0.0.1/db?connect_timout=2").err().unwrap();
+        assert_eq!(e.message, "journal: not a valid Postgres URL: unknown option `connect_timout` in the Postgres journal URL; did you mean `connect_timeout`?");
+        let e = open("postgres://u@127.0.0.1/db?keepalives=maybe").err().unwrap();
+        assert_eq!(e.message, "journal: not a valid Postgres URL: invalid connection string: invalid value for option `keepalives`");
         assert!(open("postgres://u@127.0.0.1/db?sslmode=require").err().unwrap().message.contains("sslmode=require"));
         for no_host in ["postgres://", "postgresql:///db"] {
             let e = open(no_host).err().unwrap();

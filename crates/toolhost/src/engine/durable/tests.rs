@@ -103,6 +103,34 @@ fn a_finished_key_is_replayed_without_running() {
 }
 
 #[test]
+fn a_claim_that_ends_a_dead_process_s_row_reports_the_recovery() {
+    let mut e = engine(Effect::Once, false);
+    let t = e.start("pay", Ok(json!({ "cents": 5 })), keyed("order-1"));
+    let mut interrupted = outcome(json!(null));
+    interrupted.status = "failed".into();
+    interrupted.result = None;
+    let ended = ClaimAnswer::Ended { outcome: Box::new(interrupted), action: "interrupted" };
+    let end = answer(&mut e, JournalAnswer::Claimed { claim: Box::new(claim_of(&t)), answer: ended });
+    let id = match &end.step {
+        Step::Finished(r) => {
+            assert!(r.replayed && r.status == ExecutionStatus::Failed);
+            r.id.clone()
+        }
+        _ => panic!("it ends at once"),
+    };
+    match &end.events[..] {
+        [ExecutionEvent::Recovered { execution_id, idempotency_key, action: "interrupted", .. }, .., ExecutionEvent::Failed { .. }] => {
+            assert_eq!((execution_id, idempotency_key.as_str()), (&id, "order-1"));
+        }
+        other => panic!("the recovery is reported first: {other:?}"),
+    }
+    // A plain replay reports none.
+    let t = e.start("pay", Ok(json!({ "cents": 5 })), keyed("order-2"));
+    let end = answer(&mut e, JournalAnswer::Claimed { claim: Box::new(claim_of(&t)), answer: ClaimAnswer::Finished(Box::new(outcome(json!(1)))) });
+    assert!(!end.events.iter().any(|e| matches!(e, ExecutionEvent::Recovered { .. })));
+}
+
+#[test]
 fn a_conflict_is_refused_and_a_key_in_flight_is_watched_until_it_finishes() {
     let mut e = engine(Effect::Once, false);
     let t = e.start("pay", Ok(json!({ "cents": 5 })), keyed("k"));
