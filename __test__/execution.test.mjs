@@ -114,6 +114,31 @@ describe('settings precedence: call > tool metadata > manager > defaults', () =>
 })
 
 describe('handler and context', () => {
+  test('arguments a handler or needsApproval changes in place are theirs alone: not the record\'s, the events\', the next attempt\'s, or what runs', async () => {
+    // One parsed object was handed to every attempt, needsApproval, the events and the
+    // record: a retry got what the failed attempt left, and a needsApproval that changed
+    // the amount ran a call other than the one the approver was shown.
+    const seen = []
+    const { manager } = setup([
+      { name: 'pay', handler: (args, ctx) => { seen.push(args.amount); args.amount = -1; delete args.note; if (ctx.attemptNumber === 1) throw transientError('again'); return 'paid' } },
+      { name: 'transfer', handler: (args) => args.amount, needsApproval: (args) => { args.amount = 1; return true } },
+    ], { retry: FAST_RETRY })
+    let validating, started
+    manager.on('tool-execution-validating', (d) => { validating = d.args })
+    manager.on('tool-execution-started', (d) => { started = d.execution.args })
+    const r = await manager.execute('pay', { amount: 500, note: 'rent' })
+    assert.equal(r.result, 'paid')
+    assert.deepEqual(seen, [500, 500], 'the retry got the call\'s arguments')
+    for (const args of [r.execution.args, manager.getExecution(r.execution.id).args, validating, started]) assert.deepEqual(args, { amount: 500, note: 'rent' })
+    manager.on('tool-execution-approval-requested', (d) => {
+      assert.deepEqual(d.execution.args, { amount: 1_000_000 })
+      assert.deepEqual(manager.pendingApprovals()[0].args, { amount: 1_000_000 })
+      manager.approve(d.approvalId)
+    })
+    const t = await manager.execute('transfer', { amount: 1_000_000 })
+    assert.equal(t.result, 1_000_000, 'what was approved is what ran')
+  })
+
   // A handler's native promise is awaited without looking up its `then`: a replaced
   // `then` used to leave the execution pending forever (with timeoutMs: null).
   const tampered = [
@@ -1010,6 +1035,29 @@ describe('cancellation', () => {
     // Validation failures and unknown tools release the signal too.
     await manager.execute('nope', {}, { signal: controller.signal })
     assert.equal(getEventListeners(controller.signal, 'abort').length, 0)
+  })
+
+  test('one signal shared by many calls in flight has one listener, and its abort cancels them all', async () => {
+    // A listener per call: Node warned of a leak ("11 abort listeners added to
+    // [AbortSignal]") for the README's own pattern of one request's signal for its calls.
+    const controller = new AbortController()
+    const { manager } = setup([{ name: 'wait', handler: (_args, ctx) => aborted(ctx.signal) }], { maxConcurrency: 2 })
+    const warnings = []
+    const onWarning = (w) => warnings.push(w.name)
+    globalThis.process?.on?.('warning', onWarning)
+    try {
+      const calls = Array.from({ length: 12 }, () => manager.execute('wait', {}, { signal: controller.signal }))
+      await sleep(20)
+      assert.equal(getEventListeners(controller.signal, 'abort').length, 1)
+      controller.abort()
+      const results = await Promise.all(calls)
+      assert.deepEqual(results.map((r) => r.error?.code), Array(12).fill('CANCELLED'))
+      assert.equal(getEventListeners(controller.signal, 'abort').length, 0)
+      await sleep(10)
+      assert.deepEqual(warnings, [])
+    } finally {
+      globalThis.process?.off?.('warning', onWarning)
+    }
   })
 })
 

@@ -154,6 +154,34 @@ describe('preliminary results', () => {
     assert.deepEqual(r.result, { status: 'final', text: 'Done.' })
   })
 
+  test('a yield JSON cannot carry fails the attempt INVALID_RESULT, as a result would, and stops the generator', async () => {
+    // A Map or a BigInt reached the listeners as it was (one crashed on JSON.stringify).
+    const registry = new ToolRegistry()
+    let stopped = false
+    registry.register({
+      name: 'gen', description: 'yields a Map',
+      handler: async function* () {
+        try {
+          yield { ok: 1 }
+          yield new Map([['a', 1]])
+          yield { never: true }
+        } finally {
+          stopped = true
+        }
+      },
+    })
+    const manager = new ToolExecutionManager(registry)
+    const seen = []
+    manager.on('tool-execution-preliminary-result', (d) => seen.push(JSON.stringify(d.result)))
+    const r = await manager.execute('gen', {})
+    assert.equal(r.error.code, 'INVALID_RESULT')
+    assert.equal(r.error.message, "tool 'gen' returned a result that is not JSON: a Map is not JSON (it would become {}); return a plain object or array instead at the root (in a preliminary result it yielded)")
+    assert.equal(r.execution.retry.attemptNumber, 1, 'not retried')
+    assert.deepEqual(seen, ['{"ok":1}'])
+    await sleep(5)
+    assert.equal(stopped, true)
+  })
+
   test('a handler returning an async iterable works the same; a throw inside fails the attempt', async () => {
     const registry = new ToolRegistry()
     registry.register({ name: 'iter', description: 'iterates', handler: async () => ({ async *[Symbol.asyncIterator]() { yield 1; yield 2 } }) })

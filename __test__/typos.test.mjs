@@ -205,6 +205,18 @@ describe('misspelt options and event types are refused, not dropped', () => {
   // retry hint dropped, a concurrency made into another number, a progress total lost.
   const lookup = { name: 'lookup', description: 'x', inputSchema: { type: 'object', properties: { id: { type: 'string' } } }, handler }
 
+  test('manager options that are not an object are refused; a misspelt provider gets a did-you-mean', async () => {
+    const registry = new ToolRegistry()
+    registry.register(lookup)
+    // An array was spread into {}: the manager ran with no options at all.
+    assert.throws(() => new ToolExecutionManager(registry, [{ timeoutMs: 5 }]), { code: 'INVALID_CONFIG', message: 'options must be an object, got an array' })
+    assert.throws(() => new ToolExecutionManager(registry, 'fast'), { code: 'INVALID_CONFIG', message: 'options must be an object, got a string' })
+    const manager = new ToolExecutionManager(registry)
+    await assert.rejects(manager.executeToolCalls({ role: 'assistant', tool_calls: [] }, { provider: 'opnai' }), {
+      code: 'INVALID_CONFIG', message: /unknown provider `opnai`; expected one of: openai, openai-responses, anthropic, gemini, ag-ui, mcp; did you mean `openai`\?$/,
+    })
+  })
+
   test('toOpenAITools and toOpenAIResponsesTools refuse an unknown option with a did-you-mean', () => {
     const registry = new ToolRegistry()
     registry.register(lookup)

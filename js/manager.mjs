@@ -118,7 +118,8 @@ class Execution {
     this.resolve = null
     this.reject = null
     this.signal = undefined
-    this.onAbort = undefined
+    /** Whether it is counted in its manager's watch of its signal (`#watchSignal`). */
+    this.watching = false
     /** Set when cancelled while its large arguments were still being parsed. */
     this.cancelled = false
     /** The running attempt's number, 0 when none runs. */
@@ -159,7 +160,8 @@ class Execution {
     this.scope = undefined
   }
 
-  /** The arguments as the handler receives them: JSON parsed from the validated text. */
+  /** The arguments as the record and the events show them: JSON parsed from the
+   * validated text. */
   value() {
     if (!this.parsed) {
       this.parsed = true
@@ -176,6 +178,24 @@ class Execution {
       }
     }
     return this.args
+  }
+
+  /** The arguments for an attempt's handler: a parse of its own, so that what it changes
+   * in place is neither what the record keeps nor what the next attempt gets. Large
+   * arguments are parsed once (decoded from a tape in Node), and shared with the record:
+   * a second tree of a 1 MB call would cost the JS thread as much as the first. */
+  own() {
+    return this.text.length >= KEEP_AS_TEXT ? this.value() : parsedCopy(this)
+  }
+}
+
+/** JSON.parse of an execution's validated argument text, a tree no one else holds. */
+function parsedCopy(exec) {
+  if (exec.text.trim() === '') return {}
+  try {
+    return JSON.parse(exec.text)
+  } catch {
+    return null
   }
 }
 
@@ -307,7 +327,7 @@ function thenableOf(value, scope) {
  * alone, not the record's nor the next attempt's. */
 function ownArgs(ctx) {
   const [exec] = ToolCallContext.attemptOf(ctx)
-  return exec.text.trim() === '' ? {} : JSON.parse(exec.text)
+  return parsedCopy(exec)
 }
 
 /** Reads a record's extras (`{ approval?, progress? }`) at `ops[i]`: the flag, and its
@@ -439,6 +459,8 @@ export class ToolExecutionManager extends ToolEventTarget {
   #live = new Map()
   /** ticket -> Execution whose large arguments are being parsed */
   #pending = new Map()
+  /** signal -> { count, onAbort }: the executions in flight watching it, and its listener. */
+  #signals = new Map()
   #tickets = 0
   /** The execution `start` is being called for. */
   #starting = null
@@ -476,7 +498,8 @@ export class ToolExecutionManager extends ToolEventTarget {
     this.#state = stateOf(registry, 'new ToolExecutionManager(registry)')
     let text = 'null'
     if (options !== undefined && options !== null) {
-      if (typeof options !== 'object') throw toolhostError('INVALID_CONFIG', 'options must be an object')
+      // An array was spread into {} and taken for no options.
+      if (typeof options !== 'object' || Array.isArray(options)) throw toolhostError('INVALID_CONFIG', `options must be an object, got ${Array.isArray(options) ? 'an array' : `a ${typeof options}`}`)
       if (options.logger !== undefined && options.logger !== null) {
         if (typeof options.logger !== 'function') throw toolhostError('INVALID_CONFIG', 'logger must be a function (level, message, fields) => void')
         this.#logger = options.logger
@@ -675,8 +698,6 @@ export class ToolExecutionManager extends ToolEventTarget {
           i += OP.NEW_LENGTH
           this.#live.set(exec.key, exec)
           if (exec.signal !== undefined) {
-            const signal = exec.signal
-            exec.onAbort = () => this.#signalAborted(signal)
             // A look-alike's addEventListener is user code (it may call the engine, which
             // overwrites the ops being read): it is called from the second pass.
             work.push(W_LISTEN, exec, undefined)
@@ -1010,7 +1031,7 @@ export class ToolExecutionManager extends ToolEventTarget {
     this.#live.delete(exec.key)
     exec.current = 0
     exec.ctx = null
-    if (exec.onAbort !== undefined) listen(exec.signal, false, exec.onAbort)
+    if (exec.watching) this.#unwatchSignal(exec)
     const execution = exec.final
     // A finished record keeps large arguments as their text, and parses it again when
     // read: a history of a thousand 1 MB calls would otherwise keep a thousand trees
@@ -1088,7 +1109,7 @@ export class ToolExecutionManager extends ToolEventTarget {
         case W_LISTEN: {
           // Unless it already finished (a listener before this one ended it).
           const exec = work[w + 1]
-          if (this.#live.get(exec.key) === exec) listen(exec.signal, true, exec.onAbort)
+          if (this.#live.get(exec.key) === exec) this.#watchSignal(exec)
           break
         }
         case W_EVICT_NEWEST:
@@ -1215,7 +1236,7 @@ export class ToolExecutionManager extends ToolEventTarget {
     }
     const handler = this.#state.handlers.get(exec.toolId)
     if (handler === undefined) return this.#failed(exec, attempt, toolhostError('PERMANENT_ERROR', `tool '${exec.toolName}' has no handler any more`, { category: 'permanent' }))
-    const args = exec.value()
+    const args = exec.own()
     const ctx = new ToolCallContext(exec, attempt, this.#reportProgress, exec.idempotencyKey ?? exec.toolCallId ?? exec.id)
     // Kept before the handler runs, so that a cancel or timeout from its synchronous
     // part or an interceptor aborts this context's signal.
@@ -1342,6 +1363,13 @@ export class ToolExecutionManager extends ToolEventTarget {
           ended()
           return this.#settled(exec, attempt, value !== undefined ? value : last)
         }
+        // Held to a result's rule: listeners (and an MCP client's progress) read it as JSON.
+        const problem = resultProblem(value)
+        if (problem !== undefined) {
+          ended()
+          stop()
+          return this.#apply(this.#core.fail(exec.key, attempt, JSON.stringify({ invalidResult: `${problem} (in a preliminary result it yielded)` })))
+        }
         last = value
         exec.preliminary = value
         this.#apply(this.#core.preliminary(exec.key, attempt))
@@ -1395,7 +1423,10 @@ export class ToolExecutionManager extends ToolEventTarget {
     let adopted
     try {
       const ctx = { executionId: exec.id, toolCallId: exec.toolCallId, sessionId: exec.sessionId, toolName: exec.toolName, context: exec.context, authInfo: exec.authInfo }
-      verdict = exec.scope === undefined ? policy(exec.value(), ctx) : exec.scope.runInAsyncScope(policy, undefined, exec.value(), ctx)
+      // A copy of its own: what it changes in place is not what the approver is shown,
+      // nor what then runs.
+      const args = parsedCopy(exec)
+      verdict = exec.scope === undefined ? policy(args, ctx) : exec.scope.runInAsyncScope(policy, undefined, args, ctx)
       adopted = verdict instanceof Promise ? verdict : thenableOf(verdict, exec.scope)
     } catch (err) {
       return failed(err)
@@ -1434,6 +1465,30 @@ export class ToolExecutionManager extends ToolEventTarget {
   }
 
   /** Every execution of this manager given this signal is cancelled, queued ones first. */
+  /** Listens to an execution's signal: one listener for every execution of this manager
+   * that shares it (one request's signal passed to many calls), since its abort cancels
+   * them all; a listener each made Node warn of a leak past ten. */
+  #watchSignal(exec) {
+    const signal = exec.signal
+    exec.watching = true
+    const watch = this.#signals.get(signal)
+    if (watch !== undefined) {
+      watch.count++
+      return
+    }
+    const onAbort = () => this.#signalAborted(signal)
+    this.#signals.set(signal, { count: 1, onAbort })
+    listen(signal, true, onAbort)
+  }
+
+  #unwatchSignal(exec) {
+    exec.watching = false
+    const watch = this.#signals.get(exec.signal)
+    if (watch === undefined || --watch.count > 0) return
+    this.#signals.delete(exec.signal)
+    listen(exec.signal, false, watch.onAbort)
+  }
+
   #signalAborted(signal) {
     const keys = []
     for (const exec of this.#live.values()) if (exec.signal === signal) keys.push(exec.key)

@@ -86,6 +86,12 @@ export default {
       'lists the vendored folders with node:fs readdirSync to compare them with the index; a page cannot list a folder',
     '__test__/execution.test.mjs: cancellation > a reused AbortSignal over 1,000 calls keeps no abort listener':
       "counts an AbortSignal's listeners with node:events getEventListeners; a browser cannot list an EventTarget's listeners",
+    '__test__/execution.test.mjs: cancellation > one signal shared by many calls in flight has one listener, and its abort cancels them all':
+      "counts an AbortSignal's listeners with node:events getEventListeners, and asserts no process warning; a browser cannot list an EventTarget's listeners",
+    '__test__/mcp-mount.test.mjs: mountMcp: failures > an export leaves out a mounted tool its format cannot take, warning once, and keeps every other tool':
+      "asserts a process warning (process.on('warning')); in a browser it is reported with reportError, an uncaught error of the page",
+    '__test__/providers.test.mjs: round trip per provider: declarations out, recorded call in, reply out > a result nested too deep to send gets its own reply saying the tool ran; the calls beside it keep theirs':
+      "asserts a process warning (process.on('warning')); in a browser it is reported with reportError, an uncaught error of the page",
     '__test__/execution.test.mjs: lifecycle events > a listener that throws disturbs neither the execution nor other listeners':
       "asserts that the throw is reported as a process warning (process.on('warning')); a browser has no process",
     '__test__/execution.test.mjs: timers on the event loop (Linux, native addon)':

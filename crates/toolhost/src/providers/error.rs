@@ -60,10 +60,14 @@ impl ProviderError {
 impl fmt::Display for ProviderError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ProviderError::UnknownProvider { name } => write!(
-                f,
-                "unknown provider `{name}`; expected one of: openai, openai-responses, anthropic, gemini, ag-ui, mcp"
-            ),
+            ProviderError::UnknownProvider { name } => {
+                const NAMES: &[&str] = &["openai", "openai-responses", "anthropic", "gemini", "ag-ui", "mcp"];
+                write!(f, "unknown provider `{name}`; expected one of: {}", NAMES.join(", "))?;
+                match crate::host::options::closest(name.trim(), NAMES) {
+                    Some(near) => write!(f, "; did you mean `{near}`?"),
+                    None => Ok(()),
+                }
+            }
             ProviderError::UnsupportedSchema { target, tool, schema_path, reason } => write!(
                 f,
                 "tool `{tool}`: input schema at `#{schema_path}` cannot be converted for {target}: {reason}"

@@ -170,6 +170,9 @@ mod tests {
             err.to_string().contains("unknown provider `cohere`"),
             "{err}"
         );
+        assert!(!err.to_string().contains("did you mean"), "{err}");
+        let err = "opnai".parse::<Provider>().unwrap_err();
+        assert!(err.to_string().ends_with("; did you mean `openai`?"), "{err}");
     }
 
     fn all() -> [Provider; 6] {
