@@ -1464,7 +1464,6 @@ export class ToolExecutionManager extends ToolEventTarget {
     this.#apply(this.#core.fail(exec.key, attempt, thrownFacts(err, this.#logsStacks)))
   }
 
-  /** Every execution of this manager given this signal is cancelled, queued ones first. */
   /** Listens to an execution's signal: one listener for every execution of this manager
    * that shares it (one request's signal passed to many calls), since its abort cancels
    * them all; a listener each made Node warn of a leak past ten. */
@@ -1489,6 +1488,7 @@ export class ToolExecutionManager extends ToolEventTarget {
     listen(exec.signal, false, watch.onAbort)
   }
 
+  /** Every execution of this manager given this signal is cancelled, queued ones first. */
   #signalAborted(signal) {
     const keys = []
     for (const exec of this.#live.values()) if (exec.signal === signal) keys.push(exec.key)

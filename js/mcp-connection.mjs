@@ -74,8 +74,8 @@ function boundedFetch(base, limit, conn) {
 }
 
 /** A result's size in JSON text, for results of a given Client (which toolhost does not
- * read from the wire); `undefined` when it cannot be written (nested too deep for the
- * stack, with the error saying so). */
+ * read from the wire): `{ size }`, or `{ error }` when it cannot be written (nested too
+ * deep for the stack). */
 function sizeOf(value) {
   try {
     return { size: JSON.stringify(value)?.length ?? 0 }

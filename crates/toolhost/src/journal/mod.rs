@@ -597,8 +597,9 @@ pub fn conflict_error(tool: &str, key: &str, other_tool: &str) -> ToolError {
 }
 
 /// `ToolError` for a call whose journal could not be reached: it did not run. A
-/// `lasting` failure (the file deleted, corrupt or read-only, the manager closing) fails every call of this
-/// manager the same way: calling again is not worth it, and the error says so.
+/// `lasting` failure (the file deleted, corrupt or read-only, the manager closing) fails
+/// every call of this manager the same way: calling again is not worth it, and the error
+/// says so.
 pub fn unavailable_error(tool: &str, why: &str, lasting: bool) -> ToolError {
     if lasting {
         let mut e = ToolError::new(
