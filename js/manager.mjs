@@ -165,17 +165,10 @@ class Execution {
   value() {
     if (!this.parsed) {
       this.parsed = true
-      if (this.text.trim() === '') this.args = {}
-      else if (this.tape !== undefined) {
+      if (this.tape !== undefined && this.text.trim() !== '') {
         this.args = backend.decodeTape(this.text, this.tape)
         this.tape = undefined
-      } else {
-        try {
-          this.args = JSON.parse(this.text)
-        } catch {
-          this.args = null
-        }
-      }
+      } else this.args = parsedCopy(this)
     }
     return this.args
   }
